@@ -1,0 +1,26 @@
+# Shared settings for the .ci scripts (sourced, not run).
+# Downloads are cached under the user's home, never in the repo.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${TXCOMMIT_CACHE:-$HOME/.cache/txcommit}"
+SBT_VERSION="1.11.7"
+PYTHON="${PYTHON:-python3}"
+SBT_LAUNCHER="$HOME/.m2/repository/org/scala-sbt/sbt-launch/$SBT_VERSION/sbt-launch-$SBT_VERSION.jar"
+
+log() { printf '\033[1m[txcommit]\033[0m %s\n' "$*" >&2; }
+die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
+
+spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'; }
+
+# Runs sbt through the launcher fetched from Maven Central, with Maven Central as its only
+# repository; sbt's boot files and caches stay under $CACHE and ~/.cache/coursier.
+sbt() {
+  TXCOMMIT_SPARK_JARS="$(spark_jars)" java -Xmx2g -Xss4m \
+    -Dsbt.boot.directory="$CACHE/sbt/boot" \
+    -Dsbt.global.base="$CACHE/sbt/global" \
+    -Dsbt.ivy.home="$CACHE/sbt/ivy" \
+    -Dsbt.repository.config="$ROOT/.ci/sbt.repositories" \
+    -Dsbt.override.build.repos=true \
+    -Dsbt.server.forcestart=false -Dsbt.supershell=false -Dsbt.color=false -Dsbt.log.noformat=true \
+    -jar "$SBT_LAUNCHER" "$@" </dev/null
+}

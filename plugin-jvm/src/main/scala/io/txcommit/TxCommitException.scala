@@ -1,0 +1,29 @@
+package io.txcommit
+
+import java.io.IOException
+
+/**
+ * Every error txcommit raises on purpose. Each message names the file, key or value at fault
+ * and says what to do; none carries credentials (paths are printed without user info).
+ */
+sealed abstract class TxCommitException(message: String, cause: Throwable = null)
+  extends IOException(s"txcommit: $message", cause)
+
+/** A commit record for this transaction already exists: someone committed it first. */
+final class CommitConflictException(message: String) extends TxCommitException(message)
+
+/** A commit record that cannot be trusted: truncated, not JSON, wrong shape, or unsafe. */
+final class CorruptCommitRecordException(message: String, cause: Throwable = null)
+  extends TxCommitException(message, cause)
+
+/** A conf set to a value txcommit cannot use. */
+final class InvalidConfException(val key: String, val value: String, expected: String)
+  extends TxCommitException(
+    s"conf $key has the invalid value '$value'; expected $expected. " +
+      s"Fix it with spark.conf.set(\"$key\", ...) or unset it to get the default.")
+
+/** A store whose scheme has no adapter that guarantees what the protocol needs. */
+final class UnsupportedStoreException(message: String) extends TxCommitException(message)
+
+/** A write shape that txcommit cannot make transactional (it refuses rather than pretend). */
+final class UnsupportedWriteException(message: String) extends TxCommitException(message)

@@ -1,0 +1,13 @@
+package io.txcommit.commit
+
+import io.txcommit.log.RecordCodec
+
+/** Job setup: records that the transaction started (`_txcommit/pending/<txn>.json`). */
+object StartTransaction extends CommitStage[Unit, Unit]("start-transaction") {
+  override protected def execute(ctx: TxnContext, in: Unit): Unit =
+    ctx.store.createExclusive(ctx.layout.pendingRecord(ctx.txn), RecordCodec.marker(
+      "txn" -> ctx.txn,
+      "jobId" -> ctx.sparkJobId,
+      "startedAt" -> ctx.startedAt,
+      "state" -> "pending"))
+}

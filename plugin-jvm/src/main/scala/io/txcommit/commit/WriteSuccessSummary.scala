@@ -1,0 +1,45 @@
+package io.txcommit.commit
+
+import java.net.InetAddress
+import java.time.Instant
+
+import scala.util.Try
+
+import io.txcommit.Version
+import io.txcommit.log.{CommitRecord, RecordCodec}
+
+/**
+ * Derived work: `_SUCCESS` as a JSON summary (in the spirit of Hadoop's manifest committer), so
+ * tools that wait for `_SUCCESS` keep working and a person can see what the last commit did.
+ */
+object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Unit]("write-success") {
+  val MaxFilenames = 100
+
+  override protected def execute(ctx: TxnContext, in: (CommitRecord, StageTimings)): Unit = {
+    val (record, timings) = in
+    ctx.store.writeReplacing(ctx.layout.success, render(record, timings))
+  }
+
+  def render(record: CommitRecord, timings: StageTimings): Array[Byte] = {
+    val n = RecordCodec.objectNode()
+    n.put("name", "txcommit")
+    n.put("success", true)
+    n.put("committer", io.txcommit.conf.TxCommitConf.ProtocolClass)
+    n.put("version", Version.current)
+    n.put("txn", record.txn)
+    n.put("jobId", record.jobId)
+    n.put("timestamp", record.committedAt)
+    n.put("date", Instant.ofEpochMilli(record.committedAt).toString)
+    n.put("hostname", Try(InetAddress.getLocalHost.getHostName).getOrElse("unknown"))
+    n.put("files", record.files)
+    n.put("bytes", record.bytes)
+    n.putNull("rows") // Spark's commit API does not pass row counts to the committer
+    n.put("durationMs", record.committedAt - record.startedAt)
+    val stages = n.putObject("stageDurationsMs")
+    timings.all.foreach { case (k, v) => stages.put(k, v) }
+    val names = n.putArray("filenames")
+    record.added.take(MaxFilenames).foreach(f => names.add(f.path))
+    n.put("commitRecord", s"_txcommit/commits/${record.txn}.json")
+    RecordCodec.write(n)
+  }
+}

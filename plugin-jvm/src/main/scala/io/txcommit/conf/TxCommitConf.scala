@@ -1,0 +1,43 @@
+package io.txcommit.conf
+
+import org.apache.hadoop.conf.Configuration
+
+import io.txcommit.InvalidConfException
+import io.txcommit.fault.HaltPoint
+
+/**
+ * txcommit's confs, read from the Hadoop configuration of a write or a listing (Spark copies
+ * every session SQL conf, and spark-defaults.conf entries, into it). Values are validated when
+ * a session sets them (see TxCommitSQLConf) and again here, because a Hadoop conf can also be
+ * set directly; a bad value is an error that names the key, never a silent default.
+ */
+object TxCommitConf {
+  val ProtocolClass = "io.txcommit.spark.TxCommitProtocol"
+  val FilterClass = "io.txcommit.read.CommittedFilesFilter"
+
+  val ReadFilter = "spark.txcommit.read.filter"
+  val IgnoreCorruptRecords = "spark.txcommit.read.ignoreCorruptRecords"
+  val DelegateFilter = "spark.txcommit.read.delegateFilterClass"
+  val CleanupAttempts = "spark.txcommit.commit.cleanupAttempts"
+  val HaltAt = "spark.txcommit.test.haltAt"
+  val KeepAbortedFiles = "spark.txcommit.test.keepAbortedFiles"
+  /** Static (server start only): fault injection does nothing unless this is true. */
+  val AllowFaultInjection = "spark.txcommit.test.allowFaultInjection"
+
+  /** Hadoop's input path filter key, which Spark's file listing honours. */
+  val HadoopPathFilter = "mapreduce.input.pathFilter.class"
+
+  def bool(conf: Configuration, key: String, default: Boolean): Boolean =
+    Option(conf.get(key)).map(_.trim.toLowerCase(java.util.Locale.ROOT)) match {
+      case None | Some("") => default
+      case Some("true") => true
+      case Some("false") => false
+      case Some(other) => throw new InvalidConfException(key, other, "true or false")
+    }
+
+  def haltAt(conf: Configuration): Option[HaltPoint] =
+    Option(conf.get(HaltAt)).map(_.trim).filter(_.nonEmpty).map { v =>
+      HaltPoint.byName.getOrElse(v, throw new InvalidConfException(HaltAt, v,
+        "one of " + HaltPoint.all.map(_.name).mkString(", ")))
+    }
+}

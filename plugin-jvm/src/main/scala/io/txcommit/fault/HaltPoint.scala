@@ -1,0 +1,47 @@
+package io.txcommit.fault
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.SparkEnv
+import org.slf4j.LoggerFactory
+
+import io.txcommit.conf.TxCommitConf
+
+/** A named point of the protocol where tests may halt the JVM (docs/protocol.md lists them). */
+sealed abstract class HaltPoint(val name: String, val description: String)
+
+object HaltPoint {
+  case object TaskBeforeCommit extends HaltPoint("task.beforeCommit",
+    "a task has written its files and is about to ask to commit")
+  case object JobBeforeRecord extends HaltPoint("job.beforeRecord",
+    "every task committed; the commit record is not yet created")
+  case object JobAfterRecord extends HaltPoint("job.afterRecord",
+    "the commit record exists; no derived work (cleanup, _SUCCESS) is done")
+  case object JobDuringCleanup extends HaltPoint("job.duringCleanup",
+    "the per-directory cleanup has finished its first directory of several")
+  case object JobBeforeSuccess extends HaltPoint("job.beforeSuccess",
+    "cleanup is done; _SUCCESS is not yet written")
+
+  val all: Seq[HaltPoint] =
+    Seq(TaskBeforeCommit, JobBeforeRecord, JobAfterRecord, JobDuringCleanup, JobBeforeSuccess)
+  val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
+
+  private val log = LoggerFactory.getLogger(getClass)
+
+  /**
+   * Halts the JVM (no shutdown hooks, like SIGKILL) when `conf` names `point` and the server
+   * allows fault injection. A shared server must not be killable by any client that can set a
+   * session conf, hence the static switch.
+   */
+  def maybeHalt(conf: Configuration, point: HaltPoint): Unit = {
+    if (TxCommitConf.haltAt(conf).contains(point)) {
+      val allowed = Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))
+      if (allowed) {
+        log.error(s"txcommit: halting the JVM at fault point '${point.name}' (${TxCommitConf.HaltAt})")
+        Runtime.getRuntime.halt(137)
+      } else {
+        log.warn(s"txcommit: ${TxCommitConf.HaltAt}=${point.name} ignored: the server was not started " +
+          s"with ${TxCommitConf.AllowFaultInjection}=true")
+      }
+    }
+  }
+}

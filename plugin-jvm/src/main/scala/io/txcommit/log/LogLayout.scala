@@ -1,0 +1,35 @@
+package io.txcommit.log
+
+import org.apache.hadoop.fs.Path
+
+/**
+ * Where a table's transaction log lives. Everything sits under `<table>/_txcommit/`, which
+ * Spark's listing skips (leading underscore):
+ *
+ *  - `commits/<txn>.json`  the commit record: its existence IS the commit (created exclusively)
+ *  - `pending/<txn>.json`  written at job setup: the transaction started (for history, VACUUM)
+ *  - `aborted/<txn>.json`  written on abort (history; best effort)
+ *  - `tmp/`                staging for records before their exclusive publish
+ *
+ * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable).
+ */
+final case class LogLayout(table: Path) {
+  val logDir: Path = new Path(table, LogLayout.LogDirName)
+  val commitsDir: Path = new Path(logDir, "commits")
+  val pendingDir: Path = new Path(logDir, "pending")
+  val abortedDir: Path = new Path(logDir, "aborted")
+  val tmpDir: Path = new Path(logDir, "tmp")
+  val success: Path = new Path(table, "_SUCCESS")
+
+  def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")
+  def pendingRecord(txn: String): Path = new Path(pendingDir, s"$txn.json")
+  def abortedRecord(txn: String): Path = new Path(abortedDir, s"$txn.json")
+}
+
+object LogLayout {
+  val LogDirName = "_txcommit"
+
+  /** The txn of a file in `commits/`, when its name is `<valid txn>.json`. */
+  def txnOfRecordName(name: String): Option[String] =
+    if (name.endsWith(".json")) Some(name.stripSuffix(".json")).filter(TxnId.isValid) else None
+}

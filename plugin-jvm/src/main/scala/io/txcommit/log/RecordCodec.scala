@@ -1,0 +1,122 @@
+package io.txcommit.log
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.ObjectNode
+
+import io.txcommit.{CorruptCommitRecordException, Paths}
+
+/**
+ * JSON for the log's records. Decoding is strict: a record that is truncated, is not JSON,
+ * misses a field, names another transaction or names a path outside its table is rejected
+ * with an error that names the file, and is never applied in part.
+ */
+object RecordCodec {
+  private val mapper = new ObjectMapper()
+
+  def encode(r: CommitRecord): Array[Byte] = {
+    val root = mapper.createObjectNode()
+    root.put("format", CommitRecord.Format)
+    root.put("version", CommitRecord.FormatVersion)
+    root.put("txn", r.txn)
+    root.put("token", r.token)
+    root.put("jobId", r.jobId)
+    root.put("startedAt", r.startedAt)
+    root.put("committedAt", r.committedAt)
+    r.appId.foreach(root.put("appId", _))
+    root.put("writer", r.writer)
+    root.put("files", r.files)
+    root.put("bytes", r.bytes)
+    val added = root.putArray("added")
+    r.added.foreach { f =>
+      added.addObject().put("path", f.path).put("size", f.size)
+    }
+    mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
+  }
+
+  /** Decodes the record stored at `where` (named in errors) for transaction `expectedTxn`. */
+  def decode(bytes: Array[Byte], where: String, expectedTxn: String): CommitRecord = {
+    def corrupt(why: String, cause: Throwable = null) = new CorruptCommitRecordException(
+      s"commit record $where is corrupt: $why. Its transaction's files stay hidden from this " +
+        "read only if you set spark.txcommit.read.ignoreCorruptRecords=true; otherwise restore " +
+        "the record from a backup, or move it out of _txcommit/commits/ to treat the transaction " +
+        "as never committed.", cause)
+    val root: JsonNode =
+      try mapper.readTree(bytes)
+      catch {
+        case NonFatal(e) =>
+          throw corrupt(s"it is not complete JSON (${bytes.length} bytes; truncated?)", e)
+      }
+    if (root == null || !root.isObject) throw corrupt("it is not a JSON object")
+    def text(field: String): String = {
+      val n = root.get(field)
+      if (n == null || !n.isTextual) throw corrupt(s"field '$field' is missing or not a string")
+      n.asText()
+    }
+    def long(node: JsonNode, field: String): Long = {
+      val n = node.get(field)
+      if (n == null || !n.canConvertToLong) throw corrupt(s"field '$field' is missing or not a number")
+      n.asLong()
+    }
+    if (text("format") != CommitRecord.Format) throw corrupt("field 'format' is not " + CommitRecord.Format)
+    val version = long(root, "version")
+    if (version != CommitRecord.FormatVersion) {
+      throw corrupt(s"it has format version $version, which this txcommit " +
+        s"(reads version ${CommitRecord.FormatVersion}) does not understand; upgrade the plugin")
+    }
+    val txn = text("txn")
+    if (txn != expectedTxn) throw corrupt(s"it names transaction '$txn' but its file name says '$expectedTxn'")
+    val addedNode = root.get("added")
+    if (addedNode == null || !addedNode.isArray) throw corrupt("field 'added' is missing or not a list")
+    val added = addedNode.elements().asScala.map { n =>
+      if (!n.isObject) throw corrupt("an entry of 'added' is not an object")
+      val p = n.get("path")
+      if (p == null || !p.isTextual) throw corrupt("an entry of 'added' has no path")
+      Paths.unsafeRelativePath(p.asText()).foreach { why =>
+        throw corrupt(s"it names a file outside its table directory ('${p.asText()}': $why); " +
+          "nothing outside the table is read or deleted because of it")
+      }
+      AddedFile(p.asText(), long(n, "size"))
+    }.toVector
+    val declaredFiles = long(root, "files")
+    if (declaredFiles != added.size) {
+      throw corrupt(s"it declares $declaredFiles files but lists ${added.size}")
+    }
+    CommitRecord(
+      txn = txn,
+      token = text("token"),
+      jobId = text("jobId"),
+      startedAt = long(root, "startedAt"),
+      committedAt = long(root, "committedAt"),
+      added = added,
+      appId = Option(root.get("appId")).filter(_.isTextual).map(_.asText()),
+      writer = text("writer"))
+  }
+
+  /** A small JSON object from string/number pairs (pending and aborted markers). */
+  def marker(fields: (String, Any)*): Array[Byte] = {
+    val node: ObjectNode = mapper.createObjectNode()
+    fields.foreach {
+      case (k, v: String) => node.put(k, v)
+      case (k, v: Long) => node.put(k, v)
+      case (k, v: Int) => node.put(k, v)
+      case (k, v: Boolean) => node.put(k, v)
+      case (k, Some(v: String)) => node.put(k, v)
+      case (_, None) => ()
+      case (k, v) => node.put(k, String.valueOf(v))
+    }
+    mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(node)
+  }
+
+  /** Reads the `txn` field of a `_SUCCESS` summary, if it is one of ours. */
+  def successTxn(bytes: Array[Byte]): Option[String] =
+    try Option(mapper.readTree(new String(bytes, UTF_8)).get("txn")).filter(_.isTextual).map(_.asText())
+    catch { case NonFatal(_) => None }
+
+  def objectNode(): ObjectNode = mapper.createObjectNode()
+  def write(node: JsonNode): Array[Byte] = mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(node)
+}

@@ -1,0 +1,54 @@
+package io.txcommit.read
+
+import org.apache.hadoop.conf.{Configurable, Configuration}
+import org.apache.hadoop.fs.{Path, PathFilter}
+import org.apache.hadoop.util.ReflectionUtils
+import org.apache.spark.util.SerializableConfiguration
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.DataFileName
+
+/**
+ * The read side: a Hadoop input PathFilter (`mapreduce.input.pathFilter.class`) that Spark's
+ * file listing applies to every file it finds. It hides a txcommit data file unless the commit
+ * record of its transaction names it, and shows every other file as before.
+ *
+ * Spark may list on executors (past 32 paths), so the filter is Serializable: it carries its
+ * configuration, and rebuilds its caches after deserialisation.
+ */
+class CommittedFilesFilter extends PathFilter with Configurable with Serializable {
+  private var serializableConf: SerializableConfiguration = _
+
+  @transient private lazy val settings: CommittedFilesFilter.Settings = {
+    val conf = getConf
+    val delegate = Option(conf.get(TxCommitConf.DelegateFilter)).map(_.trim)
+      .filter(c => c.nonEmpty && c != getClass.getName)
+      .map(c => ReflectionUtils.newInstance(conf.getClassByName(c), conf).asInstanceOf[PathFilter])
+    CommittedFilesFilter.Settings(
+      enabled = TxCommitConf.bool(conf, TxCommitConf.ReadFilter, default = true),
+      delegate = delegate,
+      reader = new TableLogReader(conf,
+        TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)))
+  }
+
+  override def setConf(conf: Configuration): Unit = {
+    serializableConf = new SerializableConfiguration(conf)
+  }
+
+  override def getConf: Configuration =
+    Option(serializableConf).map(_.value).getOrElse(new Configuration())
+
+  override def accept(path: Path): Boolean = {
+    val s = settings
+    if (s.delegate.exists(!_.accept(path))) false
+    else if (!s.enabled) true
+    else DataFileName.txnOf(path.getName) match {
+      case None => true
+      case Some(txn) => s.reader.isVisible(path, txn)
+    }
+  }
+}
+
+object CommittedFilesFilter {
+  private final case class Settings(enabled: Boolean, delegate: Option[PathFilter], reader: TableLogReader)
+}

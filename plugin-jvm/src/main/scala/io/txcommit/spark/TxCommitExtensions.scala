@@ -1,0 +1,28 @@
+package io.txcommit.spark
+
+import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
+import org.apache.spark.sql.txcommit.TxCommitSQLConf
+
+import io.txcommit.Version
+
+/**
+ * `spark.sql.extensions=io.txcommit.spark.TxCommitExtensions`: registers txcommit's confs (so
+ * `spark.conf.set` validates them) and the SQL function `txcommit_version()`, by which a
+ * client checks that the server it talks to has the plugin, and which version.
+ */
+class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(ext: SparkSessionExtensions): Unit = {
+    TxCommitSQLConf.register()
+    ext.injectFunction((
+      FunctionIdentifier("txcommit_version"),
+      new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",
+        "_FUNC_() - the version of the txcommit plugin on this server.", "", "", "", "misc_funcs",
+        "0.1.0", "", "built-in"),
+      (args: Seq[Expression]) => {
+        if (args.nonEmpty) throw new IllegalArgumentException("txcommit_version() takes no arguments")
+        Literal(Version.current)
+      }))
+  }
+}

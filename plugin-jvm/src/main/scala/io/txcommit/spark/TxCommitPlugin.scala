@@ -1,0 +1,46 @@
+package io.txcommit.spark
+
+import java.util.{Collections, Map => JMap}
+
+import org.apache.spark.SparkContext
+import org.apache.spark.api.plugin.{DriverPlugin, ExecutorPlugin, PluginContext, SparkPlugin}
+import org.apache.spark.sql.txcommit.TxCommitSQLConf
+import org.slf4j.LoggerFactory
+
+import io.txcommit.Version
+import io.txcommit.conf.TxCommitConf
+
+/**
+ * `spark.plugins=io.txcommit.spark.TxCommitPlugin`: switches the read filter on for the whole
+ * server (every session's file listing hides uncommitted files; a session opts out with
+ * `spark.txcommit.read.filter=false`) and registers txcommit's confs. An input path filter
+ * that was already configured keeps working: txcommit's filter consults it first.
+ */
+class TxCommitPlugin extends SparkPlugin {
+  override def driverPlugin(): DriverPlugin = new TxCommitPlugin.Driver
+  override def executorPlugin(): ExecutorPlugin = null
+}
+
+object TxCommitPlugin {
+  private val log = LoggerFactory.getLogger(classOf[TxCommitPlugin])
+
+  final class Driver extends DriverPlugin {
+    override def init(sc: SparkContext, ctx: PluginContext): JMap[String, String] = {
+      TxCommitSQLConf.register()
+      installReadFilter(sc.hadoopConfiguration)
+      log.info(s"txcommit ${Version.current}: read filter installed " +
+        s"(${TxCommitConf.HadoopPathFilter}=${TxCommitConf.FilterClass}); enable writes per session " +
+        s"with spark.sql.sources.commitProtocolClass=${TxCommitConf.ProtocolClass}")
+      Collections.emptyMap()
+    }
+  }
+
+  def installReadFilter(conf: org.apache.hadoop.conf.Configuration): Unit = {
+    val existing = Option(conf.get(TxCommitConf.HadoopPathFilter)).map(_.trim).filter(_.nonEmpty)
+    existing.filter(_ != TxCommitConf.FilterClass).foreach { other =>
+      conf.set(TxCommitConf.DelegateFilter, other)
+      log.info(s"txcommit: keeping the configured input path filter $other behind txcommit's")
+    }
+    conf.set(TxCommitConf.HadoopPathFilter, TxCommitConf.FilterClass)
+  }
+}

@@ -1,0 +1,184 @@
+package io.txcommit.spark
+
+import java.io.FileNotFoundException
+import java.util.UUID
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.hadoop.fs.Path
+import org.apache.hadoop.mapreduce.{JobContext, OutputCommitter, TaskAttemptContext}
+import org.apache.spark.TaskContext
+import org.apache.spark.internal.io.{FileCommitProtocol, FileNameSpec}
+import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
+import org.apache.spark.mapred.SparkHadoopMapRedUtil
+import org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol
+
+import io.txcommit.{Paths, UnsupportedWriteException}
+import io.txcommit.commit._
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.fault.HaltPoint
+import io.txcommit.log.{AddedFile, DataFileName, TxnId}
+import io.txcommit.store.Stores
+
+/**
+ * The txcommit commit protocol (`spark.sql.sources.commitProtocolClass`).
+ *
+ * Tasks write data files straight to their final directory, named with the transaction id and
+ * the task attempt id; nothing is staged or renamed. The job commits by creating ONE commit
+ * record exclusively through the store's primitive; readers show a txcommit file only when
+ * its transaction's record names it. See docs/protocol.md for the invariants.
+ *
+ * Dynamic partition overwrite is not made transactional yet: such a write is handed, with a
+ * warning, to Spark's default protocol and behaves exactly as it does without txcommit.
+ */
+class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: Boolean)
+  extends FileCommitProtocol with Serializable {
+
+  private val fallback: Option[FileCommitProtocol] =
+    if (dynamicPartitionOverwrite) Some(new SQLHadoopMapReduceCommitProtocol(jobId, path, true))
+    else None
+
+  private val table = new Path(path)
+  private val txn: String = TxnId.generate()
+  private val token: String = UUID.randomUUID().toString
+  private val startedAt: Long = System.currentTimeMillis()
+
+  /** Driver side: files of task attempts that committed (for abort clean-up). */
+  @transient private lazy val committedByTasks = ArrayBuffer.empty[AddedFile]
+  /** Executor side: files this task attempt was given. */
+  @transient private var taskFiles: ArrayBuffer[String] = _
+
+  def transactionId: String = txn
+
+  private def context(jc: JobContext): TxnContext = {
+    val conf = jc.getConfiguration
+    TxnContext(table, txn, token, jobId, startedAt, conf, Stores.forPath(table, conf))
+  }
+
+  override def setupJob(jobContext: JobContext): Unit = fallback match {
+    case Some(f) =>
+      logWarning(s"txcommit: dynamic partition overwrite of ${Paths.display(table)} is not " +
+        "transactional in this release; it runs with Spark's default commit protocol")
+      f.setupJob(jobContext)
+    case None =>
+      val conf = jobContext.getConfiguration
+      TxCommitConf.haltAt(conf) // validate early: a bad value fails the job before any write
+      TxCommitConf.bool(conf, TxCommitConf.CleanupAttempts, default = true)
+      TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)
+      val ctx = context(jobContext)
+      val timings = new StageTimings
+      RollForward.run(ctx, (), timings)
+      StartTransaction.run(ctx, (), timings)
+      logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId)")
+  }
+
+  override def newTaskTempFile(
+      taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String =
+    fallback match {
+      case Some(f) => f.newTaskTempFile(taskContext, dir, spec)
+      case None =>
+        val split = taskContext.getTaskAttemptID.getTaskID.getId
+        val name = DataFileName(spec.prefix, split, txn, attemptId(taskContext), spec.suffix)
+        val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
+        Paths.unsafeRelativePath(rel).foreach { why =>
+          throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is " +
+            s"not inside the table directory ($why)")
+        }
+        taskFiles += rel
+        new Path(table, rel).toString
+    }
+
+  override def newTaskTempFile(
+      taskContext: TaskAttemptContext, dir: Option[String], ext: String): String =
+    newTaskTempFile(taskContext, dir, FileNameSpec("", ext))
+
+  override def newTaskTempFileAbsPath(
+      taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
+    fallback match {
+      case Some(f) => f.newTaskTempFileAbsPath(taskContext, absoluteDir, spec)
+      case None => throw new UnsupportedWriteException(
+        s"the write to ${Paths.display(table)} puts files in a custom partition location " +
+          s"($absoluteDir), outside the table directory, which txcommit cannot commit atomically. " +
+          "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
+    }
+
+  override def newTaskTempFileAbsPath(
+      taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
+    newTaskTempFileAbsPath(taskContext, absoluteDir, FileNameSpec("", ext))
+
+  override def setupTask(taskContext: TaskAttemptContext): Unit = fallback match {
+    case Some(f) => f.setupTask(taskContext)
+    case None => taskFiles = ArrayBuffer.empty
+  }
+
+  override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = fallback match {
+    case Some(f) => f.commitTask(taskContext)
+    case None =>
+      val conf = taskContext.getConfiguration
+      HaltPoint.maybeHalt(conf, HaltPoint.TaskBeforeCommit)
+      // Only one attempt per partition may commit: Spark's output commit coordinator decides,
+      // and a denied attempt fails with CommitDeniedException (its files stay hidden).
+      val attempt = taskContext.getTaskAttemptID
+      SparkHadoopMapRedUtil.commitTask(
+        TxCommitProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
+      val fs = table.getFileSystem(conf)
+      val files = Option(taskFiles).toSeq.flatten.flatMap { rel =>
+        try Some(AddedFile(rel, fs.getFileStatus(new Path(table, rel)).getLen))
+        catch { case _: FileNotFoundException => None } // a writer that never opened its file
+      }
+      new TaskCommitMessage(TaskManifest(attempt.toString, files))
+  }
+
+  override def abortTask(taskContext: TaskAttemptContext): Unit = fallback match {
+    case Some(f) => f.abortTask(taskContext)
+    case None =>
+      val conf = taskContext.getConfiguration
+      if (!TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)) {
+        val fs = table.getFileSystem(conf)
+        Option(taskFiles).toSeq.flatten.foreach { rel =>
+          try fs.delete(new Path(table, rel), false)
+          catch { case e: Exception => logWarning(s"txcommit: could not delete aborted file $rel: ${e.getMessage}") }
+        }
+      }
+  }
+
+  override def onTaskCommit(taskCommit: TaskCommitMessage): Unit = fallback match {
+    case Some(f) => f.onTaskCommit(taskCommit)
+    case None => taskCommit.obj match {
+      case m: TaskManifest => committedByTasks.synchronized { committedByTasks ++= m.files }
+      case _ => ()
+    }
+  }
+
+  override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit =
+    fallback match {
+      case Some(f) => f.commitJob(jobContext, taskCommits)
+      case None => JobCommitter.commit(context(jobContext), taskCommits)
+    }
+
+  override def abortJob(jobContext: JobContext): Unit = fallback match {
+    case Some(f) => f.abortJob(jobContext)
+    case None =>
+      val files = committedByTasks.synchronized(committedByTasks.toList)
+      AbortTransaction.run(context(jobContext), files, new StageTimings)
+  }
+
+  /** Spark's unique task attempt id when running in a task, else the Hadoop attempt number. */
+  private def attemptId(taskContext: TaskAttemptContext): Long =
+    Option(TaskContext.get()).map(_.taskAttemptId())
+      .getOrElse(taskContext.getTaskAttemptID.getId.toLong)
+}
+
+object TxCommitProtocol {
+  /**
+   * A Hadoop committer that only asks Spark's output commit coordinator for permission: the
+   * data is already in place, so there is nothing to move.
+   */
+  private object Authorizer extends OutputCommitter {
+    override def setupJob(jobContext: JobContext): Unit = ()
+    override def setupTask(taskContext: TaskAttemptContext): Unit = ()
+    override def needsTaskCommit(taskContext: TaskAttemptContext): Boolean = true
+    override def commitTask(taskContext: TaskAttemptContext): Unit = ()
+    override def abortTask(taskContext: TaskAttemptContext): Unit = ()
+  }
+}

@@ -1,0 +1,84 @@
+package io.txcommit
+
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{DataFileName, TxnId}
+import io.txcommit.read.CommittedFilesFilter
+
+class ReadFilterSuite extends AnyFunSuite {
+  private def filterFor(t: TempTable, settings: (String, String)*): CommittedFilesFilter = {
+    val conf = new org.apache.hadoop.conf.Configuration(t.conf)
+    settings.foreach { case (k, v) => conf.set(k, v) }
+    val f = new CommittedFilesFilter
+    f.setConf(conf)
+    f
+  }
+
+  /** A table with one committed txn (one winning and one losing attempt) and one pending txn. */
+  private def layout(t: TempTable) = new {
+    val committed: String = TxnId.generate()
+    val pending: String = TxnId.generate()
+    val won: String = "k=1/" + DataFileName("", 0, committed, 11L, "-c000.parquet")
+    val lost: String = "k=1/" + DataFileName("", 0, committed, 12L, "-c000.parquet")
+    val inFlight: String = "k=2/" + DataFileName("", 0, pending, 13L, "-c000.parquet")
+    val plain = "k=1/part-00000-plain-c000.parquet"
+    Seq(won, lost, inFlight, plain).foreach(t.touch(_))
+    t.touch(s"_txcommit/pending/$pending.json")
+    t.commit(t.record(committed, won))
+  }
+
+  test("only files named by a commit record, and files not written by txcommit, are visible") {
+    val t = new TempTable
+    val l = layout(t)
+    val f = filterFor(t)
+    assert(f.accept(new Path(t.table, l.won)))
+    assert(!f.accept(new Path(t.table, l.lost)), "a losing attempt of a committed txn")
+    assert(!f.accept(new Path(t.table, l.inFlight)), "an uncommitted txn")
+    assert(f.accept(new Path(t.table, l.plain)), "a file written without txcommit")
+  }
+
+  test("a session that switches the filter off sees every file") {
+    val t = new TempTable
+    val l = layout(t)
+    assert(filterFor(t, TxCommitConf.ReadFilter -> "false").accept(new Path(t.table, l.inFlight)))
+  }
+
+  test("a nonsense filter setting is an error naming the key") {
+    val t = new TempTable
+    val l = layout(t)
+    val e = intercept[InvalidConfException](
+      filterFor(t, TxCommitConf.ReadFilter -> "maybe").accept(new Path(t.table, l.won)))
+    assert(e.getMessage.contains(TxCommitConf.ReadFilter) && e.getMessage.contains("maybe"))
+  }
+
+  test("a corrupt record fails the read naming the file, unless told to hide it") {
+    val t = new TempTable
+    val txn = TxnId.generate()
+    val file = DataFileName("", 0, txn, 1L, "-c000.parquet")
+    t.touch(file)
+    t.writeRaw(s"_txcommit/commits/$txn.json", "{\"format\" : \"txcommit-commit-rec")
+    val e = intercept[CorruptCommitRecordException](filterFor(t).accept(new Path(t.table, file)))
+    assert(e.getMessage.contains(s"_txcommit/commits/$txn.json"))
+    assert(!filterFor(t, TxCommitConf.IgnoreCorruptRecords -> "true").accept(new Path(t.table, file)))
+  }
+
+  test("files outside any txcommit table stay visible even with a txcommit-like name") {
+    val t = new TempTable
+    val file = DataFileName("", 0, TxnId.generate(), 1L, "-c000.parquet")
+    t.touch(s"elsewhere/$file")
+    assert(filterFor(t).accept(new Path(t.table, s"elsewhere/$file")))
+  }
+
+  test("the filter survives Java serialisation (Spark lists on executors past 32 paths)") {
+    val t = new TempTable
+    val l = layout(t)
+    val bytes = new java.io.ByteArrayOutputStream()
+    val out = new java.io.ObjectOutputStream(bytes)
+    out.writeObject(filterFor(t)); out.close()
+    val copy = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray))
+      .readObject().asInstanceOf[CommittedFilesFilter]
+    assert(copy.accept(new Path(t.table, l.won)) && !copy.accept(new Path(t.table, l.inFlight)))
+  }
+}

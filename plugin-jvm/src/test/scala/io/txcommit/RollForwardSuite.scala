@@ -1,0 +1,31 @@
+package io.txcommit
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.commit.{RollForward, StageTimings}
+import io.txcommit.log.{DataFileName, RecordCodec, TxnId}
+
+class RollForwardSuite extends AnyFunSuite {
+  test("derived work of a commit whose driver died after the record is rolled forward") {
+    val t = new TempTable
+    val txn = TxnId.generate()
+    val won = "k=1/" + DataFileName("", 0, txn, 1L, "-c000.parquet")
+    val lost = "k=1/" + DataFileName("", 0, txn, 2L, "-c000.parquet")
+    Seq(won, lost).foreach(t.touch(_))
+    t.commit(t.record(txn, won))
+    assert(!t.store.exists(t.layout.success))
+
+    val rolled = RollForward.run(t.context(), (), new StageTimings)
+
+    assert(rolled.contains(txn))
+    assert(RecordCodec.successTxn(t.store.read(t.layout.success).get).contains(txn))
+    assert(t.store.exists(new Path(t.table, won)))
+    assert(!t.store.exists(new Path(t.table, lost)), "the failed attempt's file is cleaned up")
+    // and a second roll-forward finds nothing to do
+    assert(RollForward.run(t.context(), (), new StageTimings).isEmpty)
+    assert(new String(t.store.read(t.layout.success).get, UTF_8).contains("\"files\" : 1"))
+  }
+}
