@@ -1,0 +1,56 @@
+"""txcommit: transactional Spark file writes, switched on per Spark Connect session.
+
+    import txcommit
+    spark = txcommit.connect("sc://localhost:15002")
+    with txcommit.transactional(spark):
+        df.write.mode("overwrite").parquet(path)
+
+Importing txcommit never imports pyspark (so ``txcommit server --help`` works anywhere), but
+it does set SPARK_HOME for a pure ``pyspark-client`` install, because that client otherwise
+exits the process while importing ``pyspark.sql.connect`` (see ``_spark_home``). Import
+txcommit before pyspark.sql.connect, or use ``txcommit.connect``.
+"""
+
+from txcommit._spark_home import ensure_spark_home
+
+# Must run before anything imports pyspark.sql.connect; a user-set SPARK_HOME is kept.
+ensure_spark_home()
+
+from txcommit.client import (  # noqa: E402
+    COMMIT_PROTOCOL_CONF,
+    PROTOCOL_CLASS,
+    READ_FILTER_CONF,
+    SPARK_DEFAULT_PROTOCOL_CLASS,
+    abandon,
+    connect,
+    disable,
+    enable,
+    is_enabled,
+    server_version,
+    transactional,
+)
+from txcommit.errors import (  # noqa: E402
+    ServerStartError,
+    TxCommitError,
+    TxCommitNotInstalledError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "COMMIT_PROTOCOL_CONF",
+    "PROTOCOL_CLASS",
+    "READ_FILTER_CONF",
+    "SPARK_DEFAULT_PROTOCOL_CLASS",
+    "ServerStartError",
+    "TxCommitError",
+    "TxCommitNotInstalledError",
+    "__version__",
+    "abandon",
+    "connect",
+    "disable",
+    "enable",
+    "is_enabled",
+    "server_version",
+    "transactional",
+]

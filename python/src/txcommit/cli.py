@@ -1,0 +1,232 @@
+"""The ``txcommit`` command line.
+
+    txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
+                    [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
+                    [--timeout 120] [--no-plugin] [--dry-run]
+    txcommit version
+    txcommit demo [ARGS ...]
+
+To add a subcommand: write ``_add_<name>_parser`` + ``_cmd_<name>`` and register it in
+``_build_parser``; or, for a command that parses its own arguments in its own module, add it
+to ``PASSTHROUGH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import signal
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from types import FrameType
+
+from txcommit import __version__
+from txcommit.errors import TxCommitError
+from txcommit.server import (
+    DEFAULT_PORT,
+    PLUGIN_JAR_NAME,
+    RunningServer,
+    ServerConfig,
+    build_command,
+    find_plugin_jar,
+    format_command,
+    start,
+)
+
+# Subcommands implemented as ``main(argv) -> int | None`` in their own module; every
+# argument after the subcommand name is passed through untouched.
+PASSTHROUGH: dict[str, tuple[str, str]] = {
+    "demo": ("txcommit.demo", "run an end-to-end demo (arguments go to txcommit.demo)"),
+}
+
+
+class _StopRequested(Exception):
+    """Raised from a signal handler to leave the foreground wait."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``txcommit`` console script; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in PASSTHROUGH:
+        return _run_passthrough(args[0], args[1:])
+    parser = _build_parser()
+    ns = parser.parse_args(args)
+    if not getattr(ns, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(ns.handler(ns))
+    except TxCommitError as exc:
+        print(f"txcommit: {exc}", file=sys.stderr)
+        return 1
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="txcommit", description="Transactional file commits for Spark Connect."
+    )
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_server_parser(sub)
+    version = sub.add_parser("version", help="print txcommit, pyspark and plugin jar versions")
+    version.set_defaults(handler=_cmd_version)
+    for name, (_, help_text) in PASSTHROUGH.items():
+        # Listed for --help only; main() dispatches these before argparse runs.
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+# ------------------------------------------------------------------------------ server
+
+
+def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "server",
+        help="run a Spark Connect server with the txcommit plugin (foreground)",
+        description="Run a Spark Connect server with the txcommit plugin in the foreground; "
+        "Ctrl-C or SIGTERM stops it. Needs the full pyspark (pip install 'txcommit[server]') "
+        "and Java 17+.",
+    )
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="gRPC port (default 15002)")
+    p.add_argument(
+        "--host",
+        default="localhost",
+        help="address to bind and advertise (default localhost; 0.0.0.0 = all interfaces)",
+    )
+    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark conf, repeatable; spark.plugins/spark.sql.extensions are merged",
+    )
+    p.add_argument(
+        "--jars",
+        action="append",
+        default=[],
+        metavar="JARS",
+        help="extra jars (comma-separated, repeatable), added after the plugin jar",
+    )
+    p.add_argument("--spark-conf-dir", help="directory with spark-defaults.conf to merge with")
+    p.add_argument("--log-file", help="server log (default: a new file in the temp directory)")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for the server to listen"
+    )
+    p.add_argument(
+        "--no-plugin",
+        action="store_true",
+        help="debugging: run a plain Spark Connect server without txcommit",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the command line (redacted) and exit"
+    )
+    p.set_defaults(handler=_cmd_server)
+
+
+def _parse_confs(pairs: Sequence[str]) -> dict[str, str]:
+    confs: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"txcommit: --conf expects KEY=VALUE, got {pair!r}")
+        confs[key.strip()] = value
+    return confs
+
+
+def _server_config(ns: argparse.Namespace) -> ServerConfig:
+    return ServerConfig(
+        port=ns.port,
+        host=ns.host,
+        master=ns.master,
+        confs=_parse_confs(ns.conf),
+        jars=[jar for value in ns.jars for jar in value.split(",") if jar.strip()],
+        spark_conf_dir=ns.spark_conf_dir,
+        log_file=ns.log_file,
+        plugin=not ns.no_plugin,
+        startup_timeout=ns.timeout,
+        # If this command is killed outright, take the server down with it.
+        die_with_parent=True,
+    )
+
+
+def _cmd_server(ns: argparse.Namespace) -> int:
+    config = _server_config(ns)
+    if ns.dry_run:
+        print(format_command(build_command(config)))
+        return 0
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        raise _StopRequested(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _run_server(config)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run_server(config: ServerConfig) -> int:
+    server: RunningServer | None = None
+    try:
+        server = start(config)  # stops the half-started server itself if interrupted
+        print(
+            f"txcommit: Spark Connect server ready at {server.url} (log: {server.log_path})",
+            flush=True,
+        )
+        code = server.wait()
+    except (KeyboardInterrupt, _StopRequested):
+        if server is None:
+            print("txcommit: interrupted while the server was starting", file=sys.stderr)
+            return 130
+        print("txcommit: stopping the Spark Connect server ...", file=sys.stderr, flush=True)
+        try:
+            server.stop()
+        except (KeyboardInterrupt, _StopRequested):  # asked twice: do not wait any longer
+            server.kill()
+            return 130
+        print("txcommit: stopped", file=sys.stderr)
+        return 0
+    print(
+        f"txcommit: the Spark Connect server exited unexpectedly with code {code}. "
+        f"Last lines of {server.log_path}:\n{server.log_tail()}",
+        file=sys.stderr,
+    )
+    return code if code > 0 else 1
+
+
+# ----------------------------------------------------------------------------- version
+
+
+def _cmd_version(ns: argparse.Namespace) -> int:
+    print(f"txcommit {__version__}")
+    for dist, kind in (("pyspark", "server-capable"), ("pyspark-client", "pure client")):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            print(f"{dist} {metadata.version(dist)} ({kind})")
+    try:
+        print(f"plugin jar: {find_plugin_jar()}")
+    except TxCommitError:
+        print(f"plugin jar: not built ({PLUGIN_JAR_NAME}; run `bash .ci/setup` in a checkout)")
+    return 0
+
+
+# ------------------------------------------------------------------------- passthrough
+
+
+def _run_passthrough(name: str, argv: list[str]) -> int:
+    module_name = PASSTHROUGH[name][0]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        print(f"txcommit: `{name}` is not available in this install", file=sys.stderr)
+        return 2
+    result = module.main(argv)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""Switch transactional commits on and off for one Spark session, from any Python client.
+
+Everything goes through ``spark.conf`` and ``spark.sql``, so the same calls work with a
+pure ``pyspark-client`` Connect session (no JVM on this machine), a Connect session from the
+full pyspark, and a classic SparkSession. pyspark is imported lazily, inside functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import urllib.parse
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from txcommit._spark_home import ensure_spark_home
+from txcommit.errors import TxCommitNotInstalledError
+from txcommit.server import EXTENSIONS_CLASS, PLUGIN_CLASS, PLUGIN_JAR_NAME
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
+
+# Fixed names shared with the JVM plugin and Spark.
+COMMIT_PROTOCOL_CONF = "spark.sql.sources.commitProtocolClass"
+PROTOCOL_CLASS = "io.txcommit.spark.TxCommitProtocol"
+SPARK_DEFAULT_PROTOCOL_CLASS = (
+    "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
+)
+READ_FILTER_CONF = "spark.txcommit.read.filter"
+VERSION_FUNCTION = "txcommit_version"
+
+_DEFAULT_CONNECT_PORT = 15002
+
+
+def connect(url: str) -> SparkSession:
+    """A Spark Connect session for ``url`` (``sc://host:port``), safe on JVM-less clients.
+
+    Reuses this thread's active session when it talks to the same host and port; otherwise
+    creates a new one, so a session to an old (perhaps dead) server is never handed back
+    for a different URL, which ``builder.getOrCreate()`` alone would do.
+    """
+    ensure_spark_home()
+    from pyspark.sql.connect.session import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if (
+        active is not None
+        and not getattr(active, "is_stopped", False)
+        and session_url(active) == _endpoint_url(url)
+    ):
+        return active
+    return SparkSession.builder.remote(url).create()
+
+
+def server_version(spark: Any) -> str:
+    """The txcommit plugin version reported by the server (``SELECT txcommit_version()``).
+
+    Raises TxCommitNotInstalledError when the server does not know the function.
+    """
+    from pyspark.errors import AnalysisException
+
+    try:
+        with _quiet_pyspark_query_errors():
+            row = spark.sql(f"SELECT {VERSION_FUNCTION}()").collect()[0]
+    except AnalysisException as exc:
+        raise _not_installed(spark, exc) from exc
+    return str(row[0])
+
+
+def enable(spark: Any) -> None:
+    """Use the transactional commit protocol for this session's file writes.
+
+    Also switches the read filter on (``spark.txcommit.read.filter=true``) so this session's
+    reads hide files of uncommitted transactions. Other sessions are unaffected. Raises
+    TxCommitNotInstalledError, with installation instructions, when the server lacks the
+    plugin.
+    """
+    from pyspark.errors import IllegalArgumentException
+
+    server_version(spark)
+    try:
+        # Spark 4 checks here, on the server, that the class loads and is a FileCommitProtocol.
+        spark.conf.set(COMMIT_PROTOCOL_CONF, PROTOCOL_CLASS)
+    except IllegalArgumentException as exc:
+        raise _not_installed(spark, exc) from exc
+    spark.conf.set(READ_FILTER_CONF, "true")
+
+
+def disable(spark: Any) -> None:
+    """Restore Spark's default commit protocol for this session (the conf is unset).
+
+    The read filter is left as it is: hiding uncommitted files stays useful after writes
+    stop being transactional.
+    """
+    spark.conf.unset(COMMIT_PROTOCOL_CONF)
+
+
+def is_enabled(spark: Any) -> bool:
+    """Whether this session's file writes use the transactional commit protocol."""
+    return spark.conf.get(COMMIT_PROTOCOL_CONF, None) == PROTOCOL_CLASS
+
+
+@contextlib.contextmanager
+def transactional(spark: Any) -> Iterator[Any]:
+    """Enable for the ``with`` block, then put both confs back exactly as they were.
+
+    A conf that was unset before is unset again, not set to its default value.
+    """
+    saved = {key: spark.conf.get(key, None) for key in (COMMIT_PROTOCOL_CONF, READ_FILTER_CONF)}
+    enable(spark)
+    try:
+        yield spark
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def abandon(spark: Any) -> None:
+    """Close a Connect session whose server is gone, without sending it any request.
+
+    After the server dies (e.g. ``RunningServer.kill()``), ``spark.stop()`` and even the
+    interpreter's exit (pyspark's atexit hook sends an ML-cache cleanup RPC) retry for up
+    to ~10 minutes under pyspark's default retry policy. A closed client skips all of that.
+    No-op for a classic session.
+    """
+    client = getattr(spark, "client", None)
+    close = getattr(client, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):
+            close()
+
+
+def session_url(spark: Any) -> str | None:
+    """``sc://host:port`` of a Spark Connect session; None for a classic session.
+
+    Only host and port are kept: URL parameters may carry tokens.
+    """
+    builder = getattr(getattr(spark, "client", None), "_builder", None)
+    endpoint = getattr(builder, "endpoint", None)
+    return f"sc://{endpoint}" if isinstance(endpoint, str) else None
+
+
+def _endpoint_url(url: str) -> str:
+    parsed = urllib.parse.urlparse(url)
+    host = parsed.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = parsed.port or _DEFAULT_CONNECT_PORT
+    except ValueError:  # ";params" after the port confuse urlparse; let pyspark complain
+        return url
+    return f"sc://{host}:{port}"
+
+
+def _not_installed(spark: Any, exc: BaseException) -> TxCommitNotInstalledError:
+    url = session_url(spark)
+    first_line = next((line for line in str(exc).splitlines() if line.strip()), repr(exc))
+    where = f"the Spark Connect server at {url}" if url else "the Spark server"
+    message = (
+        f"txcommit is not installed on {where}.\n"
+        f"Server said: {first_line}\n"
+        f"To install it, start the server with `txcommit server` "
+        f"(pip install 'txcommit[server]'), or add these options to start-connect-server.sh:\n"
+        f"  --jars <path>/{PLUGIN_JAR_NAME} --conf spark.plugins={PLUGIN_CLASS} "
+        f"--conf spark.sql.extensions={EXTENSIONS_CLASS}"
+    )
+    return TxCommitNotInstalledError(message, url=url, server_error=first_line)
+
+
+@contextlib.contextmanager
+def _quiet_pyspark_query_errors() -> Iterator[None]:
+    """Silence pyspark's logging of a failed query: a missing function is an answer here."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        yield
+        return
+    # Fetched through PySparkLogger so the logger keeps pyspark's class (it logs with kwargs).
+    loggers: list[logging.Logger] = [
+        PySparkLogger.getLogger(name)
+        for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+    ]
+    previous = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, was_disabled in zip(loggers, previous, strict=True):
+            logger.disabled = was_disabled

@@ -1,0 +1,149 @@
+"""Real Spark Connect servers for the end-to-end tests.
+
+The tests run in the JVM-less client venv (pyspark-client: no jars, no JVM). Servers are
+started exactly as a user starts one, with the `txcommit server` command of the server-side
+venv (`TXCOMMIT_SERVER_PYTHON`), and killed with SIGKILL where a test needs a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+READY_MARK = "ready at sc://"
+START_TIMEOUT_S = 240
+
+
+def server_python() -> str:
+    python = os.environ.get("TXCOMMIT_SERVER_PYTHON")
+    if not python:
+        repo = Path(__file__).resolve().parents[2]
+        python = str(repo / ".venv" / "bin" / "python")
+    if not Path(python).exists():
+        raise RuntimeError(
+            f"server-side Python {python} not found: run `bash .ci/setup` first, or set "
+            "TXCOMMIT_SERVER_PYTHON to a Python that has `txcommit[server]` installed"
+        )
+    return python
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """One `txcommit server` process and the Spark JVM it runs."""
+
+    workdir: Path
+    confs: dict[str, str] = field(default_factory=dict)
+    master: str = "local[2,3]"
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[str] | None = None
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"sc://localhost:{self.port}"
+
+    def start(self) -> ServerProcess:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        args = [
+            server_python(), "-m", "txcommit.cli", "server",
+            "--port", str(self.port), "--master", self.master,
+        ]  # fmt: skip
+        confs = {"spark.sql.warehouse.dir": str(self.workdir / "warehouse"), **self.confs}
+        for key, value in confs.items():
+            args += ["--conf", f"{key}={value}"]
+        args += self.extra_args
+        env = {**os.environ, "PYSPARK_PYTHON": server_python(), **self.env}
+        self.proc = subprocess.Popen(
+            args, cwd=self.workdir, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert self.proc is not None and self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.output.append(line)
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            if READY_MARK in line:
+                return self
+        self.stop()
+        raise RuntimeError("server did not start:\n" + "".join(self.output[-60:]))
+
+    def jvm_pids(self) -> list[int]:
+        """The Spark JVM(s) serving this port, found by the conf on their command line."""
+        marker = f"spark.connect.grpc.binding.port={self.port}".encode()
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker in cmdline and b"java" in cmdline.split(b"\0")[0]:
+                pids.append(int(entry))
+        return pids
+
+    def kill_jvm(self) -> None:
+        """SIGKILL the server JVM: no shutdown hook, no cleanup, like a machine dying."""
+        for pid in self.jvm_pids():
+            os.kill(pid, signal.SIGKILL)
+
+    def wait_dead(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while self.jvm_pids() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not self.jvm_pids(), "the server JVM is still running"
+        if self.proc is not None:
+            self.proc.wait(timeout=timeout)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.kill_jvm()
+
+    def log_tail(self, n: int = 80) -> str:
+        return "".join(self.output[-n:])
+
+
+def running(server: ServerProcess) -> Iterator[ServerProcess]:
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        if os.environ.get("TXCOMMIT_TEST_SHOW_SERVER_LOG"):
+            sys.stderr.write(server.log_tail())

@@ -1,0 +1,226 @@
+"""The protocol under injected faults, end to end: real Connect servers, real JVM deaths.
+
+Each test asserts what a reader relies on: every row of a committed job exactly once, not a
+single row of a job that did not commit, and the previous rows intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+import txcommit
+
+from conftest import FAULTS_ALLOWED, new_session
+from layout import committed, committed_paths, data_files, txn_of
+from servers import ServerProcess, running
+
+KEEP_JUNK = {
+    # Leave the files of failed attempts on disk, as a dead executor would, so that the
+    # tests prove the READ side hides them rather than a clean-up that happened to run.
+    "spark.txcommit.test.keepAbortedFiles": "true",
+    "spark.txcommit.commit.cleanupAttempts": "false",
+}
+
+
+def raw_count(spark, path: Path) -> int:  # noqa: ANN001
+    spark.conf.set("spark.txcommit.read.filter", "false")
+    try:
+        return spark.read.parquet(str(path)).count()
+    finally:
+        spark.conf.set("spark.txcommit.read.filter", "true")
+
+
+def fail_first_attempt_at(*ids: int):  # noqa: ANN201
+    """A UDF that raises on the first attempt of the task that meets one of `ids`."""
+    targets = set(ids)
+
+    @F.udf("long")
+    def maybe_fail(i):  # noqa: ANN001, ANN202 - hints would make Spark guess an eval type
+        from pyspark import TaskContext
+
+        if i in targets and TaskContext.get().attemptNumber() == 0:
+            raise RuntimeError(f"injected failure at id {i}")
+        return i
+
+    return maybe_fail
+
+
+@pytest.mark.parametrize("where", ["first-row", "last-row"])
+def test_task_retried_after_failure_leaves_each_row_once(spark, table: Path, where: str):
+    """A task fails once and succeeds on retry; with `last-row` the failed attempt wrote (and
+    left behind) almost its whole output: two attempts of one task both wrote the data."""
+    txcommit.enable(spark)
+    for k, v in KEEP_JUNK.items():
+        spark.conf.set(k, v)
+    n, parts = 8000, 4
+    # Small UDF batches, so the writer has most of the partition when the last row fails.
+    spark.conf.set("spark.sql.execution.pythonUDF.arrow.enabled", "true")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
+    fail_at = n // parts if where == "first-row" else 2 * n // parts - 1
+    df = spark.range(0, n, 1, parts).select(fail_first_attempt_at(fail_at)("id").alias("id"))
+    df.write.parquet(str(table))
+
+    got = spark.read.parquet(str(table))
+    assert got.count() == n
+    assert got.distinct().count() == n
+    leftovers = [
+        p for p in data_files(table) if str(p.relative_to(table)) not in committed_paths(table)
+    ]
+    if where == "last-row":
+        assert leftovers, "the failed attempt's file is on disk"
+        assert all(txn_of(p) in committed(table) for p in leftovers), "of the committed txn"
+        assert raw_count(spark, table) > n + n // parts // 2, "the losing attempt held real rows"
+
+
+@pytest.mark.parametrize("keep_junk", [True, False], ids=["dead-executors", "clean-abort"])
+def test_persistently_failing_task_makes_no_row_visible(spark, table: Path, keep_junk: bool):
+    """The seed's job: the task holding id 9999 keeps failing, the job aborts."""
+    txcommit.enable(spark)
+    spark.range(10_000).write.parquet(str(table))
+    if keep_junk:
+        for k, v in KEEP_JUNK.items():
+            spark.conf.set(k, v)
+
+    @F.udf("long")
+    def oops(i):  # noqa: ANN001, ANN202
+        if i == 9999:
+            time.sleep(2)  # let the other tasks commit first, as in the seed
+            raise RuntimeError("oops!")
+        return i
+
+    with pytest.raises(Exception, match="oops"):
+        spark.range(10_000).repartition(7).select(oops("id").alias("id")).write.mode(
+            "append"
+        ).parquet(str(table))
+
+    assert spark.read.parquet(str(table)).count() == 10_000, "no new row, old rows intact"
+    assert len(committed(table)) == 1
+    aborted = list((table / "_txcommit" / "aborted").glob("*.json"))
+    assert len(aborted) == 1, "the abort is recorded"
+    orphans = [p for p in data_files(table) if txn_of(p) == aborted[0].stem]
+    if keep_junk:
+        assert orphans and raw_count(spark, table) > 10_000, "committed tasks' files are on disk"
+    else:
+        assert not orphans, "abort removed the files of the tasks that had committed"
+
+
+# --- the server JVM killed at named points of the protocol ------------------------------------
+
+VISIBLE_AFTER = {
+    "task.beforeCommit": False,
+    "job.beforeRecord": False,
+    "job.afterRecord": True,
+    "job.duringCleanup": True,
+    "job.beforeSuccess": True,
+}
+
+
+def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  # noqa: ANN001
+    """Runs `write` in a thread and returns once the server JVM is dead.
+
+    After a server dies, pyspark's client retries for up to ~10 minutes; the test does not
+    wait for that: the session is abandoned (closed without another request)."""
+
+    def attempt() -> None:
+        with contextlib.suppress(Exception):
+            write()
+
+    threading.Thread(target=attempt, daemon=True).start()
+    crashing.wait_dead(timeout=180)
+    txcommit.abandon(spark)
+
+
+@pytest.mark.parametrize("point", list(VISIBLE_AFTER))
+def test_server_killed_during_commit_shows_all_or_nothing(
+    point: str, server: ServerProcess, workdir: Path, table: Path
+):
+    base, n = 1000, 6000
+    crashing = ServerProcess(workdir / f"halt-{point}", confs=dict(FAULTS_ALLOWED))
+    for _ in running(crashing):
+        spark = new_session(crashing.url)
+        txcommit.enable(spark)
+        spark.range(base).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(
+            str(table)
+        )
+        spark.conf.set("spark.txcommit.test.haltAt", point)
+        run_until_the_server_dies(
+            crashing,
+            spark,
+            lambda spark=spark: (
+                spark.range(base, base + n, 1, 3)
+                .withColumn("k", F.col("id") % 4)
+                .write.mode("append")
+                .partitionBy("k")
+                .parquet(str(table))
+            ),
+        )
+
+    # Another server reads the table as any reader would after the crash.
+    reader = new_session(server.url)
+    try:
+        expected = base + (n if VISIBLE_AFTER[point] else 0)
+        df = reader.read.parquet(str(table))
+        assert df.count() == expected
+        assert df.distinct().count() == expected
+        halted_txns = {txn_of(p) for p in data_files(table)} - {None}
+        assert len(halted_txns) == 2, "the crashed job's files are on disk either way"
+        assert len(committed(table)) == (2 if VISIBLE_AFTER[point] else 1)
+
+        # The table stays writable: the next job commits, and rolls the crashed one forward.
+        txcommit.enable(reader)
+        reader.range(10).withColumn("k", F.lit(0)).write.mode("append").partitionBy("k").parquet(
+            str(table)
+        )
+        assert reader.read.parquet(str(table)).count() == expected + 10
+    finally:
+        reader.stop()
+
+
+def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
+    server: ServerProcess, workdir: Path, table: Path
+):
+    seed = int(os.environ.get("TXCOMMIT_TEST_SEED", time.time_ns() % 1_000_000))
+    rng = random.Random(seed)
+    rows = 3000
+    acked: list[int] = []
+    attempted: list[int] = []
+    batches = iter(range(1_000_000))
+    for round_ in range(3):
+        crashing = ServerProcess(workdir / f"random-kill-{round_}", confs=dict(FAULTS_ALLOWED))
+        for _ in running(crashing):
+            spark = new_session(crashing.url)
+            txcommit.enable(spark)
+
+            def loop(spark=spark) -> None:  # noqa: ANN001
+                while True:
+                    b = next(batches)
+                    attempted.append(b)
+                    spark.range(rows).withColumn("b", F.lit(b)).withColumn(
+                        "k", F.col("id") % 3
+                    ).write.mode("append").partitionBy("k").parquet(str(table))
+                    acked.append(b)
+
+            threading.Timer(rng.uniform(1.0, 6.0), crashing.kill_jvm).start()
+            run_until_the_server_dies(crashing, spark, loop)
+
+    reader = new_session(server.url)
+    try:
+        df = reader.read.parquet(str(table))
+        counts = {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
+    finally:
+        reader.stop()
+    context = f"seed={seed} attempted={attempted} acked={acked} counts={counts}"
+    assert all(c == rows for c in counts.values()), (
+        "a job is visible whole or not at all: " + context
+    )
+    assert set(acked) <= set(counts), "every acknowledged job is visible: " + context
+    assert set(counts) <= set(attempted), context
+    assert len(set(counts) - set(acked)) <= 3, "at most the in-flight job of each round: " + context
