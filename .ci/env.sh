@@ -5,7 +5,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${TXCOMMIT_CACHE:-$HOME/.cache/txcommit}"
 SBT_VERSION="1.11.7"
 PYTHON="${PYTHON:-python3}"
-SBT_LAUNCHER="$HOME/.m2/repository/org/scala-sbt/sbt-launch/$SBT_VERSION/sbt-launch-$SBT_VERSION.jar"
+M2_REPO="$CACHE/m2"
+SBT_LAUNCHER="$M2_REPO/org/scala-sbt/sbt-launch/$SBT_VERSION/sbt-launch-$SBT_VERSION.jar"
 
 log() { printf '\033[1m[txcommit]\033[0m %s\n' "$*" >&2; }
 die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -13,9 +14,9 @@ die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
 spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'; }
 
 # Runs sbt through the launcher fetched from Maven Central, with Maven Central as its only
-# repository; sbt's boot files and caches stay under $CACHE and ~/.cache/coursier.
+# repository; sbt's boot files and every cache stay under $CACHE.
 sbt() {
-  TXCOMMIT_SPARK_JARS="$(spark_jars)" java -Xmx2g -Xss4m \
+  COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" java -Xmx2g -Xss4m \
     -Dsbt.boot.directory="$CACHE/sbt/boot" \
     -Dsbt.global.base="$CACHE/sbt/global" \
     -Dsbt.ivy.home="$CACHE/sbt/ivy" \
