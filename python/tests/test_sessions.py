@@ -153,3 +153,17 @@ def test_data_written_without_txcommit_stays_readable(spark, table: Path):
     txcommit.enable(spark)
     frame(spark).write.mode("append").parquet(str(table))
     assert spark.read.parquet(str(table)).count() == 2000
+
+
+def test_dynamic_partition_overwrite_still_works_with_txcommit_enabled(spark, table: Path):
+    # Not transactional yet (docs/protocol.md): handed to Spark's protocol, same result as Spark.
+    txcommit.enable(spark)
+    frame(spark).write.partitionBy("k").parquet(str(table))
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    spark.range(10).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
+        str(table)
+    )
+    counts = {
+        r["k"]: r["count"] for r in spark.read.parquet(str(table)).groupBy("k").count().collect()
+    }
+    assert counts == {0: 334, 1: 10, 2: 333}

@@ -71,18 +71,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  # noqa: ANN001
-    from pyspark.sql import functions as F
-
     delay = fail_delay
 
-    @F.udf("long")
-    def oops(i):  # noqa: ANN001, ANN202 - hints would make Spark guess an eval type
+    def oops(i):  # noqa: ANN001, ANN202 - the seed's map: row 9999 sleeps, then fails
         if i == 9999:
             import time as _t
 
             _t.sleep(delay)
             raise RuntimeError("oops!")
         return i
+
+    # Registered on the session, so it works from a pure client and from the full pyspark.
+    from pyspark.sql.types import LongType
+
+    spark.udf.register("txcommit_demo_oops", oops, LongType())
 
     results = []
     for label, protocol, version in SEED_PROTOCOLS:
@@ -99,9 +101,9 @@ def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  
 
         t0 = time.perf_counter()
         try:
-            spark.range(10_000).repartition(7).select(oops("id").alias("id")).write.option(
-                algo, version
-            ).mode("append").parquet(path)
+            spark.range(10_000).repartition(7).selectExpr(
+                "txcommit_demo_oops(id) AS id"
+            ).write.option(algo, version).mode("append").parquet(path)
             raise SystemExit(f"the failing job of {label} did not fail: the demo is broken")
         except Exception as e:  # the job must fail, as in the seed
             if "oops" not in str(e):
@@ -128,7 +130,7 @@ def render(rows: list[Row], n: int) -> str:
     line = "+".join("-" * (w + 2) for w in widths)
 
     def fmt(cells: Sequence[str]) -> str:
-        return "|".join(f" {c:<{w}} " for c, w in zip(cells, widths, strict=True))
+        return "|".join(f" {c:<{w}} " for c, w in zip(cells, widths, strict=True)).rstrip()
 
     return "\n".join([fmt(header), line, *(fmt(b) for b in body)])
 

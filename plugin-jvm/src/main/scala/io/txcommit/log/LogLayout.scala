@@ -9,7 +9,6 @@ import org.apache.hadoop.fs.Path
  *  - `commits/<txn>.json`  the commit record: its existence IS the commit (created exclusively)
  *  - `pending/<txn>.json`  written at job setup: the transaction started (for history, VACUUM)
  *  - `aborted/<txn>.json`  written on abort (history; best effort)
- *  - `tmp/`                staging for records before their exclusive publish
  *
  * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable).
  */
@@ -18,7 +17,6 @@ final case class LogLayout(table: Path) {
   val commitsDir: Path = new Path(logDir, "commits")
   val pendingDir: Path = new Path(logDir, "pending")
   val abortedDir: Path = new Path(logDir, "aborted")
-  val tmpDir: Path = new Path(logDir, "tmp")
   val success: Path = new Path(table, "_SUCCESS")
 
   def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")

@@ -1,5 +1,6 @@
 package org.apache.spark.sql.txcommit
 
+import org.apache.spark.internal.config.ConfigEntry
 import org.apache.spark.sql.internal.SQLConf
 
 import io.txcommit.conf.TxCommitConf
@@ -11,43 +12,36 @@ import io.txcommit.fault.HaltPoint
  * Spark's package because Spark's conf builder is package-private (as Delta Lake does).
  */
 object TxCommitSQLConf {
-  val READ_FILTER = SQLConf.buildConf(TxCommitConf.ReadFilter)
-    .doc("txcommit: hide files of uncommitted transactions and failed attempts from reads.")
-    .version("0.1.0")
-    .booleanConf
-    .createWithDefault(true)
+  private val Since = "0.1.0"
 
-  val IGNORE_CORRUPT_RECORDS = SQLConf.buildConf(TxCommitConf.IgnoreCorruptRecords)
-    .doc("txcommit: when a commit record is corrupt, hide its transaction's files and warn " +
-      "instead of failing the read.")
-    .version("0.1.0")
-    .booleanConf
-    .createWithDefault(false)
+  private def flag(key: String, doc: String, default: Boolean): ConfigEntry[Boolean] =
+    SQLConf.buildConf(key).doc(s"txcommit: $doc").version(Since).booleanConf.createWithDefault(default)
 
-  val CLEANUP_ATTEMPTS = SQLConf.buildConf(TxCommitConf.CleanupAttempts)
-    .doc("txcommit: after a commit, delete files of the transaction's failed task attempts.")
-    .version("0.1.0")
-    .booleanConf
-    .createWithDefault(true)
+  val READ_FILTER: ConfigEntry[Boolean] = flag(TxCommitConf.ReadFilter,
+    "hide files of uncommitted transactions and failed attempts from reads.", default = true)
 
-  val HALT_AT = SQLConf.buildConf(TxCommitConf.HaltAt)
+  val IGNORE_CORRUPT_RECORDS: ConfigEntry[Boolean] = flag(TxCommitConf.IgnoreCorruptRecords,
+    "when a commit record is corrupt, hide its transaction's files and warn instead of failing " +
+      "the read.", default = false)
+
+  val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
+    "after a commit, delete files of the transaction's failed task attempts.", default = true)
+
+  val KEEP_ABORTED_FILES: ConfigEntry[Boolean] = flag(TxCommitConf.KeepAbortedFiles,
+    "(tests only) leave the files of aborted task attempts in place, as a dead executor would.",
+    default = false)
+
+  val HALT_AT: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.HaltAt)
     .doc("txcommit (tests only): halt the JVM at this named point of the protocol. Ignored " +
       s"unless the server started with ${TxCommitConf.AllowFaultInjection}=true.")
-    .version("0.1.0")
+    .version(Since)
     .stringConf
     .checkValues(HaltPoint.all.map(_.name).toSet + "")
     .createWithDefault("")
 
-  val KEEP_ABORTED_FILES = SQLConf.buildConf(TxCommitConf.KeepAbortedFiles)
-    .doc("txcommit (tests only): leave the files of aborted task attempts in place, as an " +
-      "executor that died would.")
-    .version("0.1.0")
-    .booleanConf
-    .createWithDefault(false)
-
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
-    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, CLEANUP_ATTEMPTS, HALT_AT, KEEP_ABORTED_FILES)
+    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT)
     ()
   }
 }
