@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 import txcommit
 
-from layout import committed, data_files
+from layout import committed
 
 
 def committed_table(spark, table: Path, rows: int = 500) -> str:  # noqa: ANN001
@@ -68,10 +68,4 @@ def test_record_naming_a_file_outside_the_table_is_refused(spark, table: Path, w
 def test_nonsense_conf_values_are_refused_when_set(spark, key: str, value: str):
     with pytest.raises(Exception) as err:
         spark.conf.set(key, value)
-    assert key in str(err.value) or value in str(err.value)
-
-
-def test_a_failed_write_never_leaves_files_named_outside_its_table(spark, table: Path):
-    committed_table(spark, table)
-    for p in data_files(table):
-        assert table in p.parents
+    assert key in str(err.value) and value in str(err.value), "the error names key and value"

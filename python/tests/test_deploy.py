@@ -41,6 +41,10 @@ def test_spark_defaults_makes_txcommit_the_default_for_every_session(workdir: Pa
         sessions[0].conf.set("spark.txcommit.test.haltAt", "job.beforeRecord")
         sessions[0].range(5).write.mode("append").parquet(str(workdir / "defaults" / "s0"))
         assert sessions[0].read.parquet(str(workdir / "defaults" / "s0")).count() == 105
+        # A session can still opt out of the server default.
+        txcommit.disable(sessions[1])
+        sessions[1].range(5).write.parquet(str(workdir / "defaults" / "opted-out"))
+        assert all(txn_of(p) is None for p in data_files(workdir / "defaults" / "opted-out"))
         for s in sessions:
             s.stop()
     for i in range(2):
