@@ -4,6 +4,7 @@ import scala.util.control.NonFatal
 
 import org.apache.hadoop.fs.Path
 
+import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{AddedFile, RecordCodec}
 
@@ -25,7 +26,8 @@ object AbortTransaction extends CommitStage[Seq[AddedFile], Int]("abort") {
       catch { case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: abort marker not written: ${e.getMessage}") }
       if (TxCommitConf.bool(ctx.conf, TxCommitConf.KeepAbortedFiles, default = false)) 0
       else taskFiles.count(f =>
-        try ctx.store.delete(new Path(ctx.table, f.path)) catch { case NonFatal(_) => false })
+        Paths.unsafeRelativePath(f.path).isEmpty &&
+          (try ctx.store.delete(new Path(ctx.table, f.path)) catch { case NonFatal(_) => false }))
     }
   }
 }

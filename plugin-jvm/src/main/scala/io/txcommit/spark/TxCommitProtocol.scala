@@ -159,8 +159,15 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   override def abortJob(jobContext: JobContext): Unit = fallback match {
     case Some(f) => f.abortJob(jobContext)
     case None =>
-      val files = committedByTasks.synchronized(committedByTasks.toList)
-      AbortTransaction.run(context(jobContext), files, new StageTimings)
+      // If the job failed because its store is unusable, there is nothing to abort; never let
+      // abort's own error hide the one that failed the job.
+      scala.util.Try(context(jobContext)) match {
+        case scala.util.Success(ctx) =>
+          val files = committedByTasks.synchronized(committedByTasks.toList)
+          AbortTransaction.run(ctx, files, new StageTimings)
+        case scala.util.Failure(e) =>
+          logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
+      }
   }
 
   /** Spark's unique task attempt id when running in a task, else the Hadoop attempt number. */
