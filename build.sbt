@@ -1,5 +1,7 @@
-// txcommit build: one JVM module today (plugin-jvm); store adapters with heavy SDKs get their
-// own modules later, with the SDK and Hadoop `provided`.
+// txcommit build: the core plugin (plugin-jvm: protocol, read filter, local and HDFS adapters)
+// and one module per store adapter with a heavy SDK (adapters/<store>/jvm), compiled against
+// the SDK and Hadoop without packaging them, like Delta's storage-s3-dynamodb: the core jar
+// stays small and a server puts the SDK on its classpath only if it uses that store.
 //
 // Spark 4.3.0 is compiled against the jars of the pyspark 4.3.0 wheel rather than Maven
 // artifacts: they are exactly the runtime the Connect server runs (Spark 4.3.0, Scala 2.13.18,
@@ -26,22 +28,58 @@ lazy val sparkJars: Seq[File] = {
   jars
 }
 
+/** Hadoop S3A and the AWS SDK it was built with, fetched by `txcommit jars --store s3`. */
+lazy val s3Jars: Seq[File] = {
+  val dir = sys.env.get("TXCOMMIT_S3_JARS").map(file)
+    .getOrElse(file(sys.props("user.home")) / ".cache" / "txcommit" / "jars")
+  val jars = Option(dir.listFiles()).toSeq.flatten.filter(_.getName.endsWith(".jar"))
+  if (!jars.exists(_.getName.startsWith("hadoop-aws-")))
+    sys.error(s"txcommit: no hadoop-aws jar in $dir. Run `bash .ci/setup` (it runs `txcommit jars " +
+      "--store s3`), or set TXCOMMIT_S3_JARS to a directory holding hadoop-aws and its AWS SDK bundle.")
+  jars
+}
+
+/** Packages adapters/<name>/adapter.json as the resource the registry and Python both read. */
+def declarations(names: String*) = Def.task {
+  val base = (ThisBuild / baseDirectory).value / "adapters"
+  val out = (Compile / resourceManaged).value / "txcommit" / "adapters"
+  names.map { n =>
+    val target = out / n / "adapter.json"
+    IO.copyFile(base / n / "adapter.json", target)
+    target
+  }
+}
+
+lazy val testSettings = Seq(
+  libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+  Test / fork := true,
+  Test / javaOptions ++= Seq("-Xmx1g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"),
+  Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"))
+
 lazy val pluginJvm = (project in file("plugin-jvm"))
   .settings(
     name := "txcommit-plugin",
     Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),
-    libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+    testSettings,
+    Compile / resourceGenerators += declarations("local", "hdfs").taskValue,
     Compile / resourceGenerators += Def.task {
       val out = (Compile / resourceManaged).value / "io" / "txcommit" / "version.properties"
       IO.write(out, s"version=${version.value}\n")
       Seq(out)
     }.taskValue,
-    Test / fork := true,
-    Test / javaOptions ++= Seq("-Xmx1g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"),
-    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     Compile / packageBin / artifactPath := target.value / "txcommit-plugin.jar"
   )
 
+lazy val adapterS3 = (project in file("adapters/s3/jvm"))
+  .dependsOn(pluginJvm % "compile->compile;test->test")
+  .settings(
+    name := "txcommit-s3",
+    Compile / unmanagedJars ++= (sparkJars ++ s3Jars).map(Attributed.blank),
+    testSettings,
+    Compile / resourceGenerators += declarations("s3", "s3-multipart").taskValue,
+    Compile / packageBin / artifactPath := target.value / "txcommit-s3.jar"
+  )
+
 lazy val root = (project in file("."))
-  .aggregate(pluginJvm)
+  .aggregate(pluginJvm, adapterS3)
   .settings(publish / skip := true)

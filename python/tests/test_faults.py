@@ -1,7 +1,9 @@
 """The protocol under injected faults, end to end: real Connect servers, real JVM deaths.
 
 Each test asserts what a reader relies on: every row of a committed job exactly once, not a
-single row of a job that did not commit, and the previous rows intact.
+single row of a job that did not commit, and the previous rows intact. Every test runs on each
+store: the local file system, and S3 (moto over HTTP, reached by Hadoop's S3A) with the
+`s3` (conditional put) and `s3-multipart` adapters.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from pyspark.sql import functions as F
 
 import txcommit
 
-from conftest import FAULTS_ALLOWED, new_session
-from layout import committed, committed_paths, data_files, txn_of
+from conftest import new_session, server_with_s3
 from servers import ServerProcess, running
+from tables import TableRef, txn_of
 
 KEEP_JUNK = {
     # Leave the files of failed attempts on disk, as a dead executor would, so that the
@@ -30,10 +32,10 @@ KEEP_JUNK = {
 }
 
 
-def raw_count(spark, path: Path) -> int:  # noqa: ANN001
+def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
     spark.conf.set("spark.txcommit.read.filter", "false")
     try:
-        return spark.read.parquet(str(path)).count()
+        return spark.read.parquet(table.url).count()
     finally:
         spark.conf.set("spark.txcommit.read.filter", "true")
 
@@ -54,10 +56,11 @@ def fail_first_attempt_at(*ids: int):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("where", ["first-row", "last-row"])
-def test_task_retried_after_failure_leaves_each_row_once(spark, table: Path, where: str):
+def test_task_retried_after_failure_leaves_each_row_once(spark, any_table: TableRef, where: str):
     """A task fails once and succeeds on retry; with `last-row` the failed attempt wrote (and
     left behind) almost its whole output: two attempts of one task both wrote the data."""
-    txcommit.enable(spark)
+    table = any_table
+    table.prepare(spark)
     for k, v in KEEP_JUNK.items():
         spark.conf.set(k, v)
     n, parts = 8000, 4
@@ -66,25 +69,29 @@ def test_task_retried_after_failure_leaves_each_row_once(spark, table: Path, whe
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
     fail_at = n // parts if where == "first-row" else 2 * n // parts - 1
     df = spark.range(0, n, 1, parts).select(fail_first_attempt_at(fail_at)("id").alias("id"))
-    df.write.parquet(str(table))
+    df.write.parquet(table.url)
 
-    got = spark.read.parquet(str(table))
+    got = spark.read.parquet(table.url)
     assert got.count() == n
     assert got.distinct().count() == n
-    leftovers = [
-        p for p in data_files(table) if str(p.relative_to(table)) not in committed_paths(table)
-    ]
-    if where == "last-row":
+    leftovers = [k for k in table.data_files() if k not in table.committed_paths()]
+    if table.store == "s3-multipart":
+        # The failed attempt's upload was never completed: nothing of it is in the bucket.
+        assert not leftovers and not table.open_uploads(), "aborted uploads leave nothing"
+    elif where == "last-row":
         assert leftovers, "the failed attempt's file is on disk"
-        assert all(txn_of(p) in committed(table) for p in leftovers), "of the committed txn"
+        assert all(txn_of(k) in table.committed() for k in leftovers), "of the committed txn"
         assert raw_count(spark, table) > n + n // parts // 2, "the losing attempt held real rows"
 
 
 @pytest.mark.parametrize("keep_junk", [True, False], ids=["dead-executors", "clean-abort"])
-def test_persistently_failing_task_makes_no_row_visible(spark, table: Path, keep_junk: bool):
+def test_persistently_failing_task_makes_no_row_visible(
+    spark, any_table: TableRef, keep_junk: bool
+):
     """The seed's job: the task holding id 9999 keeps failing, the job aborts."""
-    txcommit.enable(spark)
-    spark.range(10_000).write.parquet(str(table))
+    table = any_table
+    table.prepare(spark)
+    spark.range(10_000).write.parquet(table.url)
     if keep_junk:
         for k, v in KEEP_JUNK.items():
             spark.conf.set(k, v)
@@ -99,14 +106,20 @@ def test_persistently_failing_task_makes_no_row_visible(spark, table: Path, keep
     with pytest.raises(Exception, match="oops"):
         spark.range(10_000).repartition(7).select(oops("id").alias("id")).write.mode(
             "append"
-        ).parquet(str(table))
+        ).parquet(table.url)
 
-    assert spark.read.parquet(str(table)).count() == 10_000, "no new row, old rows intact"
-    assert len(committed(table)) == 1
-    aborted = list((table / "_txcommit" / "aborted").glob("*.json"))
+    assert spark.read.parquet(table.url).count() == 10_000, "no new row, old rows intact"
+    assert len(table.committed()) == 1
+    aborted = table.aborted()
     assert len(aborted) == 1, "the abort is recorded"
-    orphans = [p for p in data_files(table) if txn_of(p) == aborted[0].stem]
-    if keep_junk:
+    orphans = [k for k in table.data_files() if txn_of(k) in aborted]
+    if table.store == "s3-multipart":
+        # Uploads are completed only at job commit: an aborted job never had data in the
+        # bucket. A clean abort aborts its uploads (of committed and failed tasks alike);
+        # uploads left by dead executors stay open for VACUUM, and still show no data.
+        assert not orphans, "no object of the aborted job in a raw listing"
+        assert bool(table.open_uploads()) == keep_junk
+    elif keep_junk:
         assert orphans and raw_count(spark, table) > 10_000, "committed tasks' files are on disk"
     else:
         assert not orphans, "abort removed the files of the tasks that had committed"
@@ -116,6 +129,7 @@ def test_persistently_failing_task_makes_no_row_visible(spark, table: Path, keep
 
 VISIBLE_AFTER = {
     "task.beforeCommit": False,
+    "job.duringPublishData": False,
     "job.beforeRecord": False,
     "job.afterRecord": True,
     "job.duringCleanup": True,
@@ -140,16 +154,15 @@ def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  #
 
 @pytest.mark.parametrize("point", list(VISIBLE_AFTER))
 def test_server_killed_during_commit_shows_all_or_nothing(
-    point: str, server: ServerProcess, workdir: Path, table: Path
-):
+    point: str, server: ServerProcess, workdir: Path, any_table: TableRef, local_s3
+):  # noqa: ANN001
+    table = any_table
     base, n = 1000, 6000
-    crashing = ServerProcess(workdir / f"halt-{point}", confs=dict(FAULTS_ALLOWED))
+    crashing = server_with_s3(workdir / f"halt-{point}-{table.store}", local_s3)
     for _ in running(crashing):
         spark = new_session(crashing.url)
-        txcommit.enable(spark)
-        spark.range(base).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(
-            str(table)
-        )
+        table.prepare(spark)
+        spark.range(base).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(table.url)
         spark.conf.set("spark.txcommit.test.haltAt", point)
         run_until_the_server_dies(
             crashing,
@@ -159,7 +172,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
                 .withColumn("k", F.col("id") % 4)
                 .write.mode("append")
                 .partitionBy("k")
-                .parquet(str(table))
+                .parquet(table.url)
             ),
         )
 
@@ -167,26 +180,35 @@ def test_server_killed_during_commit_shows_all_or_nothing(
     reader = new_session(server.url)
     try:
         expected = base + (n if VISIBLE_AFTER[point] else 0)
-        df = reader.read.parquet(str(table))
+        df = reader.read.parquet(table.url)
         assert df.count() == expected
         assert df.distinct().count() == expected
-        halted_txns = {txn_of(p) for p in data_files(table)} - {None}
-        assert len(halted_txns) == 2, "the crashed job's files are on disk either way"
-        assert len(committed(table)) == (2 if VISIBLE_AFTER[point] else 1)
+        halted_txns = {txn_of(k) for k in table.data_files()} - {None}
+        if table.store == "s3-multipart" and point == "task.beforeCommit":
+            # The uploads were never completed: the crashed job has no object in the bucket.
+            assert len(halted_txns) == 1, "in-flight data never shows in a raw listing"
+            assert table.open_uploads(), "the dead job's uploads are pending (VACUUM's work)"
+        elif table.store == "s3-multipart" and point == "job.duringPublishData":
+            # Half the uploads completed (files in the bucket, no record), half still open.
+            assert len(halted_txns) == 2 and table.open_uploads()
+        else:
+            assert len(halted_txns) == 2, "the crashed job's files are in the store either way"
+        assert len(table.committed()) == (2 if VISIBLE_AFTER[point] else 1)
 
         # The table stays writable: the next job commits, and rolls the crashed one forward.
-        txcommit.enable(reader)
+        table.prepare(reader)
         reader.range(10).withColumn("k", F.lit(0)).write.mode("append").partitionBy("k").parquet(
-            str(table)
+            table.url
         )
-        assert reader.read.parquet(str(table)).count() == expected + 10
+        assert reader.read.parquet(table.url).count() == expected + 10
     finally:
         reader.stop()
 
 
 def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
-    server: ServerProcess, workdir: Path, table: Path
-):
+    server: ServerProcess, workdir: Path, any_table: TableRef, local_s3
+):  # noqa: ANN001
+    table = any_table
     seed = int(os.environ.get("TXCOMMIT_TEST_SEED", time.time_ns() % 1_000_000))
     rng = random.Random(seed)
     rows = 3000
@@ -194,26 +216,36 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     attempted: list[int] = []
     batches = iter(range(1_000_000))
     for round_ in range(3):
-        crashing = ServerProcess(workdir / f"random-kill-{round_}", confs=dict(FAULTS_ALLOWED))
+        crashing = server_with_s3(workdir / f"random-kill-{round_}-{table.store}", local_s3)
         for _ in running(crashing):
             spark = new_session(crashing.url)
-            txcommit.enable(spark)
+            table.prepare(spark)
 
-            def loop(spark=spark) -> None:  # noqa: ANN001
+            first_ack = threading.Event()
+
+            def loop(spark=spark, first_ack=first_ack) -> None:  # noqa: ANN001
                 while True:
                     b = next(batches)
                     attempted.append(b)
                     spark.range(rows).withColumn("b", F.lit(b)).withColumn(
                         "k", F.col("id") % 3
-                    ).write.mode("append").partitionBy("k").parquet(str(table))
+                    ).write.mode("append").partitionBy("k").parquet(table.url)
                     acked.append(b)
+                    first_ack.set()
 
-            threading.Timer(rng.uniform(1.0, 6.0), crashing.kill_jvm).start()
+            def kill_later(crashing=crashing, first_ack=first_ack) -> None:  # noqa: ANN001
+                # Kill at a random moment of the loop, once it is warm (the first job of a
+                # fresh server also pays for class loading and, on S3, the bucket probe).
+                first_ack.wait(timeout=120)
+                time.sleep(rng.uniform(0.5, 5.0))
+                crashing.kill_jvm()
+
+            threading.Thread(target=kill_later, daemon=True).start()
             run_until_the_server_dies(crashing, spark, loop)
 
     reader = new_session(server.url)
     try:
-        df = reader.read.parquet(str(table))
+        df = reader.read.parquet(table.url)
         counts = {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
     finally:
         reader.stop()

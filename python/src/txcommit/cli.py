@@ -2,7 +2,10 @@
 
     txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
                     [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
-                    [--timeout 120] [--no-plugin] [--dry-run]
+                    [--timeout 120] [--store local|s3|s3-multipart] [--no-local-s3]
+                    [--no-plugin] [--dry-run]
+    txcommit jars --store s3
+    txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
     txcommit version
     txcommit demo [ARGS ...]
 
@@ -27,6 +30,7 @@ from txcommit.errors import TxCommitError
 from txcommit.server import (
     DEFAULT_PORT,
     PLUGIN_JAR_NAME,
+    STORES,
     RunningServer,
     ServerConfig,
     build_command,
@@ -39,6 +43,7 @@ from txcommit.server import (
 # argument after the subcommand name is passed through untouched.
 PASSTHROUGH: dict[str, tuple[str, str]] = {
     "demo": ("txcommit.demo", "run an end-to-end demo (arguments go to txcommit.demo)"),
+    "local-s3": ("txcommit.local_s3", "run a local S3 endpoint (moto) that counts requests"),
 }
 
 
@@ -71,6 +76,15 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_server_parser(sub)
     version = sub.add_parser("version", help="print txcommit, pyspark and plugin jar versions")
     version.set_defaults(handler=_cmd_version)
+    jars = sub.add_parser(
+        "jars",
+        help="fetch the jars a store adapter needs on the server (cached under ~/.cache)",
+        description="Download (once) the third-party jars a store adapter needs on the server "
+        "and print their paths, one per line: put them on every Spark JVM's classpath "
+        "(spark.driver.extraClassPath / spark.executor.extraClassPath).",
+    )
+    jars.add_argument("--store", choices=STORES, required=True)
+    jars.set_defaults(handler=_cmd_jars)
     for name, (_, help_text) in PASSTHROUGH.items():
         # Listed for --help only; main() dispatches these before argparse runs.
         sub.add_parser(name, help=help_text, add_help=False)
@@ -109,6 +123,19 @@ def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="JARS",
         help="extra jars (comma-separated, repeatable), added after the plugin jar",
     )
+    p.add_argument(
+        "--store",
+        choices=STORES,
+        default="local",
+        help="store adapter to set up: s3 (conditional put) or s3-multipart add Hadoop's S3A "
+        "connector (fetched once into ~/.cache/txcommit/jars) and, unless --no-local-s3, a "
+        "local S3 endpoint (moto) with bucket 'txcommit' (default: local)",
+    )
+    p.add_argument(
+        "--no-local-s3",
+        action="store_true",
+        help="with --store s3*: reach a real bucket with your fs.s3a.* confs instead",
+    )
     p.add_argument("--spark-conf-dir", help="directory with spark-defaults.conf to merge with")
     p.add_argument("--log-file", help="server log (default: a new file in the temp directory)")
     p.add_argument(
@@ -146,6 +173,8 @@ def _server_config(ns: argparse.Namespace) -> ServerConfig:
         log_file=ns.log_file,
         plugin=not ns.no_plugin,
         startup_timeout=ns.timeout,
+        store=ns.store,
+        local_s3=not ns.no_local_s3,
         # If this command is killed outright, take the server down with it.
         die_with_parent=True,
     )
@@ -172,6 +201,12 @@ def _run_server(config: ServerConfig) -> int:
     server: RunningServer | None = None
     try:
         server = start(config)  # stops the half-started server itself if interrupted
+        if server.local_s3 is not None:
+            print(
+                f"txcommit: local S3 (moto) at {server.local_s3.endpoint}, bucket "
+                f"s3a://{config.local_s3_bucket}/ (any credentials)",
+                flush=True,
+            )
         print(
             f"txcommit: Spark Connect server ready at {server.url} (log: {server.log_path})",
             flush=True,
@@ -209,6 +244,14 @@ def _cmd_version(ns: argparse.Namespace) -> int:
         print(f"plugin jar: {find_plugin_jar()}")
     except TxCommitError:
         print(f"plugin jar: not built ({PLUGIN_JAR_NAME}; run `bash .ci/setup` in a checkout)")
+    return 0
+
+
+def _cmd_jars(ns: argparse.Namespace) -> int:
+    from txcommit.jars import jars_for
+
+    for path in jars_for(ns.store):
+        print(path)
     return 0
 
 

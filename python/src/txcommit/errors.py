@@ -24,3 +24,38 @@ class TxCommitNotInstalledError(TxCommitError):
 
 class ServerStartError(TxCommitError):
     """A Spark Connect server could not be found, built a command line for, or started."""
+
+
+class StoreError(TxCommitError):
+    """A store operation failed. ``url`` is the key's location, never with credentials."""
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class AlreadyExistsError(StoreError):
+    """An exclusive create found its target existing; the target was not overwritten.
+
+    The Python twin of the JVM's ``CommitConflictException``: for a commit record it means
+    another writer published that transaction's record first.
+    """
+
+
+class UnsupportedStoreError(TxCommitError):
+    """No adapter can serve a store, or an adapter declaration is unusable."""
+
+
+class UnknownAdapterError(UnsupportedStoreError):
+    """An unknown URI scheme or adapter name, or an adapter picked for a scheme it does not
+    serve. The message lists the known adapters with their primitives."""
+
+
+class InvalidDeclarationError(UnsupportedStoreError):
+    """An ``adapter.json`` that is not a valid adapter declaration; the message names the
+    file and the bad key or value."""
+
+
+class CorruptCommitRecordError(TxCommitError):
+    """A commit record that cannot be trusted: truncated, not JSON, wrong shape or unsafe.
+    The message names the record file."""

@@ -21,19 +21,26 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
+
+if TYPE_CHECKING:
+    from txcommit.local_s3 import LocalS3
 
 # Fixed names shared with the JVM plugin (plugin-jvm/).
 PLUGIN_CLASS = "io.txcommit.spark.TxCommitPlugin"
 EXTENSIONS_CLASS = "io.txcommit.spark.TxCommitExtensions"
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
+S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
+STORES = ("local", "s3", "s3-multipart")
+LOCAL_S3_BUCKET = "txcommit"
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SERVER_APP_NAME = "txcommit Connect server"
@@ -54,6 +61,11 @@ class ServerConfig:
     ``spark_conf_dir`` (else ``$SPARK_CONF_DIR``) holds the ``spark-defaults.conf`` to merge
     with. ``plugin=False`` runs a plain Connect server without txcommit (for debugging).
     ``die_with_parent`` (Linux) makes the server get SIGTERM when the starting thread dies.
+    ``store`` adds a store adapter: ``s3`` (conditional put) or ``s3-multipart`` put Hadoop's
+    S3A connector on the classpath and make that adapter the default for s3a:// and s3://;
+    with ``local_s3`` (the default for them) a moto S3 endpoint is started on loopback for
+    the server's lifetime, with bucket ``local_s3_bucket``; without it, pass the usual
+    ``spark.hadoop.fs.s3a.*`` confs (or spark-defaults.conf) to reach a real bucket.
     """
 
     port: int = DEFAULT_PORT
@@ -66,6 +78,9 @@ class ServerConfig:
     plugin: bool = True
     startup_timeout: float = 120.0
     die_with_parent: bool = False
+    store: str = "local"
+    local_s3: bool = True
+    local_s3_bucket: str = LOCAL_S3_BUCKET
 
 
 # ---------------------------------------------------------------------------- locating
@@ -106,6 +121,52 @@ def find_plugin_jar() -> Path:
         f"txcommit checkout with `bash .ci/setup` (it copies the jar to "
         f"python/src/txcommit/_jars/{PLUGIN_JAR_NAME}), or set {PLUGIN_JAR_ENV} to a built jar."
     )
+
+
+def find_adapter_jar(name: str) -> Path:
+    """A store adapter's jar bundled in the package (built by `bash .ci/setup`)."""
+    bundled = resources.files("txcommit") / "_jars" / name
+    if bundled.is_file():
+        return Path(str(bundled)).resolve()
+    raise ServerStartError(
+        f"The store adapter jar {name} is not built: {bundled} does not exist. Build it from a "
+        "txcommit checkout with `bash .ci/setup`."
+    )
+
+
+def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str, str]]:
+    """(jars for --jars, jars for the driver and executor classpath, confs) of the store.
+
+    The adapter jar joins the plugin jar in Spark's application class loader; Hadoop's S3A
+    connector and its 690 MB AWS SDK go on the JVMs' own classpath (extraClassPath), so
+    executors read them from local disk instead of downloading them from the driver.
+    """
+    if config.store not in STORES:
+        raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
+    if config.store == "local":
+        return [], [], {}
+    from txcommit.jars import jars_for
+
+    classpath = [str(p) for p in jars_for(config.store)]
+    confs = {
+        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "spark.hadoop.fs.s3a.committer.magic.enabled": "true",
+        "spark.txcommit.adapter.s3a": config.store,
+        "spark.txcommit.adapter.s3": config.store,
+    }
+    return [str(find_adapter_jar(S3_ADAPTER_JAR_NAME))], classpath, confs
+
+
+def with_store(config: ServerConfig, defaults: Mapping[str, str]) -> ServerConfig:
+    """``config`` with its store's jars, classpath and confs folded in (user confs win)."""
+    jars, classpath, confs = store_settings(config)
+    if not (jars or classpath or confs):
+        return config
+    merged = {**confs, **config.confs}
+    for key in ("spark.driver.extraClassPath", "spark.executor.extraClassPath"):
+        existing = config.confs.get(key) or defaults.get(key)
+        merged[key] = ":".join([*classpath, *([existing] if existing else [])])
+    return replace(config, jars=[*jars, *config.jars], confs=merged)
 
 
 def spark_conf_dir(config: ServerConfig, pyspark_home: Path) -> Path:
@@ -196,6 +257,7 @@ def build_command(
     if config.plugin and plugin_jar is None:
         plugin_jar = find_plugin_jar()
     defaults = read_spark_defaults(spark_conf_dir(config, home))
+    config = with_store(config, defaults)
     cmd = [
         str(home / "bin" / "spark-submit"),
         "--class",
@@ -287,11 +349,20 @@ def _tail(path: Path, lines: int = 40) -> str:
 class RunningServer:
     """A Spark Connect server child process (leader of its own process group)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], host: str, port: int, log_path: Path):
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        host: str,
+        port: int,
+        log_path: Path,
+        local_s3: LocalS3 | None = None,
+    ):
         self.process = process
         self.host = host
         self.port = port
         self.log_path = log_path
+        #: The loopback S3 endpoint started for this server (``--store s3``), if any.
+        self.local_s3 = local_s3
 
     @property
     def url(self) -> str:
@@ -342,6 +413,8 @@ class RunningServer:
                 self.process.wait()
         # Python workers the JVM started share the group; do not leave them behind.
         self._signal_group(signal.SIGKILL)
+        if self.local_s3 is not None:
+            self.local_s3.stop()
         return self.process.returncode
 
     def kill(self) -> int:
@@ -367,6 +440,19 @@ class RunningServer:
     def __repr__(self) -> str:
         state = "running" if self.alive() else f"exited {self.process.returncode}"
         return f"RunningServer(url={self.url!r}, pid={self.pid}, {state}, log={self.log_path})"
+
+
+def start_local_s3(bucket: str) -> tuple[LocalS3, dict[str, str]]:
+    """Start a moto S3 endpoint on loopback with ``bucket``; return it and the S3A confs."""
+    try:
+        from txcommit.local_s3 import LocalS3, s3a_confs
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ServerStartError(
+            "a local S3 endpoint needs moto: pip install 'txcommit[server,s3-local]'"
+        ) from e
+    s3 = LocalS3().start()
+    s3.create_bucket(bucket)
+    return s3, s3a_confs(s3.endpoint)
 
 
 def _default_log_path(port: int) -> Path:
@@ -399,7 +485,16 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    cmd = build_command(config, home)
+    local_s3 = None
+    if config.store != "local" and config.local_s3:
+        local_s3, s3_confs = start_local_s3(config.local_s3_bucket)
+        config = replace(config, confs={**s3_confs, **config.confs})
+    try:
+        cmd = build_command(config, home)
+    except BaseException:
+        if local_s3 is not None:
+            local_s3.stop()
+        raise
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise ServerStartError("Java 17 or newer is needed: put `java` on PATH or set JAVA_HOME.")
     if port_accepts(config.host, config.port):
@@ -421,7 +516,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
             start_new_session=True,
             preexec_fn=_parent_death_signal() if config.die_with_parent else None,
         )
-    server = RunningServer(process, config.host, config.port, log_path)
+    server = RunningServer(process, config.host, config.port, log_path, local_s3)
     try:
         server.wait_ready(config.startup_timeout)
     except BaseException:  # including Ctrl-C: never leave a half-started JVM behind

@@ -7,7 +7,7 @@ import org.apache.hadoop.fs.Path
 
 import io.txcommit.commit.TxnContext
 import io.txcommit.log.{AddedFile, CommitRecord, LogLayout, RecordCodec, TxnId}
-import io.txcommit.store.Stores
+import io.txcommit.store.Adapters
 
 /** A table directory on the local file system, and helpers to lay out a log in it. */
 final class TempTable {
@@ -15,7 +15,7 @@ final class TempTable {
   val table: Path = new Path(dir.toUri.toString.stripSuffix("/"))
   val conf = new Configuration()
   val layout: LogLayout = LogLayout(table)
-  val store = Stores.forPath(table, conf)
+  val store = Adapters.open(table, conf)
 
   def touch(rel: String, bytes: Int = 3): Path = {
     val f = dir.resolve(rel)

@@ -2,19 +2,20 @@ package io.txcommit.commit
 
 import scala.util.control.NonFatal
 
-import org.apache.hadoop.fs.Path
 
 import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{AddedFile, RecordCodec}
+import io.txcommit.log.RecordCodec
+import io.txcommit.store.StagedFile
 
 /**
- * Job abort: if no commit record exists, records the abort and deletes the files of the task
- * attempts that had committed (best effort: readers hide them whatever happens here). If a
- * record exists the transaction is committed and abort must not remove a single file.
+ * Job abort: if no commit record exists, records the abort and discards the data of the task
+ * attempts that had committed, and on staging stores every upload of the transaction (best
+ * effort: readers hide them whatever happens here). If a record exists the transaction is
+ * committed and abort must not remove a single file.
  */
-object AbortTransaction extends CommitStage[Seq[AddedFile], Int]("abort") {
-  override protected def execute(ctx: TxnContext, taskFiles: Seq[AddedFile]): Int = {
+object AbortTransaction extends CommitStage[Seq[StagedFile], Int]("abort") {
+  override protected def execute(ctx: TxnContext, taskFiles: Seq[StagedFile]): Int = {
     if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn))) {
       log.warn(s"txcommit: ${ctx.describe}: abort requested, but the transaction is committed; " +
         "nothing is removed")
@@ -25,9 +26,16 @@ object AbortTransaction extends CommitStage[Seq[AddedFile], Int]("abort") {
         "abortedAt" -> System.currentTimeMillis(), "state" -> "aborted"))
       catch { case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: abort marker not written: ${e.getMessage}") }
       if (TxCommitConf.bool(ctx.conf, TxCommitConf.KeepAbortedFiles, default = false)) 0
-      else taskFiles.count(f =>
-        Paths.unsafeRelativePath(f.path).isEmpty &&
-          (try ctx.store.delete(new Path(ctx.table, f.path)) catch { case NonFatal(_) => false }))
+      else {
+        val safe = taskFiles.filter(f => Paths.unsafeRelativePath(f.path).isEmpty)
+        try ctx.store.discardData(ctx.table, safe) + ctx.store.cleanupStaging(ctx.table, ctx.txn, Set.empty)
+        catch {
+          case NonFatal(e) =>
+            log.warn(s"txcommit: ${ctx.describe}: could not discard all aborted data (readers " +
+              s"hide it; VACUUM removes it): ${e.getMessage}")
+            0
+        }
+      }
     }
   }
 }

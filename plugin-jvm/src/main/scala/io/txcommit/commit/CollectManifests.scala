@@ -3,14 +3,14 @@ package io.txcommit.commit
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 
 import io.txcommit.{Paths, UnsupportedWriteException}
-import io.txcommit.log.AddedFile
+import io.txcommit.store.StagedFile
 
 /**
  * Job commit, stage 1: gathers the files of the committed task attempts (one per partition,
  * chosen by Spark's output commit coordinator) and checks every path is a safe relative path.
  */
-object CollectManifests extends CommitStage[Seq[TaskCommitMessage], Seq[AddedFile]]("collect-manifests") {
-  override protected def execute(ctx: TxnContext, in: Seq[TaskCommitMessage]): Seq[AddedFile] = {
+object CollectManifests extends CommitStage[Seq[TaskCommitMessage], Seq[StagedFile]]("collect-manifests") {
+  override protected def execute(ctx: TxnContext, in: Seq[TaskCommitMessage]): Seq[StagedFile] = {
     val files = in.flatMap(_.obj match {
       case m: TaskManifest => m.files
       case other => throw new IllegalStateException(

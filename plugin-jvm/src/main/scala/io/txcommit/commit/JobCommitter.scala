@@ -8,7 +8,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.Version
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.CommitRecord
+import io.txcommit.log.{AddedFile, CommitRecord}
 
 /**
  * Job commit: collect, publish the record (the commit point), then the derived work. Once the
@@ -20,7 +20,9 @@ object JobCommitter {
 
   def commit(ctx: TxnContext, messages: Seq[TaskCommitMessage]): CommitRecord = {
     val timings = new StageTimings
-    val added = CollectManifests.run(ctx, messages, timings)
+    val staged = CollectManifests.run(ctx, messages, timings)
+    PublishData.run(ctx, staged, timings)
+    val added = staged.map(f => AddedFile(f.path, f.size))
     val record = CommitRecord(
       txn = ctx.txn,
       token = ctx.token,
@@ -46,6 +48,7 @@ object DerivedWork {
   def apply(ctx: TxnContext, record: CommitRecord, timings: StageTimings): Unit =
     try {
       CleanupAttempts.run(ctx, record, timings)
+      CleanupStaging.run(ctx, record, timings)
       HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeSuccess)
       WriteSuccessSummary.run(ctx, (record, timings), timings)
     } catch {

@@ -17,10 +17,12 @@ object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Uni
 
   override protected def execute(ctx: TxnContext, in: (CommitRecord, StageTimings)): Unit = {
     val (record, timings) = in
-    ctx.store.writeReplacing(ctx.layout.success, render(record, timings))
+    ctx.store.writeReplacing(ctx.layout.success,
+      render(record, timings, ctx.store.declaration.name, ctx.store.requests.snapshot))
   }
 
-  def render(record: CommitRecord, timings: StageTimings): Array[Byte] = {
+  def render(record: CommitRecord, timings: StageTimings, adapterName: String,
+      storeRequests: Map[String, Long]): Array[Byte] = {
     val n = RecordCodec.objectNode()
     n.put("name", "txcommit")
     n.put("success", true)
@@ -37,6 +39,10 @@ object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Uni
     n.put("durationMs", record.committedAt - record.startedAt)
     val stages = n.putObject("stageDurationsMs")
     timings.all.foreach { case (k, v) => stages.put(k, v) }
+    // Requests this job commit made to the store (measured by the adapter), up to this file.
+    val requests = n.putObject("jobCommitRequests")
+    requests.put("adapter", adapterName)
+    storeRequests.toSeq.sortBy(_._1).foreach { case (k, v) => requests.put(k, v) }
     val names = n.putArray("filenames")
     record.added.take(MaxFilenames).foreach(f => names.add(f.path))
     n.put("commitRecord", s"_txcommit/commits/${record.txn}.json")

@@ -19,6 +19,8 @@ object TxCommitConf {
   val IgnoreCorruptRecords = "spark.txcommit.read.ignoreCorruptRecords"
   val DelegateFilter = "spark.txcommit.read.delegateFilterClass"
   val CleanupAttempts = "spark.txcommit.commit.cleanupAttempts"
+  /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
+  val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"
   val KeepAbortedFiles = "spark.txcommit.test.keepAbortedFiles"
   /** Static (server start only): fault injection does nothing unless this is true. */

@@ -12,6 +12,8 @@ sealed abstract class HaltPoint(val name: String, val description: String)
 object HaltPoint {
   case object TaskBeforeCommit extends HaltPoint("task.beforeCommit",
     "a task has written its files and is about to ask to commit")
+  case object JobDuringPublishData extends HaltPoint("job.duringPublishData",
+    "half of the staged data files are published (multipart uploads completed), half not")
   case object JobBeforeRecord extends HaltPoint("job.beforeRecord",
     "every task committed; the commit record is not yet created")
   case object JobAfterRecord extends HaltPoint("job.afterRecord",
@@ -22,7 +24,8 @@ object HaltPoint {
     "cleanup is done; _SUCCESS is not yet written")
 
   val all: Seq[HaltPoint] =
-    Seq(TaskBeforeCommit, JobBeforeRecord, JobAfterRecord, JobDuringCleanup, JobBeforeSuccess)
+    Seq(TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
+      JobBeforeSuccess)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 
   private val log = LoggerFactory.getLogger(getClass)

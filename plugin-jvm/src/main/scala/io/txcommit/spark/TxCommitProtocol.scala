@@ -1,6 +1,5 @@
 package io.txcommit.spark
 
-import java.io.FileNotFoundException
 import java.util.UUID
 
 import scala.collection.mutable.ArrayBuffer
@@ -17,8 +16,8 @@ import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.commit._
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, DataFileName, TxnId}
-import io.txcommit.store.Stores
+import io.txcommit.log.{DataFileName, TxnId}
+import io.txcommit.store.{Adapters, CommitStore, StagedFile}
 
 /**
  * The txcommit commit protocol (`spark.sql.sources.commitProtocolClass`).
@@ -44,15 +43,17 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   private val startedAt: Long = System.currentTimeMillis()
 
   /** Driver side: files of task attempts that committed (for abort clean-up). */
-  @transient private lazy val committedByTasks = ArrayBuffer.empty[AddedFile]
-  /** Executor side: files this task attempt was given. */
-  @transient private var taskFiles: ArrayBuffer[String] = _
+  @transient private lazy val committedByTasks = ArrayBuffer.empty[StagedFile]
+  /** Executor side: files this task attempt was given: (relative path, path written). */
+  @transient private var taskFiles: ArrayBuffer[(String, Path)] = _
+  /** Executor side: the store this task attempt writes through. */
+  @transient private var taskStore: CommitStore = _
 
   def transactionId: String = txn
 
   private def context(jc: JobContext): TxnContext = {
     val conf = jc.getConfiguration
-    TxnContext(table, txn, token, jobId, startedAt, conf, Stores.forPath(table, conf))
+    TxnContext(table, txn, token, jobId, startedAt, conf, Adapters.open(table, conf))
   }
 
   override def setupJob(jobContext: JobContext): Unit = fallback match {
@@ -84,8 +85,10 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
           throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is " +
             s"not inside the table directory ($why)")
         }
-        taskFiles += rel
-        new Path(table, rel).toString
+        val written = store(taskContext).dataWritePath(
+          table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
+        taskFiles += rel -> written
+        written.toString
     }
 
   override def newTaskTempFile(
@@ -108,7 +111,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   override def setupTask(taskContext: TaskAttemptContext): Unit = fallback match {
     case Some(f) => f.setupTask(taskContext)
-    case None => taskFiles = ArrayBuffer.empty
+    case None =>
+      taskFiles = ArrayBuffer.empty
+      taskStore = null
   }
 
   override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = fallback match {
@@ -121,10 +126,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       val attempt = taskContext.getTaskAttemptID
       SparkHadoopMapRedUtil.commitTask(
         TxCommitProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
-      val fs = table.getFileSystem(conf)
-      val files = Option(taskFiles).toSeq.flatten.flatMap { rel =>
-        try Some(AddedFile(rel, fs.getFileStatus(new Path(table, rel)).getLen))
-        catch { case _: FileNotFoundException => None } // a writer that never opened its file
+      val files = Option(taskFiles).toSeq.flatten.flatMap { case (rel, written) =>
+        store(taskContext).stagedFile(table, rel, written)
       }
       new TaskCommitMessage(TaskManifest(attempt.toString, files))
   }
@@ -134,10 +137,13 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     case None =>
       val conf = taskContext.getConfiguration
       if (!TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)) {
-        val fs = table.getFileSystem(conf)
-        Option(taskFiles).toSeq.flatten.foreach { rel =>
-          try fs.delete(new Path(table, rel), false)
-          catch { case e: Exception => logWarning(s"txcommit: could not delete aborted file $rel: ${e.getMessage}") }
+        Option(taskFiles).toSeq.flatten.foreach { case (rel, written) =>
+          try {
+            val s = store(taskContext)
+            s.stagedFile(table, rel, written).foreach(f => s.discardData(table, Seq(f)))
+          } catch {
+            case e: Exception => logWarning(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
+          }
         }
       }
   }
@@ -168,6 +174,11 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
         case scala.util.Failure(e) =>
           logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
       }
+  }
+
+  private def store(taskContext: TaskAttemptContext): CommitStore = {
+    if (taskStore == null) taskStore = Adapters.open(table, taskContext.getConfiguration)
+    taskStore
   }
 
   /** Spark's unique task attempt id when running in a task, else the Hadoop attempt number. */

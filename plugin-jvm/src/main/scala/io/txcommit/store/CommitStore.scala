@@ -2,15 +2,10 @@ package io.txcommit.store
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 
-/** The atomicity primitive a store offers for publishing a file exclusively. */
-sealed abstract class Primitive(val name: String)
-object Primitive {
-  /** Write a temporary file, then rename it to the target without overwrite (POSIX, HDFS). */
-  case object Rename extends Primitive("rename")
-}
-
 /**
- * What txcommit needs from a store, and what each store adapter must guarantee.
+ * One table's store, opened by a [[StoreAdapter]] for one job stage. What txcommit needs from
+ * it, and what every implementation must guarantee (docs/adapters.md says the same in prose;
+ * the conformance kit and `StoreContractSuite` test it):
  *
  *  1. `createExclusive(target, bytes)` is atomic and exclusive: a reader sees either no file
  *     or all of `bytes`, never a part; of any number of concurrent callers for one target,
@@ -21,17 +16,58 @@ object Primitive {
  *     (`_SUCCESS`, markers) that can be rewritten from the log.
  *  3. `list(dir)` returns every file whose create or publish completed before the call
  *     (list-after-write consistency), and none deleted before it; a missing directory lists
- *     as empty.
- *  4. Data files are written by Spark's own writers straight to their final place; the store
- *     need not hide them (the log does), and must not move or copy them.
- *  5. Nothing a store logs or throws contains credentials.
+ *     as empty. `read` of a missing file is None; `delete` of a missing file does nothing
+ *     (it returns false where the store can tell the file was absent).
+ *  4. Data files are written by Spark's own writers to `dataWritePath(target)`; they must not
+ *     be moved or copied afterwards. Where that path is not the final place (multipart uploads
+ *     that complete later), `stagedFile` describes what the task left behind, `publishData`
+ *     makes it final at job commit BEFORE the record is created, `discardData` and
+ *     `cleanupStaging` forget it,
+ *     and `cleanupStaging` removes the staging area after the commit.
+ *  5. `checkReady` proves, before any data is written, that the store really has the primitive
+ *     its adapter declares (or fails with an error naming the endpoint and what is missing).
+ *  6. Every request is counted in `requests`; nothing a store logs or throws contains
+ *     credentials.
  */
 trait CommitStore {
-  def primitive: Primitive
+  def declaration: AdapterDeclaration
+  final def primitive: Primitive = declaration.primitive
+  val requests: RequestCounter = new RequestCounter
+
   def createExclusive(target: Path, bytes: Array[Byte]): Unit
   def writeReplacing(target: Path, bytes: Array[Byte]): Unit
   def read(path: Path): Option[Array[Byte]]
   def list(dir: Path): Seq[FileStatus]
   def exists(path: Path): Boolean
   def delete(path: Path): Boolean
+
+  /** Called on the driver when a job starts; see point 5. */
+  def checkReady(table: Path): Unit = ()
+
+  /** Where a task attempt writes the data file whose final place is `target`. */
+  def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path = target
+
+  /** Task side, after its writers closed: the file the attempt leaves for the job commit. */
+  def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile]
+
+  /** Job commit, before the record: make staged data final. Must be idempotent. */
+  def publishData(table: Path, files: Seq[StagedFile]): Unit = ()
+
+  /** Abort: forget these data files (delete them, or abort their uploads). Returns how many. */
+  def discardData(table: Path, files: Seq[StagedFile]): Int =
+    files.count(f => delete(new Path(table, f.path)))
+
+  /**
+   * After the commit (derived work) or on abort, on stores that stage: forget what staging left
+   * for transaction `txn` except the `committed` files (relative paths): data of attempts that
+   * lost or that the driver never heard of (an executor killed mid-upload), and markers.
+   * Returns how many staged data files were discarded.
+   */
+  def cleanupStaging(table: Path, txn: String, committed: Set[String]): Int = 0
 }
+
+/**
+ * One data file as a committed task attempt left it: its path relative to the table, its size,
+ * and, where the store stages data, the opaque state needed to publish or discard it.
+ */
+final case class StagedFile(path: String, size: Long, pending: Option[String] = None)

@@ -18,12 +18,13 @@ import io.txcommit.{CommitConflictException, Paths}
  * target, so there a hard link (`link(2)` fails if the target exists) publishes the file; HDFS's
  * `rename` refuses an existing target atomically in the NameNode.
  */
-final class RenameStore(fs: FileSystem, local: Boolean) extends CommitStore {
-  override val primitive: Primitive = Primitive.Rename
+final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, local: Boolean)
+  extends CommitStore {
 
   override def createExclusive(target: Path, bytes: Array[Byte]): Unit = {
     val tmp = tempFor(target)
     writeNew(tmp, bytes)
+    requests.add("RENAME")
     try {
       val published =
         if (local) {
@@ -45,6 +46,7 @@ final class RenameStore(fs: FileSystem, local: Boolean) extends CommitStore {
   override def writeReplacing(target: Path, bytes: Array[Byte]): Unit = {
     val tmp = tempFor(target)
     writeNew(tmp, bytes)
+    requests.add("RENAME")
     if (local) {
       Files.move(localFile(tmp).toPath, localFile(target).toPath,
         StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
@@ -60,22 +62,30 @@ final class RenameStore(fs: FileSystem, local: Boolean) extends CommitStore {
 
   override def read(path: Path): Option[Array[Byte]] =
     try {
+      requests.add("GET")
       val in = fs.open(path)
       try Some(IOUtils.toByteArray(in)) finally in.close()
     } catch { case _: FileNotFoundException => None }
 
-  override def list(dir: Path): Seq[FileStatus] =
+  override def list(dir: Path): Seq[FileStatus] = {
+    requests.add("LIST")
     try fs.listStatus(dir).toSeq.filter(_.isFile)
     catch { case _: FileNotFoundException => Seq.empty }
+  }
 
-  override def exists(path: Path): Boolean = fs.exists(path)
+  override def exists(path: Path): Boolean = { requests.add("HEAD"); fs.exists(path) }
 
-  override def delete(path: Path): Boolean = fs.delete(path, false)
+  override def delete(path: Path): Boolean = { requests.add("DELETE"); fs.delete(path, false) }
+
+  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
+    try { requests.add("HEAD"); Some(StagedFile(rel, fs.getFileStatus(written).getLen)) }
+    catch { case _: FileNotFoundException => None } // a writer that never opened its file
 
   private def tempFor(target: Path): Path =
     new Path(target.getParent, s".${target.getName}.${UUID.randomUUID()}.tmp")
 
   private def writeNew(path: Path, bytes: Array[Byte]): Unit = {
+    requests.add("PUT")
     if (local) {
       val f = localFile(path)
       f.getParentFile.mkdirs()

@@ -31,6 +31,11 @@ object TxCommitSQLConf {
     "(tests only) leave the files of aborted task attempts in place, as a dead executor would.",
     default = false)
 
+  val VERIFY_CONDITIONAL_PUT: ConfigEntry[Boolean] = flag(TxCommitConf.VerifyConditionalPut,
+    "before the first commit to an S3 bucket, prove that the endpoint refuses a second " +
+      "If-None-Match: * create of one key; refuse to commit if it does not. Turn off only for an " +
+      "endpoint you have certified otherwise.", default = true)
+
   val HALT_AT: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.HaltAt)
     .doc("txcommit (tests only): halt the JVM at this named point of the protocol. Ignored " +
       s"unless the server started with ${TxCommitConf.AllowFaultInjection}=true.")
@@ -41,7 +46,8 @@ object TxCommitSQLConf {
 
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
-    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT)
+    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
+      VERIFY_CONDITIONAL_PUT)
     ()
   }
 }

@@ -1,0 +1,153 @@
+package io.txcommit.s3
+
+import java.io.IOException
+import java.util.concurrent.Executors
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration.Duration
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.fs.Path
+import software.amazon.awssdk.services.s3.model._
+
+import io.txcommit.{Paths, UnsupportedStoreException}
+import io.txcommit.log.DataFileName
+import io.txcommit.store.{AdapterDeclaration, StagedFile}
+
+/**
+ * The `multipart-complete` store. Tasks write each data file to an S3A magic path
+ * (`<table>/__magic_job-<txn>/<attempt>/__base/<file>`): S3A uploads it as a multipart upload
+ * aimed at the file's final key but does not complete it, and leaves its upload id and part
+ * etags in `<magic path>.pending`. So no listing, of any tool, shows in-flight data. The job
+ * commit completes the uploads of the committed attempts and only then creates the record;
+ * everything else of the transaction (losing attempts, attempts of dead executors, aborted
+ * jobs) has its upload aborted, so nothing stays billed.
+ */
+final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
+  extends S3Store(declaration, loc) {
+  import loc.{bucket, client, key}
+  private val mapper = new ObjectMapper()
+
+  private def stagingDir(table: Path, txn: String) = new Path(table, s"${S3MultipartStore.MagicPrefix}$txn")
+
+  override def checkReady(table: Path): Unit = {
+    super.checkReady(table)
+    if (!loc.fs.hasPathCapability(table, S3MultipartStore.MagicCapability)) {
+      throw new UnsupportedStoreException(s"adapter '${declaration.name}' writes through S3A " +
+        s"magic paths, but they are disabled for ${Paths.display(table)}: set " +
+        "fs.s3a.committer.magic.enabled=true (spark.hadoop.fs.s3a.committer.magic.enabled).")
+    }
+  }
+
+  override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path = {
+    val rel = Paths.relativize(table, target).getOrElse(throw new IllegalArgumentException(
+      s"txcommit: ${Paths.display(target)} is not inside ${Paths.display(table)}"))
+    new Path(stagingDir(table, txn), s"$attempt/__base/$rel")
+  }
+
+  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
+    read(new Path(written.getParent, written.getName + ".pending")).map { bytes =>
+      val where = loc.url(key(written)) + ".pending"
+      val n = mapper.readTree(bytes)
+      def text(f: String) = Option(n.get(f)).filter(_.isTextual).map(_.asText())
+        .getOrElse(throw new IOException(s"txcommit: S3A upload summary $where has no '$f'"))
+      val finalKey = key(new Path(table, rel))
+      if (text("destinationKey") != finalKey) throw new IOException(s"txcommit: S3A upload " +
+        s"summary $where targets ${text("destinationKey")}, not $finalKey; refusing to commit it")
+      val etags = Option(n.get("etags")).toSeq.flatMap(_.elements().asScala)
+        .map(e => if (e.isTextual) e.asText() else e.get("etag").asText())
+      val pending = mapper.createObjectNode()
+      pending.put("key", finalKey).put("uploadId", text("uploadId"))
+      val arr = pending.putArray("etags")
+      etags.foreach(arr.add)
+      StagedFile(rel, n.get("length").asLong(), Some(mapper.writeValueAsString(pending)))
+    }
+
+  private case class Upload(key: String, uploadId: String, etags: Seq[String])
+  private def upload(f: StagedFile): Upload = {
+    val n = mapper.readTree(f.pending.getOrElse(throw new IOException(
+      s"txcommit: ${f.path} has no pending upload to publish")))
+    Upload(n.get("key").asText(), n.get("uploadId").asText(), n.get("etags").elements().asScala.map(_.asText()).toSeq)
+  }
+
+  override def publishData(table: Path, files: Seq[StagedFile]): Unit =
+    inParallel(files) { f =>
+      val u = upload(f)
+      val parts = u.etags.zipWithIndex.map { case (e, i) => CompletedPart.builder().partNumber(i + 1).eTag(e).build() }
+      try request("MULTIPART_COMPLETE", u.key)(client.completeMultipartUpload(
+        CompleteMultipartUploadRequest.builder().bucket(bucket).key(u.key).uploadId(u.uploadId)
+          .multipartUpload(CompletedMultipartUpload.builder().parts(parts.asJava).build()).build()))
+      catch {
+        // Completed by an earlier attempt of this commit: the object is there with its size.
+        case e: IOException if isNoSuchUpload(e) && sizeOf(u.key).contains(f.size) => ()
+        case e: IOException if isNoSuchUpload(e) => throw new IOException(
+          s"txcommit: the upload of ${loc.url(u.key)} no longer exists (aborted by a lifecycle " +
+            "rule, VACUUM or another job?); the transaction cannot commit", e)
+      }
+    }
+
+  override def discardData(table: Path, files: Seq[StagedFile]): Int =
+    files.count { f =>
+      f.pending.isDefined && abort(upload(f).key, upload(f).uploadId)
+    }
+
+  override def cleanupStaging(table: Path, txn: String, committed: Set[String]): Int = {
+    val prefix = key(table).stripSuffix("/") + "/"
+    val orphans = listUploads(prefix).filter { u =>
+      val rel = u.key().substring(prefix.length)
+      DataFileName.txnOf(rel.substring(rel.lastIndexOf('/') + 1)).contains(txn) && !committed.contains(rel)
+    }
+    val aborted = orphans.count(u => abort(u.key(), u.uploadId()))
+    val markers = listKeys(key(stagingDir(table, txn)) + "/", delimited = false).map(_.key())
+    deleteKeys(markers)
+    if (aborted > 0) log.info(s"txcommit: txn $txn: aborted $aborted upload(s) of failed or lost attempts")
+    aborted
+  }
+
+  private def abort(k: String, uploadId: String): Boolean =
+    try {
+      request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
+        AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
+      true
+    } catch { case e: IOException if isNoSuchUpload(e) => false }
+
+  private def listUploads(prefix: String): Seq[MultipartUpload] = {
+    val out = Seq.newBuilder[MultipartUpload]
+    var keyMarker: Option[String] = None
+    var idMarker: Option[String] = None
+    var more = true
+    while (more) {
+      val req = ListMultipartUploadsRequest.builder().bucket(bucket).prefix(prefix)
+      keyMarker.foreach(req.keyMarker); idMarker.foreach(req.uploadIdMarker)
+      val page = request("MULTIPART_LIST", prefix)(client.listMultipartUploads(req.build()))
+      out ++= page.uploads().asScala
+      keyMarker = Option(page.nextKeyMarker()); idMarker = Option(page.nextUploadIdMarker())
+      more = page.isTruncated && keyMarker.isDefined
+    }
+    out.result()
+  }
+
+  private def sizeOf(k: String): Option[Long] =
+    try Some(request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength())
+    catch { case e: IOException if e.getCause.isInstanceOf[S3Exception] && e.getCause.asInstanceOf[S3Exception].statusCode() == 404 => None }
+
+  private def isNoSuchUpload(e: IOException): Boolean = e.getCause match {
+    case s: S3Exception => s.statusCode() == 404
+    case _ => false
+  }
+
+  private def inParallel(files: Seq[StagedFile])(f: StagedFile => Unit): Unit =
+    if (files.size <= 1) files.foreach(f)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(16, files.size))
+      implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
+      try Await.result(Future.traverse(files)(x => Future(f(x))), Duration.Inf)
+      finally pool.shutdown()
+    }
+}
+
+object S3MultipartStore {
+  val MagicPrefix = "__magic_job-"
+  val MagicCapability = "fs.s3a.capability.magic.committer"
+}

@@ -1,0 +1,141 @@
+package io.txcommit.s3
+
+import java.io.IOException
+
+import scala.annotation.tailrec
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.slf4j.LoggerFactory
+import software.amazon.awssdk.core.exception.SdkException
+import software.amazon.awssdk.core.sync.RequestBody
+import software.amazon.awssdk.services.s3.model._
+
+import io.txcommit.CommitConflictException
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.store.{AdapterDeclaration, CommitStore, StagedFile}
+
+/**
+ * The `conditional-put` store: data files are written by Spark's writers through S3A straight
+ * to their final keys (an S3 object is visible only once its PUT or multipart upload
+ * completes, so a reader never sees part of one); the commit record is created with
+ * `PUT` + `If-None-Match: *`, which S3 answers with 412 when the key exists.
+ */
+class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends CommitStore {
+  protected val log = LoggerFactory.getLogger(getClass)
+  import loc.{bucket, client, key, url}
+
+  /** Runs one request, counted as `kind`; SDK errors become IOExceptions naming the key. */
+  protected def request[T](kind: String, k: String)(f: => T): T = {
+    requests.add(kind)
+    try f
+    catch {
+      case e: SdkException => throw new IOException(
+        s"txcommit: $kind ${url(k)} at ${loc.endpoint} failed: ${e.getMessage}", e)
+    }
+  }
+
+  private def status(e: Throwable): Int = e.getCause match {
+    case s: S3Exception => s.statusCode()
+    case _ => -1
+  }
+
+  /** Creates `k` only if absent: true if this call created it, false if it existed. */
+  @tailrec
+  final def putIfAbsent(k: String, bytes: Array[Byte], attempt: Int = 0): Boolean = {
+    val outcome =
+      try {
+        request("PUT", k)(client.putObject(PutObjectRequest.builder().bucket(bucket).key(k)
+          .ifNoneMatch("*").build(), RequestBody.fromBytes(bytes)))
+        Some(true)
+      } catch {
+        case e: IOException if status(e) == 412 => Some(false)
+        // 409: another conditional write of this key is in flight; retry, the winner then shows as 412.
+        case e: IOException if status(e) == 409 && attempt < 6 => None
+      }
+    outcome match {
+      case Some(created) => created
+      case None =>
+        Thread.sleep(25L << attempt)
+        putIfAbsent(k, bytes, attempt + 1)
+    }
+  }
+
+  override def createExclusive(target: Path, bytes: Array[Byte]): Unit = {
+    val k = key(target)
+    if (!putIfAbsent(k, bytes)) throw new CommitConflictException(
+      s"${url(k)} already exists, so it was not overwritten (the store refused If-None-Match: *); " +
+        "another writer published it first")
+  }
+
+  override def writeReplacing(target: Path, bytes: Array[Byte]): Unit = {
+    val k = key(target)
+    request("PUT", k)(client.putObject(
+      PutObjectRequest.builder().bucket(bucket).key(k).build(), RequestBody.fromBytes(bytes)))
+  }
+
+  override def read(path: Path): Option[Array[Byte]] = {
+    val k = key(path)
+    try Some(request("GET", k)(client.getObjectAsBytes(
+      GetObjectRequest.builder().bucket(bucket).key(k).build()).asByteArray()))
+    catch { case e: IOException if status(e) == 404 => None }
+  }
+
+  override def exists(path: Path): Boolean = {
+    val k = key(path)
+    try { request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build())); true }
+    catch { case e: IOException if status(e) == 404 => false }
+  }
+
+  /** S3 deletes are idempotent and do not say whether the key existed. */
+  override def delete(path: Path): Boolean = {
+    val k = key(path)
+    request("DELETE", k)(client.deleteObject(DeleteObjectRequest.builder().bucket(bucket).key(k).build()))
+    true
+  }
+
+  override def list(dir: Path): Seq[FileStatus] =
+    listKeys(key(dir).stripSuffix("/") + "/", delimited = true)
+      .filterNot(_.key.endsWith("/"))
+      .map(o => new FileStatus(o.size, false, 1, 0, o.lastModified.toEpochMilli, loc.path(o.key)))
+
+  /** Every object under `prefix` (directly under it if `delimited`), one LIST per page. */
+  protected def listKeys(prefix: String, delimited: Boolean): Seq[S3Object] = {
+    val out = Seq.newBuilder[S3Object]
+    var token: Option[String] = None
+    var more = true
+    while (more) {
+      val req = ListObjectsV2Request.builder().bucket(bucket).prefix(prefix)
+      if (delimited) req.delimiter("/")
+      token.foreach(req.continuationToken)
+      val page = request("LIST", prefix)(client.listObjectsV2(req.build()))
+      out ++= page.contents().asScala
+      token = Option(page.nextContinuationToken())
+      more = page.isTruncated && token.isDefined
+    }
+    out.result()
+  }
+
+  /** Deletes the keys in batches of 1000 (one request per batch). */
+  protected def deleteKeys(keys: Seq[String]): Unit =
+    keys.grouped(1000).foreach { batch =>
+      val ids = batch.map(k => ObjectIdentifier.builder().key(k).build()).asJava
+      request("DELETE_BULK", batch.head)(client.deleteObjects(DeleteObjectsRequest.builder()
+        .bucket(bucket).delete(Delete.builder().objects(ids).quiet(true).build()).build()))
+    }
+
+  override def checkReady(table: Path): Unit =
+    if (TxCommitConf.bool(loc.jobConf, TxCommitConf.VerifyConditionalPut, default = true)) {
+      ConditionalPutProbe.verify(this, table)
+    } else {
+      log.warn(s"txcommit: ${TxCommitConf.VerifyConditionalPut}=false: trusting ${loc.endpoint} " +
+        s"(bucket $bucket) to honour If-None-Match without checking")
+    }
+
+  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] = {
+    val k = key(written)
+    try Some(StagedFile(rel, request("HEAD", k)(client.headObject(
+      HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
+    catch { case e: IOException if status(e) == 404 => None } // a writer that never opened its file
+  }
+}

@@ -1,0 +1,63 @@
+package io.txcommit.store
+
+import java.util.ServiceLoader
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+import io.txcommit.{Paths, UnsupportedStoreException}
+
+/** The adapter registry: built-in and plug-in adapters, found with ServiceLoader. */
+object Adapters {
+  /** `spark.txcommit.adapter.<scheme>`: the adapter for tables with that URI scheme. */
+  val ConfPrefix = "spark.txcommit.adapter."
+
+  @volatile private var cached: Option[(ClassLoader, Seq[StoreAdapter])] = None
+
+  /** Every adapter visible from the current context class loader, by name. */
+  def all: Seq[StoreAdapter] = {
+    val loader = Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader)
+    cached match {
+      case Some((l, found)) if l eq loader => found
+      case _ =>
+        val found = (ServiceLoader.load(classOf[StoreAdapter], loader).asScala.toSeq ++
+          ServiceLoader.load(classOf[StoreAdapter], getClass.getClassLoader).asScala.toSeq)
+          .groupBy(_.name).values.map(_.head).toSeq.sortBy(_.name)
+        cached = Some((loader, found))
+        found
+    }
+  }
+
+  def known: String = all.map(_.declaration.summary).mkString("; ")
+
+  def byName(name: String): StoreAdapter =
+    all.find(_.name == name).getOrElse(throw new UnsupportedStoreException(
+      s"unknown store adapter '$name'; known adapters: $known. Check the spelling, or add the " +
+        "adapter's jar to the server's classpath (spark.jars)."))
+
+  /** The adapter for `table`: the per-scheme conf if set, else the scheme's default adapter. */
+  def forPath(table: Path, conf: Configuration): StoreAdapter = {
+    val scheme = Option(table.toUri.getScheme)
+      .orElse(Option(table.getFileSystem(conf).getUri.getScheme)).getOrElse("file")
+    val key = ConfPrefix + scheme
+    Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {
+      case Some(name) =>
+        val adapter = all.find(_.name == name).getOrElse(throw new UnsupportedStoreException(
+          s"conf $key names the unknown store adapter '$name'; known adapters: $known. " +
+            s"Fix it with spark.conf.set(\"$key\", ...) or unset it to get the default."))
+        if (!adapter.declaration.schemes.contains(scheme)) throw new UnsupportedStoreException(
+          s"conf $key names adapter '$name', which does not serve scheme '$scheme' (it serves " +
+            s"${adapter.declaration.schemes.mkString(", ")}). Known adapters: $known.")
+        adapter
+      case None =>
+        all.find(_.declaration.defaultFor.contains(scheme)).getOrElse(throw new UnsupportedStoreException(
+          s"no store adapter serves scheme '$scheme' (table ${Paths.display(table)}); known " +
+            s"adapters: $known. Write this table without txcommit (txcommit.disable(spark)), " +
+            s"use a supported store, or add an adapter for '$scheme' and set $key."))
+    }
+  }
+
+  def open(table: Path, conf: Configuration): CommitStore = forPath(table, conf).open(table, conf)
+}

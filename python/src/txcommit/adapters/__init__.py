@@ -1,0 +1,57 @@
+"""The Python mirror of txcommit's store adapters, for the readers, the CLI and the
+conformance kit: the same declarations (``adapters/<name>/adapter.json``) and file rules as the
+JVM plugin, over obstore (and fsspec for readers).
+
+    from txcommit.adapters import open_store
+    store = open_store("s3://bucket/table", endpoint="http://127.0.0.1:9000")
+    store.create_exclusive("_txcommit/commits/<txn>.json", record_bytes)
+
+boto3 is imported only by the ``s3-multipart`` adapter, when it first needs a multipart upload
+completed later (obstore cannot defer completion).
+"""
+
+from __future__ import annotations
+
+from txcommit.adapters.base import (
+    MultipartStore,
+    MultipartUpload,
+    RequestCounter,
+    Store,
+    StoreFile,
+    UploadedPart,
+)
+from txcommit.adapters.declarations import (
+    AdapterDeclaration,
+    load_declarations,
+    parse_declaration,
+)
+from txcommit.adapters.local import LocalStore
+from txcommit.adapters.registry import (
+    CONF_PREFIX,
+    adapter_for,
+    declaration_named,
+    known_adapters,
+    open_store,
+    overrides_from_conf,
+    scheme_of,
+)
+
+__all__ = [
+    "CONF_PREFIX",
+    "AdapterDeclaration",
+    "LocalStore",
+    "MultipartStore",
+    "MultipartUpload",
+    "RequestCounter",
+    "Store",
+    "StoreFile",
+    "UploadedPart",
+    "adapter_for",
+    "declaration_named",
+    "known_adapters",
+    "load_declarations",
+    "open_store",
+    "overrides_from_conf",
+    "parse_declaration",
+    "scheme_of",
+]

@@ -1,0 +1,188 @@
+"""Adapter declarations: what each store adapter promises, as data.
+
+A declaration is ``adapters/<name>/adapter.json`` in the source tree. The JVM plugin packages
+it as the resource ``txcommit/adapters/<name>/adapter.json``; the Python package ships the same
+files as ``txcommit/_adapters/<name>/adapter.json`` (mapped from ``adapters/`` by setuptools,
+never copied in git). From a source checkout or an editable install, where
+``txcommit/_adapters`` does not exist, the repository's ``adapters/`` is read instead.
+
+Validation follows ``AdapterDeclaration.parse`` of the JVM plugin, so a declaration the JVM
+refuses is refused here too, with an error naming the file and the bad key or value; in
+addition the ``name`` must be the name of the declaration's directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from txcommit.errors import InvalidDeclarationError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+FORMAT = "txcommit-adapter"
+FORMAT_VERSION = 1
+PRIMITIVES = ("rename", "conditional-put", "multipart-complete")
+LISTINGS = ("consistent", "eventual")
+DECLARATION_FILE = "adapter.json"
+
+
+@dataclass(frozen=True)
+class AdapterDeclaration:
+    """One adapter's declaration (``adapter.json``), validated."""
+
+    name: str
+    title: str
+    primitive: str
+    exclusive_create: bool
+    listing: str
+    schemes: tuple[str, ...]
+    default_for: tuple[str, ...]
+    notes: str = ""
+
+    @property
+    def summary(self) -> str:
+        """``name (primitive; schemes a, b)``, as the JVM lists known adapters."""
+        return f"{self.name} ({self.primitive}; schemes {', '.join(self.schemes)})"
+
+
+def parse_declaration(
+    data: bytes | str, where: str, expected_name: str | None = None
+) -> AdapterDeclaration:
+    """Parses and validates one declaration; ``where`` (the file) is named in every error."""
+
+    def bad(why: str) -> InvalidDeclarationError:
+        return InvalidDeclarationError(
+            f"txcommit: adapter declaration {where} is invalid: {why}. Fix that file (the JVM "
+            "plugin refuses it the same way), or reinstall txcommit if you did not edit it."
+        )
+
+    try:
+        root = json.loads(data)
+    except (ValueError, TypeError) as e:
+        raise bad(f"it is not JSON ({e})") from None
+    if not isinstance(root, dict):
+        raise bad("it is not a JSON object")
+
+    def text(key: str) -> str:
+        v = root.get(key)
+        if not isinstance(v, str):
+            raise bad(f"'{key}' is missing or not a string (found {_show(v)})")
+        return v
+
+    def texts(key: str) -> tuple[str, ...]:
+        v = root.get(key)
+        if not isinstance(v, list):
+            raise bad(f"'{key}' is missing or not a list (found {_show(v)})")
+        for item in v:
+            if not isinstance(item, str):
+                raise bad(f"'{key}' must hold strings only (found {_show(item)})")
+        return tuple(v)
+
+    if text("format") != FORMAT:
+        raise bad(f"'format' must be '{FORMAT}' (found {_show(root.get('format'))})")
+    version = root.get("formatVersion")
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise bad(
+            f"'formatVersion' must be {FORMAT_VERSION} (this txcommit reads version "
+            f"{FORMAT_VERSION}; found {_show(version)})"
+        )
+    name = text("name")
+    if expected_name is not None and name != expected_name:
+        raise bad(f"'name' is '{name}' but the declaration's directory is '{expected_name}'")
+    primitive = text("primitive")
+    if primitive not in PRIMITIVES:
+        raise bad(f"unknown primitive '{primitive}'; expected one of {', '.join(PRIMITIVES)}")
+    listing = text("listing")
+    if listing not in LISTINGS:
+        raise bad(f"unknown listing '{listing}'; expected one of {', '.join(LISTINGS)}")
+    exclusive = root.get("exclusiveCreate")
+    if not isinstance(exclusive, bool):
+        raise bad(f"'exclusiveCreate' is missing or not true/false (found {_show(exclusive)})")
+    schemes = texts("schemes")
+    if not schemes:
+        raise bad("'schemes' is empty")
+    defaults = texts("defaultFor")
+    for scheme in defaults:
+        if scheme not in schemes:
+            raise bad(f"'defaultFor' names scheme '{scheme}', which is not in 'schemes'")
+    notes = root.get("notes", "")
+    if not isinstance(notes, str):
+        raise bad(f"'notes' must be a string (found {_show(notes)})")
+    return AdapterDeclaration(
+        name=name,
+        title=text("title"),
+        primitive=primitive,
+        exclusive_create=exclusive,
+        listing=listing,
+        schemes=schemes,
+        default_for=defaults,
+        notes=notes,
+    )
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    shown = json.dumps(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def declarations_root() -> Traversable:
+    """Where the declarations are: the installed package's ``_adapters``, else the source
+    checkout's ``adapters/`` (editable installs and running from the repository)."""
+    packaged = resources.files("txcommit").joinpath("_adapters")
+    if packaged.is_dir():
+        return packaged
+    # python/src/txcommit/adapters/declarations.py -> the repository root is 4 levels up.
+    checkout = Path(__file__).resolve().parents[4] / "adapters"
+    if checkout.is_dir():
+        return checkout
+    raise InvalidDeclarationError(
+        f"txcommit: no adapter declarations found: neither {packaged} (an installed package) "
+        f"nor {checkout} (a source checkout) exists. Reinstall txcommit; a wheel must contain "
+        "txcommit/_adapters/<name>/adapter.json."
+    )
+
+
+def load_declarations(root: Traversable | Path | None = None) -> tuple[AdapterDeclaration, ...]:
+    """Every declaration under ``root`` (default: :func:`declarations_root`), sorted by name.
+
+    Each ``<root>/<name>/adapter.json`` is validated; directories without one are ignored
+    (``adapters/<name>/`` may also hold an adapter's JVM sources).
+    """
+    base: Traversable = declarations_root() if root is None else root
+    found: list[AdapterDeclaration] = []
+    for child in _sorted(base.iterdir()):
+        if not child.is_dir():
+            continue
+        file = child.joinpath(DECLARATION_FILE)
+        if not file.is_file():
+            continue
+        where = f"adapters/{child.name}/{DECLARATION_FILE}"
+        found.append(parse_declaration(file.read_bytes(), where, expected_name=child.name))
+    if not found:
+        raise InvalidDeclarationError(
+            f"txcommit: {base} holds no <name>/{DECLARATION_FILE}; reinstall txcommit."
+        )
+    return tuple(found)
+
+
+def _sorted(children: Iterable[Traversable]) -> list[Traversable]:
+    return sorted(children, key=lambda c: c.name)
+
+
+__all__ = [
+    "FORMAT",
+    "LISTINGS",
+    "PRIMITIVES",
+    "AdapterDeclaration",
+    "declarations_root",
+    "load_declarations",
+    "parse_declaration",
+]

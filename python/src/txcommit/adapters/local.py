@@ -1,0 +1,253 @@
+"""The ``local`` adapter (primitive ``rename``): local and NFS-style POSIX file systems.
+
+Like the JVM's ``RenameStore``, a file is published exclusively by writing it to a temporary
+file next to the target, ``fsync``-ing it, then hard-linking it into place: ``link(2)`` fails
+when the target exists, so of any number of racing publishers exactly one wins, and a reader
+never sees a part (``rename(2)`` would silently replace an existing target).
+
+obstore's ``LocalStore.put(mode="create")`` uses the same ``link(2)`` (it stages the bytes in
+``<target>#<n>`` and hard-links that), but does not ``fsync`` before linking, so after a power
+loss a published record could be empty or partial, which strict decoding then refuses. This
+adapter therefore publishes with its own ``fsync`` + ``link`` by default; ``durable=False``
+uses obstore's ``mode="create"`` instead (the contract tests run both). Reads, listings,
+existence checks and deletes go through obstore; readers get an fsspec file system.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
+
+import obstore
+from obstore.store import LocalStore as _ObstoreLocal
+
+from txcommit.adapters.base import Store, StoreFile
+from txcommit.errors import AlreadyExistsError, StoreError
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+    from txcommit.adapters.declarations import AdapterDeclaration
+
+
+def local_path(url_or_path: str | os.PathLike[str]) -> Path:
+    """The absolute local path of a plain path or a ``file:`` URL."""
+    text = os.fspath(url_or_path)
+    if text.startswith("file:"):
+        parts = urlsplit(text)
+        if parts.netloc not in ("", "localhost"):
+            raise StoreError(
+                f"txcommit: {text} names host '{parts.netloc}'; the local adapter serves only "
+                "this machine's files (file:/path or file:///path)",
+                url=text,
+            )
+        text = unquote(parts.path)
+    return Path(text).expanduser().resolve()
+
+
+class LocalStore(Store):
+    """A directory on a local (or NFS-style POSIX) file system, as a :class:`Store`."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        durable: bool = True,
+        declaration: AdapterDeclaration | None = None,
+    ) -> None:
+        if declaration is None:
+            from txcommit.adapters.registry import declaration_named
+
+            declaration = declaration_named("local")
+        self.root = local_path(root)
+        super().__init__(f"file://{self.root}", declaration)
+        self.durable = durable
+        self._obstore: _ObstoreLocal | None = None
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _path(self, key: str) -> Path:
+        return self.root.joinpath(*self.check_key(key).split("/"))
+
+    def _store(self, create: bool) -> _ObstoreLocal | None:
+        """obstore's store on the root; None when the root does not exist and ``create`` is
+        false (obstore refuses a missing root, txcommit treats it as empty)."""
+        if self._obstore is None:
+            if not self.root.is_dir():
+                if not create:
+                    return None
+                try:
+                    self.root.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise self._failure("create the directory", "", e) from None
+            self._obstore = _ObstoreLocal(self.root)
+        return self._obstore
+
+    def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
+        url = self.url_for(key)
+        first = (str(cause).splitlines() or [type(cause).__name__])[0][:300]
+        return StoreError(
+            f"txcommit: could not {action} {url}: {first}. Check that the directory exists "
+            "and that this process may read and write it, then retry.",
+            url=url,
+        )
+
+    def _conflict(self, key: str) -> AlreadyExistsError:
+        url = self.url_for(key)
+        return AlreadyExistsError(
+            f"txcommit: {url} already exists, so it was not overwritten; another writer "
+            "published it first (for a commit record: that transaction is committed, do not "
+            "commit it again)",
+            url=url,
+        )
+
+    def _write_temp(self, target: Path, data: bytes) -> Path:
+        """Writes ``data`` to a new hidden temporary file next to ``target``, fsync'd."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{target.name}.{uuid.uuid4()}.tmp"
+        self.requests.add("PUT")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)  # the bytes are durable before the name is published
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        return tmp
+
+    @staticmethod
+    def _sync_dir(directory: Path) -> None:
+        """Makes a directory entry durable (a no-op where directories cannot be fsync'd)."""
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    # -- the contract --------------------------------------------------------------------
+
+    def create_exclusive(self, key: str, data: bytes) -> None:
+        target = self._path(key)
+        if not self.durable:
+            store = self._store(create=True)
+            self.requests.add("PUT")
+            try:
+                obstore.put(store, key, data, mode="create")  # type: ignore[arg-type]
+            except obstore.exceptions.AlreadyExistsError:
+                raise self._conflict(key) from None
+            except OSError as e:
+                raise self._failure("create", key, e) from None
+            return
+        try:
+            tmp = self._write_temp(target, data)
+        except OSError as e:
+            raise self._failure("create", key, e) from None
+        try:
+            self.requests.add("RENAME")
+            os.link(tmp, target)
+        except FileExistsError:
+            raise self._conflict(key) from None
+        except OSError as e:
+            raise self._failure("publish", key, e) from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._sync_dir(target.parent)
+
+    def write_replacing(self, key: str, data: bytes) -> None:
+        target = self._path(key)
+        if not self.durable:
+            store = self._store(create=True)
+            self.requests.add("PUT")
+            try:
+                obstore.put(store, key, data)  # type: ignore[arg-type]
+            except OSError as e:
+                raise self._failure("write", key, e) from None
+            return
+        try:
+            tmp = self._write_temp(target, data)
+            self.requests.add("RENAME")
+            try:
+                os.replace(tmp, target)  # rename(2): atomic, replaces
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        except OSError as e:
+            raise self._failure("write", key, e) from None
+        self._sync_dir(target.parent)
+
+    def read(self, key: str) -> bytes | None:
+        self.check_key(key)
+        store = self._store(create=False)
+        self.requests.add("GET")
+        if store is None:
+            return None
+        try:
+            return bytes(obstore.get(store, key).bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("read", key, e) from None
+
+    def list(self, prefix: str = "") -> builtins.list[StoreFile]:
+        prefix = self.check_prefix(prefix)
+        store = self._store(create=False)
+        self.requests.add("LIST")
+        if store is None:
+            return []
+        try:
+            result = store.list_with_delimiter(prefix or None)
+        except FileNotFoundError:
+            return []
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("list", prefix, e) from None
+        files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
+        return sorted(files, key=lambda f: f.key)
+
+    def exists(self, key: str) -> bool:
+        self.check_key(key)
+        store = self._store(create=False)
+        self.requests.add("HEAD")
+        if store is None:
+            return False
+        try:
+            obstore.head(store, key)
+        except FileNotFoundError:
+            return False
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("check", key, e) from None
+        return True
+
+    def delete(self, key: str) -> bool:
+        self.check_key(key)
+        store = self._store(create=False)
+        self.requests.add("DELETE")
+        if store is None:
+            return False
+        try:
+            obstore.delete(store, key)
+        except FileNotFoundError:
+            return False
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("delete", key, e) from None
+        return True
+
+    def fsspec(self) -> tuple[AbstractFileSystem, str]:
+        from fsspec.implementations.local import LocalFileSystem
+
+        return LocalFileSystem(), str(self.root)
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r}, durable={self.durable})"
+
+
+__all__ = ["LocalStore", "local_path"]

@@ -1,0 +1,263 @@
+"""A real S3 endpoint on loopback for trying txcommit on one machine, and for its tests.
+
+It is moto's S3 server (the full REST API over HTTP, the same one `moto_server` runs) behind a
+thin WSGI layer that:
+
+* counts every request by S3 operation (PUT, COPY, DELETE, LIST, HEAD, GET, multipart
+  initiate/part/complete/abort ...) so a test or a benchmark can measure what a protocol did
+  from the outside, executors included (``GET /_txcommit/requests``);
+* makes conditional writes atomic: moto checks ``If-None-Match`` and then writes, without a
+  lock, so two racing conditional PUTs of one key could both succeed, which real S3 never
+  allows; requests carrying a precondition are serialised here;
+* can play a store that lies (``ignore_if_none_match``): it strips ``If-None-Match`` so a
+  conditional put silently overwrites, which txcommit must detect and refuse.
+
+Start it with ``txcommit local-s3`` or ``LocalS3().start()``; it accepts any credentials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+REQUESTS_PATH = "/_txcommit/requests"
+DEFAULT_REGION = "us-east-1"
+#: Credentials moto accepts; they open nothing outside this process.
+DUMMY_KEY = "txcommit-local"
+DUMMY_SECRET = "txcommit-local-secret"
+
+StartResponse = Callable[..., Any]
+Environ = dict[str, Any]
+WsgiApp = Callable[[Environ, StartResponse], Iterable[bytes]]
+
+
+def classify(method: str, path: str, query: str, headers: Environ) -> tuple[str, str, str]:
+    """(operation, bucket, key) of one path-style S3 request."""
+    parts = unquote(path).lstrip("/").split("/", 1)
+    bucket = parts[0]
+    key = parts[1] if len(parts) > 1 else ""
+    q = parse_qs(query, keep_blank_values=True)
+    if method == "HEAD":
+        return ("HEAD", bucket, key)
+    if method == "GET":
+        if "uploads" in q:
+            return ("MULTIPART_LIST", bucket, key)
+        if "uploadId" in q:
+            return ("MULTIPART_LIST_PARTS", bucket, key)
+        return ("GET" if key else "LIST", bucket, key)
+    if method == "PUT":
+        copy = "HTTP_X_AMZ_COPY_SOURCE" in headers
+        if "partNumber" in q:
+            return ("MULTIPART_PART_COPY" if copy else "MULTIPART_PART", bucket, key)
+        if copy:
+            return ("COPY", bucket, key)
+        return ("PUT" if key else "CREATE_BUCKET", bucket, key)
+    if method == "POST":
+        if "uploads" in q:
+            return ("MULTIPART_INITIATE", bucket, key)
+        if "uploadId" in q:
+            return ("MULTIPART_COMPLETE", bucket, key)
+        if "delete" in q:
+            return ("DELETE_BULK", bucket, key)
+        return ("POST", bucket, key)
+    if method == "DELETE":
+        if "uploadId" in q:
+            return ("MULTIPART_ABORT", bucket, key)
+        return ("DELETE" if key else "DELETE_BUCKET", bucket, key)
+    return (method, bucket, key)
+
+
+@dataclass
+class RequestLog:
+    """Every S3 request served, in order: operation, bucket, key and HTTP status."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, op: str, bucket: str, key: str, status: int) -> None:
+        with self.lock:
+            self.entries.append({"op": op, "bucket": bucket, "key": key, "status": status})
+
+    def since(self, index: int) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.entries[index:])
+
+
+class S3Front:
+    """WSGI middleware in front of moto: counting, atomic preconditions, optional lying."""
+
+    def __init__(self, app: WsgiApp, *, ignore_if_none_match: bool = False) -> None:
+        self.app = app
+        self.ignore_if_none_match = ignore_if_none_match
+        self.log = RequestLog()
+        self._preconditions = threading.Lock()
+
+    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith(REQUESTS_PATH):
+            return self._serve_log(environ, start_response)
+        op, bucket, key = classify(
+            environ["REQUEST_METHOD"], path, environ.get("QUERY_STRING", ""), environ
+        )
+        status: list[int] = [0]
+
+        def recording_start(status_line: str, headers: Any, *rest: Any) -> Any:
+            status[0] = int(status_line.split(" ", 1)[0])
+            return start_response(status_line, headers, *rest)
+
+        conditional = "HTTP_IF_NONE_MATCH" in environ or "HTTP_IF_MATCH" in environ
+        if self.ignore_if_none_match:
+            environ.pop("HTTP_IF_NONE_MATCH", None)
+        if conditional and environ["REQUEST_METHOD"] in ("PUT", "POST"):
+            with self._preconditions:
+                body = list(self.app(environ, recording_start))
+        else:
+            body = list(self.app(environ, recording_start))
+        self.log.add(op, bucket, key, status[0])
+        return body
+
+    def _serve_log(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        q = parse_qs(environ.get("QUERY_STRING", ""))
+        since = int(q.get("since", ["0"])[0])
+        entries = self.log.since(since)
+        payload = {
+            "next": since + len(entries),
+            "counts": dict(Counter(e["op"] for e in entries)),
+            "requests": entries,
+        }
+        data = json.dumps(payload).encode()
+        start_response(
+            "200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        )
+        return [data]
+
+
+class LocalS3:
+    """moto's S3 server on loopback in a background thread, behind :class:`S3Front`."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, ignore_if_none_match: bool = False
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.ignore_if_none_match = ignore_if_none_match
+        self.front: S3Front | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> LocalS3:
+        try:
+            from moto.moto_server.werkzeug_app import (
+                DomainDispatcherApplication,
+                MotoRequestHandler,
+                create_backend_app,
+            )
+            from werkzeug.serving import make_server
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise RuntimeError(
+                "the local S3 endpoint needs moto's server: pip install 'txcommit[s3-local]'"
+            ) from e
+
+        class QuietHandler(MotoRequestHandler):  # type: ignore[misc, valid-type]
+            def log_request(self, *args: Any, **kwargs: Any) -> None:
+                pass  # one line per request drowns the test output; the log has them all
+
+        self.front = S3Front(
+            DomainDispatcherApplication(create_backend_app),
+            ignore_if_none_match=self.ignore_if_none_match,
+        )
+        self._server = make_server(
+            self.host, self.port, self.front, threaded=True, request_handler=QuietHandler
+        )
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="local-s3", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def create_bucket(self, name: str) -> None:
+        import urllib.request
+
+        req = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            resp.read()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server = None
+
+    def __enter__(self) -> LocalS3:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def s3a_confs(endpoint: str, *, prefix: str = "spark.hadoop.") -> dict[str, str]:
+    """Hadoop S3A settings that reach a local endpoint: path-style, plain HTTP, dummy keys."""
+    confs = {
+        "fs.s3a.endpoint": endpoint,
+        "fs.s3a.endpoint.region": DEFAULT_REGION,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": "false",
+        "fs.s3a.access.key": DUMMY_KEY,
+        "fs.s3a.secret.key": DUMMY_SECRET,
+        "fs.s3a.aws.credentials.provider": (
+            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+        ),
+        # Serve s3:// with S3A too, as EMR-style paths are common in user code.
+        "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+    }
+    return {prefix + k: v for k, v in confs.items()}
+
+
+def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
+    """The request log of a running LocalS3 (counts by operation, and every request)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{endpoint}{REQUESTS_PATH}?since={since}", timeout=30) as r:
+        result: dict[str, Any] = json.loads(r.read())
+        return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="txcommit local-s3",
+        description="Run a local S3 endpoint (moto) on loopback, counting requests by type.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9000)
+    parser.add_argument("--bucket", action="append", default=[], help="create this bucket")
+    parser.add_argument(
+        "--ignore-if-none-match",
+        action="store_true",
+        help="behave like a store that ignores If-None-Match (for testing detection)",
+    )
+    args = parser.parse_args(argv)
+    s3 = LocalS3(args.host, args.port, ignore_if_none_match=args.ignore_if_none_match).start()
+    for bucket in args.bucket:
+        s3.create_bucket(bucket)
+    print(f"txcommit: local S3 ready at {s3.endpoint} (request log: {REQUESTS_PATH})", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        s3.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,377 @@
+"""The file rules of a txcommit table, mirrored from the JVM plugin (``io.txcommit.log``).
+
+Everything here must agree with the Scala code byte for byte, because the JVM writes what the
+Python readers, the CLI and the conformance kit read:
+
+* ``LogLayout`` (``LogLayout.scala``): ``<table>/_txcommit/{commits,pending,aborted}/<txn>.json``
+  and ``<table>/_SUCCESS``;
+* transaction ids (``TxnId.scala``): 16 characters of ``[0-9a-z]``, 8 of base-36 epoch
+  milliseconds then 8 random ones;
+* data file names (``DataFileName.scala``):
+  ``{prefix}part-{split:05d}-tid-{txn}-{attempt}{suffix}``;
+* commit records (``RecordCodec.scala``, ``CommitRecord.scala``): JSON written with Jackson's
+  default pretty printer, decoded strictly: a record that is truncated, not JSON, of an unknown
+  format or version, about another transaction, inconsistent, or naming a path outside its
+  table is refused with :class:`~txcommit.errors.CorruptCommitRecordError` naming the file;
+* safe relative paths (``Paths.unsafeRelativePath``) and credential-free display of URLs
+  (``Paths.display``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from txcommit.errors import CorruptCommitRecordError
+
+LOG_DIR_NAME = "_txcommit"
+SUCCESS_NAME = "_SUCCESS"
+RECORD_FORMAT = "txcommit-commit-record"
+RECORD_FORMAT_VERSION = 1
+IGNORE_CORRUPT_RECORDS_CONF = "spark.txcommit.read.ignoreCorruptRecords"
+
+TXN_LENGTH = 16
+_TXN = re.compile(r"[0-9a-z]{16}")
+_DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?")
+_SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+# --- transaction ids ------------------------------------------------------------------------
+
+
+def is_valid_txn(txn: str) -> bool:
+    """Whether ``txn`` is a transaction id: exactly 16 characters of ``[0-9a-z]``."""
+    return isinstance(txn, str) and _TXN.fullmatch(txn) is not None
+
+
+def generate_txn(now_millis: int | None = None) -> str:
+    """A new transaction id, time-ordered like the JVM's ``TxnId.generate``."""
+    millis = int(time.time() * 1000) if now_millis is None else now_millis
+    if millis < 0:
+        raise ValueError(f"now_millis must not be negative, got {millis}")
+    digits = ""
+    while True:
+        millis, rest = divmod(millis, 36)
+        digits = _BASE36[rest] + digits
+        if millis == 0:
+            break
+    # Like the JVM: left-padded to 8, and (past the year 5188) longer rather than truncated.
+    time_part = digits.rjust(8, "0")
+    return time_part + "".join(secrets.choice(_BASE36) for _ in range(8))
+
+
+# --- data file names ------------------------------------------------------------------------
+
+
+def data_file_name(prefix: str, split: int, txn: str, attempt: int, suffix: str) -> str:
+    """``{prefix}part-{split:05d}-tid-{txn}-{attempt}{suffix}``, as the JVM names data files."""
+    return f"{prefix}part-{split:05d}-tid-{txn}-{attempt}{suffix}"
+
+
+def txn_of(name: str) -> str | None:
+    """The transaction id of a txcommit data file name, or None for any other file."""
+    m = _DATA_FILE.fullmatch(name)
+    return m.group(1) if m else None
+
+
+# --- paths ----------------------------------------------------------------------------------
+
+
+def unsafe_relative_path(relative: str) -> str | None:
+    """Why ``relative`` does not name a file inside its table directory, or None if it does.
+
+    Safe means: relative, normalised, no ``..``, ``.`` or empty segment, no scheme, no backslash
+    (exactly ``Paths.unsafeRelativePath`` of the JVM plugin).
+    """
+    if relative == "":
+        return "it is empty"
+    if relative.startswith("/"):
+        return "it is absolute"
+    if "\\" in relative:
+        return "it contains a backslash"
+    if _SCHEME_LIKE.match(relative):
+        return "it starts with a scheme"
+    segments = relative.split("/")
+    if any(s in (".", "..") for s in segments):
+        return "it contains '.' or '..'"
+    if any(s == "" for s in segments):
+        return "it contains an empty segment"
+    return None
+
+
+def display_url(url: str) -> str:
+    """``url`` for logs and errors: any user-info (``key:secret@``) is removed."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def join(base: str, relative: str) -> str:
+    """``base/relative`` with exactly one slash between them ("" is the base itself)."""
+    if relative == "":
+        return base
+    if base == "":
+        return relative
+    return base.rstrip("/") + "/" + relative
+
+
+# --- the log's layout -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogLayout:
+    """Where a table's transaction log lives (``LogLayout.scala``).
+
+    ``table`` is a store key, a local path or a URL; every path below is ``table`` joined with
+    ``/`` and the log's names.
+    """
+
+    table: str
+
+    @property
+    def log_dir(self) -> str:
+        return join(self.table, LOG_DIR_NAME)
+
+    @property
+    def commits_dir(self) -> str:
+        return join(self.log_dir, "commits")
+
+    @property
+    def pending_dir(self) -> str:
+        return join(self.log_dir, "pending")
+
+    @property
+    def aborted_dir(self) -> str:
+        return join(self.log_dir, "aborted")
+
+    @property
+    def success(self) -> str:
+        return join(self.table, SUCCESS_NAME)
+
+    def commit_record(self, txn: str) -> str:
+        return join(self.commits_dir, f"{txn}.json")
+
+    def pending_record(self, txn: str) -> str:
+        return join(self.pending_dir, f"{txn}.json")
+
+    def aborted_record(self, txn: str) -> str:
+        return join(self.aborted_dir, f"{txn}.json")
+
+
+def txn_of_record_name(name: str) -> str | None:
+    """The txn of a file in ``commits/`` when its name is ``<valid txn>.json``, else None."""
+    if not name.endswith(".json"):
+        return None
+    txn = name[: -len(".json")]
+    return txn if is_valid_txn(txn) else None
+
+
+# --- commit records -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AddedFile:
+    """One data file a transaction adds, relative to the table directory."""
+
+    path: str
+    size: int
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """The commit record: once ``_txcommit/commits/<txn>.json`` exists, every file in ``added``
+    is visible and nothing else of that transaction ever is (``CommitRecord.scala``)."""
+
+    txn: str
+    token: str
+    job_id: str
+    started_at: int
+    committed_at: int
+    added: tuple[AddedFile, ...] = field(default_factory=tuple)
+    app_id: str | None = None
+    writer: str = ""
+
+    @property
+    def files(self) -> int:
+        return len(self.added)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.added)
+
+    @property
+    def directories(self) -> tuple[str, ...]:
+        """The distinct directories (relative to the table; "" is the table) holding files."""
+        return tuple(sorted({f.path.rpartition("/")[0] for f in self.added}))
+
+
+def encode_record(record: CommitRecord) -> bytes:
+    """The record as the JVM's ``RecordCodec.encode`` writes it, byte for byte."""
+    fields: list[tuple[str, Any]] = [
+        ("format", RECORD_FORMAT),
+        ("version", RECORD_FORMAT_VERSION),
+        ("txn", record.txn),
+        ("token", record.token),
+        ("jobId", record.job_id),
+        ("startedAt", record.started_at),
+        ("committedAt", record.committed_at),
+    ]
+    if record.app_id is not None:
+        fields.append(("appId", record.app_id))
+    fields += [
+        ("writer", record.writer),
+        ("files", record.files),
+        ("bytes", record.bytes),
+        ("added", [[("path", f.path), ("size", f.size)] for f in record.added]),
+    ]
+    return _jackson_pretty(fields, 0).encode("utf-8")
+
+
+def _jackson_string(s: str) -> str:
+    """A JSON string as Jackson writes it: UTF-8 as is, short escapes, else ``\\u00XX``."""
+    out = ['"']
+    for ch in s:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif code < 0x20:
+            short = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(code)
+            out.append(short if short else f"\\u{code:04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _jackson_pretty(fields: Sequence[tuple[str, Any]], depth: int) -> str:
+    """An object in the layout of Jackson's ``DefaultPrettyPrinter`` (2-space indent,
+    ``"key" : value``, arrays as ``[ {`` ... ``}, {`` ... ``} ]``, an empty array ``[ ]``)."""
+    pad = "  " * (depth + 1)
+    lines = []
+    for key, value in fields:
+        if isinstance(value, list):
+            if not value:
+                rendered = "[ ]"
+            else:
+                rendered = "[ " + ", ".join(_jackson_pretty(v, depth + 1) for v in value) + " ]"
+        elif isinstance(value, str):
+            rendered = _jackson_string(value)
+        else:
+            rendered = str(int(value))
+        lines.append(f"{pad}{_jackson_string(key)} : {rendered}")
+    return "{\n" + ",\n".join(lines) + "\n" + "  " * depth + "}"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode_record(data: bytes, where: str, expected_txn: str) -> CommitRecord:
+    """Decodes the record stored at ``where`` (named in every error) for ``expected_txn``.
+
+    Strict, with the rules and messages of ``RecordCodec.decode``; numbers must be JSON
+    integers (the JVM never writes anything else).
+    """
+
+    def corrupt(why: str) -> CorruptCommitRecordError:
+        return CorruptCommitRecordError(
+            f"txcommit: commit record {where} is corrupt: {why}. Its transaction's files stay "
+            f"hidden from this read only if you set {IGNORE_CORRUPT_RECORDS_CONF}=true; "
+            "otherwise restore the record from a backup, or move it out of _txcommit/commits/ "
+            "to treat the transaction as never committed."
+        )
+
+    try:
+        root = json.loads(data, parse_constant=_refuse_constant)
+    except (ValueError, TypeError) as e:
+        raise corrupt(f"it is not complete JSON ({len(data)} bytes; truncated?)") from e
+    if not isinstance(root, dict):
+        raise corrupt("it is not a JSON object")
+
+    def text(field_name: str) -> str:
+        v = root.get(field_name)
+        if not isinstance(v, str):
+            raise corrupt(f"field '{field_name}' is missing or not a string")
+        return v
+
+    def long(node: dict[str, Any], field_name: str) -> int:
+        v = node.get(field_name)
+        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+            raise corrupt(f"field '{field_name}' is missing or not a number")
+        return v
+
+    if text("format") != RECORD_FORMAT:
+        raise corrupt(f"field 'format' is not {RECORD_FORMAT}")
+    version = long(root, "version")
+    if version != RECORD_FORMAT_VERSION:
+        raise corrupt(
+            f"it has format version {version}, which this txcommit (reads version "
+            f"{RECORD_FORMAT_VERSION}) does not understand; upgrade the plugin"
+        )
+    txn = text("txn")
+    if txn != expected_txn:
+        raise corrupt(f"it names transaction '{txn}' but its file name says '{expected_txn}'")
+    added_node = root.get("added")
+    if not isinstance(added_node, list):
+        raise corrupt("field 'added' is missing or not a list")
+    added: list[AddedFile] = []
+    for entry in added_node:
+        if not isinstance(entry, dict):
+            raise corrupt("an entry of 'added' is not an object")
+        path = entry.get("path")
+        if not isinstance(path, str):
+            raise corrupt("an entry of 'added' has no path")
+        why = unsafe_relative_path(path)
+        if why is not None:
+            raise corrupt(
+                f"it names a file outside its table directory ('{path}': {why}); "
+                "nothing outside the table is read or deleted because of it"
+            )
+        added.append(AddedFile(path, long(entry, "size")))
+    declared = long(root, "files")
+    if declared != len(added):
+        raise corrupt(f"it declares {declared} files but lists {len(added)}")
+    app_id = root.get("appId")
+    return CommitRecord(
+        txn=txn,
+        token=text("token"),
+        job_id=text("jobId"),
+        started_at=long(root, "startedAt"),
+        committed_at=long(root, "committedAt"),
+        added=tuple(added),
+        app_id=app_id if isinstance(app_id, str) else None,
+        writer=text("writer"),
+    )
+
+
+__all__ = [
+    "LOG_DIR_NAME",
+    "RECORD_FORMAT",
+    "RECORD_FORMAT_VERSION",
+    "SUCCESS_NAME",
+    "TXN_LENGTH",
+    "AddedFile",
+    "CommitRecord",
+    "LogLayout",
+    "data_file_name",
+    "decode_record",
+    "display_url",
+    "encode_record",
+    "generate_txn",
+    "is_valid_txn",
+    "join",
+    "txn_of",
+    "txn_of_record_name",
+    "unsafe_relative_path",
+]

@@ -1,0 +1,136 @@
+"""A table under test on any store, seen the way a user's own tools see it.
+
+Local tables are read with the file system, S3 tables with boto3 straight from the endpoint
+(a raw listing, as any tool would do): independent of the plugin's and the Python mirror's
+code, so the tests check the store's real contents.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import txcommit
+
+TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
+STORES = ("local", "s3", "s3-multipart")
+
+
+def txn_of(rel: str) -> str | None:
+    m = TXN_FILE.match(rel.rsplit("/", 1)[-1])
+    return m.group(1) if m else None
+
+
+def is_data(rel: str) -> bool:
+    """Spark's rule: a path with a part starting with `_` or `.` is not data."""
+    return not any(part.startswith(("_", ".")) for part in rel.split("/"))
+
+
+@dataclass
+class TableRef:
+    store: str
+    url: str
+    local: Path | None = None
+    s3: Any = None  # a boto3 S3 client
+    bucket: str = ""
+    prefix: str = ""  # key prefix of the table, without trailing slash
+
+    # ------------------------------------------------------------------ raw contents
+    def objects(self) -> list[str]:
+        """Every object or file under the table, relative to it."""
+        if self.local is not None:
+            if not self.local.exists():
+                return []
+            return sorted(
+                str(p.relative_to(self.local)) for p in self.local.rglob("*") if p.is_file()
+            )
+        out: list[str] = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix + "/"
+        ):
+            out += [o["Key"][len(self.prefix) + 1 :] for o in page.get("Contents", [])]
+        return sorted(out)
+
+    def read(self, rel: str) -> bytes | None:
+        if self.local is not None:
+            p = self.local / rel
+            return p.read_bytes() if p.exists() else None
+        try:
+            obj = self.s3.get_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
+        except self.s3.exceptions.NoSuchKey:
+            return None
+        data: bytes = obj["Body"].read()
+        return data
+
+    def write(self, rel: str, data: bytes) -> None:
+        if self.local is not None:
+            (self.local / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.local / rel).write_bytes(data)
+        else:
+            self.s3.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=data)
+
+    def open_uploads(self) -> list[str]:
+        """Keys of multipart uploads under the table that are neither completed nor aborted."""
+        if self.local is not None:
+            return []
+        resp = self.s3.list_multipart_uploads(Bucket=self.bucket, Prefix=self.prefix + "/")
+        return [u["Key"] for u in resp.get("Uploads", [])]
+
+    # ------------------------------------------------------------------ the log, read raw
+    def data_files(self) -> list[str]:
+        return [k for k in self.objects() if is_data(k)]
+
+    def committed(self) -> dict[str, dict[str, Any]]:
+        """txn -> commit record, read straight from _txcommit/commits/."""
+        out = {}
+        for k in self.objects():
+            if k.startswith("_txcommit/commits/") and k.endswith(".json"):
+                data = self.read(k)
+                assert data is not None
+                out[k.rsplit("/", 1)[-1][: -len(".json")]] = json.loads(data)
+        return out
+
+    def committed_paths(self) -> set[str]:
+        return {f["path"] for rec in self.committed().values() for f in rec["added"]}
+
+    def aborted(self) -> set[str]:
+        return {
+            k.rsplit("/", 1)[-1][: -len(".json")]
+            for k in self.objects()
+            if k.startswith("_txcommit/aborted/")
+        }
+
+    def success(self) -> dict[str, Any]:
+        data = self.read("_SUCCESS")
+        assert data is not None, f"{self.url}/_SUCCESS is missing"
+        result: dict[str, Any] = json.loads(data)
+        return result
+
+    def plant_uncommitted_copy(self) -> str:
+        """Copies a committed data file under a new, never-committed transaction id."""
+        src = next(k for k in self.data_files() if txn_of(k))
+        txn = txn_of(src)
+        assert txn is not None
+        dst = src.replace(txn, "zzzzzzzzzzzzzzzz")
+        data = self.read(src)
+        assert data is not None
+        self.write(dst, data)
+        return dst
+
+    # ------------------------------------------------------------------ sessions
+    def prepare(self, spark) -> None:  # noqa: ANN001 - a Connect SparkSession
+        """Switch txcommit on for this table's store in `spark`."""
+        txcommit.enable(spark)
+        if self.store != "local":
+            spark.conf.set("spark.txcommit.adapter.s3a", self.store)
+
+    def child(self, name: str) -> TableRef:
+        if self.local is not None:
+            return TableRef(self.store, f"{self.url}/{name}", local=self.local / name)
+        return TableRef(
+            self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
+            prefix=f"{self.prefix}/{name}",
+        )  # fmt: skip

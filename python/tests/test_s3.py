@@ -1,0 +1,181 @@
+"""S3 specifics, end to end on a real S3 endpoint (moto over HTTP) through Hadoop's S3A:
+what a commit costs in store requests, an endpoint that lies about If-None-Match, credentials
+kept out of logs, records and errors, and the one-machine quick start."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import txcommit
+from txcommit.local_s3 import DUMMY_SECRET, LocalS3
+
+from conftest import LYING_BUCKET, TEST_BUCKET, make_table, new_session
+from servers import READY_MARK, ServerProcess, server_python
+from tables import TableRef, txn_of
+
+
+def write(spark, table: TableRef, files: int) -> None:  # noqa: ANN001
+    spark.range(0, 20_000, 1, files).write.mode("append").parquet(table.url)
+
+
+def requests_during(local_s3: LocalS3, action) -> list[dict]:  # noqa: ANN001
+    assert local_s3.front is not None
+    start = len(local_s3.front.log.since(0))
+    action()
+    return local_s3.front.log.since(start)
+
+
+@pytest.mark.parametrize("store", ["s3", "s3-multipart"])
+def test_commit_requests_do_not_grow_with_the_number_of_files(
+    spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """The `_SUCCESS` summary counts the job commit's store requests; they stay the same for
+    4 and 40 files, except one multipart completion per file in `s3-multipart` mode."""
+    costs = {}
+    for files in (4, 40):
+        table = make_table(store, workdir, s3_client)
+        table.prepare(spark)
+        write(spark, table, files)
+        assert len(table.data_files()) == files
+        summary = table.success()
+        assert summary["txn"] in table.committed() and summary["files"] == files
+        costs[files] = {k: v for k, v in summary["jobCommitRequests"].items() if k != "adapter"}
+        assert summary["jobCommitRequests"]["adapter"] == store
+    if store == "s3":
+        assert costs[4] == costs[40], costs
+        assert costs[4] == {"PUT": 1, "LIST": 1}, "the record, and one listing per directory"
+    else:
+        assert costs[4].pop("MULTIPART_COMPLETE") == 4
+        assert costs[40].pop("MULTIPART_COMPLETE") == 40
+        assert costs[4] == costs[40], costs
+    assert not any(k in c for c in costs.values() for k in ("COPY", "RENAME")), costs
+
+
+def test_conditional_put_job_copies_and_deletes_no_data_object(
+    spark, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """Measured at the endpoint, executors included: data files are PUT once where they stay."""
+    table = make_table("s3", workdir, s3_client)
+    table.prepare(spark)
+    write(spark, table, 8)  # the first job also probes the bucket; measure a later one
+    seen = requests_during(local_s3, lambda: write(spark, table, 8))
+    mine = [r for r in seen if r["key"].startswith(table.prefix + "/")]
+    data = [r for r in mine if txn_of(r["key"])]
+    ops = {r["op"] for r in data}
+    assert ops <= {"PUT", "HEAD", "GET", "MULTIPART_INITIATE", "MULTIPART_PART",
+                   "MULTIPART_COMPLETE"}, ops  # fmt: skip
+    assert not [r for r in mine if r["op"] in ("COPY", "MULTIPART_PART_COPY")], "nothing copied"
+    assert not [r for r in data if r["op"] in ("DELETE", "DELETE_BULK")], "no data deleted"
+    assert sum(r["op"] == "PUT" for r in data) == 8, "each data file written once"
+    assert spark.read.parquet(table.url).count() == 40_000
+
+
+def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
+    spark, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """While uploads are in flight, or done but not completed by the job commit, a raw listing
+    of the table (boto3 here; any tool) shows no data file."""
+    import threading
+
+    from pyspark.sql import functions as F
+
+    table = make_table("s3-multipart", workdir, s3_client)
+    table.prepare(spark)
+
+    @F.udf("long")
+    def slow_tail(i):  # noqa: ANN001, ANN202
+        import time
+
+        if i >= 15_000 and i % 1000 == 0:  # the last tasks run well after the first finished
+            time.sleep(0.5)
+        return i
+
+    assert local_s3.front is not None
+    log = local_s3.front.log
+    listings: list[tuple[int, list[str]]] = []  # (request-log length before, data files)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            before = len(log.since(0))
+            listings.append((before, table.data_files()))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        spark.range(0, 20_000, 1, 4).select(slow_tail("id").alias("id")).write.parquet(table.url)
+    finally:
+        done.set()
+        watcher.join()
+
+    requests = log.since(0)
+    mine = [(i, r) for i, r in enumerate(requests) if r["key"].startswith(table.prefix + "/")]
+    first_part = min(i for i, r in mine if r["op"] == "MULTIPART_PART")
+    first_complete = min(i for i, r in mine if r["op"] == "MULTIPART_COMPLETE")
+    in_flight = [files for n, files in listings if first_part < n and n < first_complete]
+    assert len(in_flight) >= 3, "the table was listed while uploads were in flight"
+    assert all(not files for files in in_flight), "no in-flight data file is ever listed"
+    assert len(table.data_files()) == 4 and not table.open_uploads()
+    assert not [k for k in table.objects() if k.startswith("__magic")], "markers removed"
+    assert spark.read.parquet(table.url).count() == 20_000
+
+
+def test_an_endpoint_that_ignores_if_none_match_is_refused(spark, workdir: Path, lying_s3):  # noqa: ANN001
+    url = f"s3a://{LYING_BUCKET}/liar-{workdir.name}"
+    txcommit.enable(spark)
+    with pytest.raises(Exception) as info:
+        spark.range(10).write.parquet(url)
+    message = str(info.value)
+    assert lying_s3.endpoint in message and "If-None-Match" in message, message
+    assert "spark.txcommit.s3.verifyConditionalPut=false" in message
+    assert DUMMY_SECRET not in message
+    keys = [r["key"] for r in lying_s3.front.log.since(0) if r["op"] == "PUT"]  # type: ignore[union-attr]
+    assert not [k for k in keys if txn_of(k)], "refused before any data file was written"
+    # The user's explicit, documented choice to trust the endpoint anyway:
+    spark.conf.set("spark.txcommit.s3.verifyConditionalPut", "false")
+    spark.range(10).write.parquet(url)
+    assert spark.read.parquet(url).count() == 10
+
+
+@pytest.mark.parametrize("store", ["s3", "s3-multipart"])
+def test_credentials_never_reach_logs_records_or_summaries(
+    spark, server: ServerProcess, store: str, workdir: Path, s3_client
+):  # noqa: ANN001
+    any_table = make_table(store, workdir, s3_client)
+    any_table.prepare(spark)
+    spark.range(100).write.parquet(any_table.url)
+    for key in any_table.objects():
+        data = any_table.read(key)
+        assert data is not None and DUMMY_SECRET.encode() not in data, key
+    log = re.search(r"\(log: (.+)\)", "".join(server.output))
+    assert log, "the server prints where its log is"
+    text = Path(log.group(1)).read_text(errors="replace")
+    assert "fs.s3a.secret.key" in text, "the log does mention the conf..."
+    assert DUMMY_SECRET not in text, "...but never its value"
+
+
+def test_server_store_s3_quick_start(workdir: Path):
+    """The README's one-machine S3 quick start: `txcommit server --store s3` starts its own
+    local S3 endpoint; a JVM-less client writes and reads s3a://txcommit/ through it."""
+    proc = ServerProcess(workdir / "quick-start", extra_args=["--store", "s3"])
+    proc.start()
+    try:
+        out = "".join(proc.output)
+        assert "local S3 (moto) at http://127.0.0.1:" in out and READY_MARK in out
+        spark = new_session(proc.url)
+        txcommit.enable(spark)
+        spark.range(1000).write.parquet("s3a://txcommit/quick")
+        assert spark.read.parquet("s3a://txcommit/quick").count() == 1000
+        spark.stop()
+    finally:
+        proc.stop()
+    cli = subprocess.run(
+        [server_python(), "-m", "txcommit.cli", "jars", "--store", "s3"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "hadoop-aws-3.5.0.jar" in cli.stdout and "bundle-" in cli.stdout
+    assert TEST_BUCKET  # the shared endpoint is untouched by this server
