@@ -12,7 +12,8 @@ import pytest
 import txcommit  # first: makes pyspark-client importable on a machine without SPARK_HOME
 from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3, s3a_confs
 
-from servers import ServerProcess, running
+from cluster import StandaloneCluster
+from servers import ServerProcess, running, server_python
 from tables import STORES, TableRef
 
 FAULTS_ALLOWED = {"spark.txcommit.test.allowFaultInjection": "true"}
@@ -82,6 +83,60 @@ def new_session(url: str):  # noqa: ANN201 - pyspark's connect SparkSession
 @pytest.fixture
 def spark(server: ServerProcess):  # noqa: ANN201
     session = new_session(server.url)
+    yield session
+    session.stop()
+
+
+# --- a real multi-JVM cluster: a standalone master and two workers (see cluster.py) ------------
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    # Two cores and 3 GiB per worker: two applications (2 one-core executors each, one per
+    # worker) can run at once, e.g. the shared cluster server and a test's own.
+    with StandaloneCluster(tmp_path_factory.mktemp("cluster"), cores=2, worker_memory="3g") as c:
+        yield c
+
+
+def cluster_confs(**extra: str) -> dict[str, str]:
+    """What a Connect server (the driver) needs to run two executors on the cluster: the plugin
+    jars reach them through spark.jars, S3A through extraClassPath (`--store s3`), and Python
+    UDFs run with the server venv's interpreter."""
+    python = server_python()
+    return {
+        "spark.executor.memory": "1g",
+        "spark.executor.cores": "1",
+        "spark.cores.max": "2",
+        "spark.driver.host": "127.0.0.1",
+        "spark.pyspark.python": python,
+        "spark.executorEnv.PYSPARK_PYTHON": python,
+        # Serve only once both executors are registered, so jobs spread over both.
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+        **extra,
+    }
+
+
+def server_on_cluster(
+    workdir: Path, cluster: StandaloneCluster, local_s3: LocalS3, **confs: str
+) -> ServerProcess:
+    return server_with_s3(workdir, local_s3, cluster_confs(**confs), master=cluster.master_url)
+
+
+@pytest.fixture(scope="session")
+def cluster_server(
+    workdir: Path, cluster: StandaloneCluster, local_s3: LocalS3
+) -> Iterator[ServerProcess]:
+    """One Connect server whose executors run on the cluster, shared by the S3 fault tests."""
+    yield from running(server_on_cluster(workdir / "cluster-server", cluster, local_s3))
+
+
+@pytest.fixture
+def store_spark(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
+    """A session for `any_table`: S3 tables are written by executors on the cluster, local
+    ones by the shared local-mode server."""
+    name = "server" if any_table.store == "local" else "cluster_server"
+    session = new_session(request.getfixturevalue(name).url)
     yield session
     session.stop()
 

@@ -33,7 +33,9 @@ def server_python() -> str:
             f"server-side Python {python} not found: run `bash .ci/setup` first, or set "
             "TXCOMMIT_SERVER_PYTHON to a Python that has `txcommit[server]` installed"
         )
-    return python
+    # Absolute but not resolved (resolving would leave the venv): servers run in their own
+    # working directories.
+    return os.path.abspath(python)
 
 
 def free_port() -> int:

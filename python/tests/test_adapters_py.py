@@ -12,7 +12,6 @@ import traceback
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,31 +41,15 @@ from txcommit.errors import (
 )
 from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3, fetch_requests
 
+from conftest import LYING_BUCKET
+from conftest import TEST_BUCKET as BUCKET
 from contract import MultipartStoreContract, StoreContract
 
 REPO = Path(__file__).resolve().parents[2]
-BUCKET = "txcommit-adapters"
 SECRET = "do-not-show-me-" + uuid.uuid4().hex
 
 
-# --- S3 endpoints: started once for the module ----------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def local_s3() -> Iterator[LocalS3]:
-    s3 = LocalS3().start()
-    s3.create_bucket(BUCKET)
-    yield s3
-    s3.stop()
-
-
-@pytest.fixture(scope="module")
-def lying_s3() -> Iterator[LocalS3]:
-    """An endpoint that ignores If-None-Match, as some S3-compatible stores do."""
-    s3 = LocalS3(ignore_if_none_match=True).start()
-    s3.create_bucket(BUCKET)
-    yield s3
-    s3.stop()
+# --- S3 endpoints: the session's shared ones (conftest: local_s3, lying_s3) ----------------
 
 
 def s3_options(s3: LocalS3, **extra: Any) -> dict[str, Any]:
@@ -81,8 +64,8 @@ def s3_options(s3: LocalS3, **extra: Any) -> dict[str, Any]:
     return options
 
 
-def fresh_s3_url(scheme: str = "s3") -> str:
-    return f"{scheme}://{BUCKET}/tables/t-{uuid.uuid4().hex[:12]}"
+def fresh_s3_url(scheme: str = "s3", bucket: str = BUCKET) -> str:
+    return f"{scheme}://{bucket}/adapters-py/t-{uuid.uuid4().hex[:12]}"
 
 
 # --- the contract, bound to every adapter ---------------------------------------------------
@@ -140,7 +123,7 @@ def test_s3_create_is_a_conditional_put_refused_with_412(local_s3: LocalS3) -> N
 def test_an_endpoint_ignoring_if_none_match_overwrites_and_check_ready_catches_it(
     lying_s3: LocalS3,
 ) -> None:
-    store = S3Store(fresh_s3_url(), **s3_options(lying_s3))
+    store = S3Store(fresh_s3_url(bucket=LYING_BUCKET), **s3_options(lying_s3))
     store.create_exclusive("_txcommit/commits/a.json", b"first")
     store.create_exclusive("_txcommit/commits/a.json", b"second")  # the liar accepts it
     assert store.read("_txcommit/commits/a.json") == b"second"

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
 
 import txcommit
 
-from conftest import new_session, server_with_s3
+from conftest import new_session, server_on_cluster, server_with_s3
 from servers import ServerProcess, running
 from tables import TableRef, txn_of
 
@@ -44,7 +45,9 @@ def fail_first_attempt_at(*ids: int):  # noqa: ANN201
     """A UDF that raises on the first attempt of the task that meets one of `ids`."""
     targets = set(ids)
 
-    @F.udf("long")
+    # Explicit type and arrow choice: otherwise pyspark reads them through the thread's active
+    # session, which after a crash test may be one whose server is dead (10 min of retries).
+    @F.udf(returnType=LongType(), useArrow=True)  # small arrow batches: see the caller
     def maybe_fail(i):  # noqa: ANN001, ANN202 - hints would make Spark guess an eval type
         from pyspark import TaskContext
 
@@ -56,10 +59,12 @@ def fail_first_attempt_at(*ids: int):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("where", ["first-row", "last-row"])
-def test_task_retried_after_failure_leaves_each_row_once(spark, any_table: TableRef, where: str):
+def test_task_retried_after_failure_leaves_each_row_once(
+    store_spark, any_table: TableRef, where: str
+):
     """A task fails once and succeeds on retry; with `last-row` the failed attempt wrote (and
     left behind) almost its whole output: two attempts of one task both wrote the data."""
-    table = any_table
+    table, spark = any_table, store_spark
     table.prepare(spark)
     for k, v in KEEP_JUNK.items():
         spark.conf.set(k, v)
@@ -86,17 +91,17 @@ def test_task_retried_after_failure_leaves_each_row_once(spark, any_table: Table
 
 @pytest.mark.parametrize("keep_junk", [True, False], ids=["dead-executors", "clean-abort"])
 def test_persistently_failing_task_makes_no_row_visible(
-    spark, any_table: TableRef, keep_junk: bool
+    store_spark, any_table: TableRef, keep_junk: bool
 ):
     """The seed's job: the task holding id 9999 keeps failing, the job aborts."""
-    table = any_table
+    table, spark = any_table, store_spark
     table.prepare(spark)
     spark.range(10_000).write.parquet(table.url)
     if keep_junk:
         for k, v in KEEP_JUNK.items():
             spark.conf.set(k, v)
 
-    @F.udf("long")
+    @F.udf(returnType=LongType(), useArrow=False)
     def oops(i):  # noqa: ANN001, ANN202
         if i == 9999:
             time.sleep(2)  # let the other tasks commit first, as in the seed
@@ -137,6 +142,14 @@ VISIBLE_AFTER = {
 }
 
 
+def crashing_server(workdir: Path, table: TableRef, request) -> ServerProcess:  # noqa: ANN001
+    """A server to crash: on the cluster for S3 tables, in local mode for local ones."""
+    local_s3 = request.getfixturevalue("local_s3")
+    if table.store == "local":
+        return server_with_s3(workdir, local_s3)
+    return server_on_cluster(workdir, request.getfixturevalue("cluster"), local_s3)
+
+
 def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  # noqa: ANN001
     """Runs `write` in a thread and returns once the server JVM is dead.
 
@@ -154,27 +167,31 @@ def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  #
 
 @pytest.mark.parametrize("point", list(VISIBLE_AFTER))
 def test_server_killed_during_commit_shows_all_or_nothing(
-    point: str, server: ServerProcess, workdir: Path, any_table: TableRef, local_s3
+    point: str, server: ServerProcess, workdir: Path, any_table: TableRef, request
 ):  # noqa: ANN001
     table = any_table
     base, n = 1000, 6000
-    crashing = server_with_s3(workdir / f"halt-{point}-{table.store}", local_s3)
+    crashing = crashing_server(workdir / f"halt-{point}-{table.store}", table, request)
     for _ in running(crashing):
         spark = new_session(crashing.url)
         table.prepare(spark)
         spark.range(base).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(table.url)
         spark.conf.set("spark.txcommit.test.haltAt", point)
-        run_until_the_server_dies(
-            crashing,
-            spark,
-            lambda spark=spark: (
-                spark.range(base, base + n, 1, 3)
-                .withColumn("k", F.col("id") % 4)
-                .write.mode("append")
-                .partitionBy("k")
-                .parquet(table.url)
-            ),
-        )
+
+        def write(spark=spark) -> None:  # noqa: ANN001
+            spark.range(base, base + n, 1, 3).withColumn("k", F.col("id") % 4).write.mode(
+                "append"
+            ).partitionBy("k").parquet(table.url)
+
+        driver_dies = not (crashing.master.startswith("spark://") and point.startswith("task."))
+        if not driver_dies:
+            # On a cluster a task point halts the EXECUTOR JVMs, one attempt after another:
+            # the driver lives on, and the job fails after spark.task.maxFailures attempts.
+            with pytest.raises(Exception, match="failed"):
+                write()
+            spark.stop()
+        else:
+            run_until_the_server_dies(crashing, spark, write)
 
     # Another server reads the table as any reader would after the crash.
     reader = new_session(server.url)
@@ -187,7 +204,9 @@ def test_server_killed_during_commit_shows_all_or_nothing(
         if table.store == "s3-multipart" and point == "task.beforeCommit":
             # The uploads were never completed: the crashed job has no object in the bucket.
             assert len(halted_txns) == 1, "in-flight data never shows in a raw listing"
-            assert table.open_uploads(), "the dead job's uploads are pending (VACUUM's work)"
+            # A dead driver leaves its uploads pending (VACUUM's work); a live one aborts the
+            # job and with it every upload of the transaction.
+            assert bool(table.open_uploads()) == driver_dies
         elif table.store == "s3-multipart" and point == "job.duringPublishData":
             # Half the uploads completed (files in the bucket, no record), half still open.
             assert len(halted_txns) == 2 and table.open_uploads()
@@ -206,7 +225,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
 
 
 def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
-    server: ServerProcess, workdir: Path, any_table: TableRef, local_s3
+    server: ServerProcess, workdir: Path, any_table: TableRef, request
 ):  # noqa: ANN001
     table = any_table
     seed = int(os.environ.get("TXCOMMIT_TEST_SEED", time.time_ns() % 1_000_000))
@@ -216,7 +235,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     attempted: list[int] = []
     batches = iter(range(1_000_000))
     for round_ in range(3):
-        crashing = server_with_s3(workdir / f"random-kill-{round_}-{table.store}", local_s3)
+        crashing = crashing_server(workdir / f"random-kill-{round_}-{table.store}", table, request)
         for _ in running(crashing):
             spark = new_session(crashing.url)
             table.prepare(spark)

@@ -82,11 +82,12 @@ def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
     import threading
 
     from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
 
     table = make_table("s3-multipart", workdir, s3_client)
     table.prepare(spark)
 
-    @F.udf("long")
+    @F.udf(returnType=LongType(), useArrow=False)  # explicit: no lookup via the active session
     def slow_tail(i):  # noqa: ANN001, ANN202
         import time
 

@@ -131,6 +131,15 @@ def abandon(spark: Any) -> None:
     if callable(close):
         with contextlib.suppress(Exception):
             close()
+    # Forget it as the default and the thread's active session, as `stop()` does: pyspark
+    # looks sessions up there (UDF creation, DDL parsing) and would retry the dead server.
+    cls = type(spark)
+    with contextlib.suppress(Exception):
+        if getattr(cls, "_default_session", None) is spark:
+            cls._default_session = None
+        active = getattr(cls, "_active_session", None)
+        if getattr(active, "session", None) is spark:
+            active.session = None
 
 
 def session_url(spark: Any) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from txcommit.errors import StoreError
+from txcommit.errors import AlreadyExistsError, StoreError
 from txcommit.log import join, unsafe_relative_path
 
 if TYPE_CHECKING:
@@ -121,6 +121,16 @@ class Store(abc.ABC):
     @property
     def primitive(self) -> str:
         return self.declaration.primitive
+
+    def conflict(self, key: str, how: str) -> AlreadyExistsError:
+        """The error of an exclusive create that found ``key`` existing (``how`` it knew)."""
+        url = self.url_for(key)
+        return AlreadyExistsError(
+            f"txcommit: {url} already exists, so it was not overwritten; another writer "
+            f"published it first ({how}for a commit record: that transaction is committed, "
+            "do not commit it again)",
+            url=url,
+        )
 
     def url_for(self, key: str) -> str:
         """The URL of ``key`` (for messages), without credentials."""

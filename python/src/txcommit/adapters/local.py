@@ -98,13 +98,7 @@ class LocalStore(Store):
         )
 
     def _conflict(self, key: str) -> AlreadyExistsError:
-        url = self.url_for(key)
-        return AlreadyExistsError(
-            f"txcommit: {url} already exists, so it was not overwritten; another writer "
-            "published it first (for a commit record: that transaction is committed, do not "
-            "commit it again)",
-            url=url,
-        )
+        return self.conflict(key, "")
 
     def _write_temp(self, target: Path, data: bytes) -> Path:
         """Writes ``data`` to a new hidden temporary file next to ``target``, fsync'd."""

@@ -234,13 +234,7 @@ class S3Store(Store):
         return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
 
     def _conflict(self, key: str) -> AlreadyExistsError:
-        url = self.url_for(key)
-        return AlreadyExistsError(
-            f"txcommit: {url} already exists, so it was not overwritten; another writer "
-            "published it first (S3 refused PUT with If-None-Match: *; for a commit record: "
-            "that transaction is committed, do not commit it again)",
-            url=url,
-        )
+        return self.conflict(key, "S3 refused PUT with If-None-Match: *; ")
 
     # -- the contract --------------------------------------------------------------------
 

@@ -6,7 +6,9 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.{StoreContractSuite, UnsupportedStoreException}
+import io.txcommit.{CommitConflictException, StoreContractSuite, UnsupportedStoreException}
+import io.txcommit.commit.{PublishCommitRecord, StageTimings, TxnContext}
+import io.txcommit.log.{AddedFile, CommitRecord, RecordCodec}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /** Starts one local S3 endpoint per suite. */
@@ -52,6 +54,22 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     store.checkReady(t) // cached: no more requests
     assert(store.requests.total == 3)
     assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
+  }
+
+  test("a zombie driver committing the same transaction again gets a conflict, not an overwrite") {
+    val t = s3.freshTable()
+    val txn = "0123456789abcdeh"
+    def publish(token: String) = {
+      val store = Adapters.open(t, s3.conf())
+      val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
+      PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, s3.conf(), store), record, new StageTimings)
+      store
+    }
+    val store = publish("first-driver")
+    val e = intercept[CommitConflictException](publish("zombie-driver"))
+    assert(e.getMessage.contains(s"txn $txn") && e.getMessage.contains("already committed"))
+    val kept = RecordCodec.decode(store.read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
+    assert(kept.token == "first-driver")
   }
 
   test("a multipart upload staged through a magic path is invisible until published") {

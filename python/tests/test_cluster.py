@@ -1,0 +1,311 @@
+"""The protocol on a real multi-JVM cluster: executors lost mid-write, speculative duplicates.
+
+One Spark standalone cluster (a master and two workers, each its own JVM, see cluster.py)
+serves the session; each test runs its own Connect server (driver) on it, whose two executors
+are JVMs the workers launch. Every scenario runs on each store: the local file system, and S3
+(moto over HTTP through Hadoop's S3A) with both S3 adapters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+from cluster import StandaloneCluster, alive
+from conftest import new_session, server_on_cluster
+from servers import ServerProcess, free_port, running
+from tables import TableRef
+
+DATA_FILE = re.compile(r"part-(\d{5})-tid-([0-9a-z]{16})-(\d+)[-.]")
+
+KEEP_JUNK = {
+    # Leave the files of failed and killed attempts on disk (a dead executor cleans nothing
+    # up anyway), so the tests prove that the READ side hides them.
+    "spark.txcommit.test.keepAbortedFiles": "true",
+    "spark.txcommit.commit.cleanupAttempts": "false",
+}
+
+SPECULATION = {
+    "spark.speculation": "true",
+    "spark.speculation.interval": "100ms",
+    "spark.speculation.multiplier": "1.1",
+    "spark.speculation.quantile": "0.5",
+    "spark.speculation.minTaskRuntime": "1s",
+}
+
+
+def parse(name: str) -> tuple[int, str, int]:
+    """(split, txn, Spark task attempt id) of a txcommit data file name."""
+    m = DATA_FILE.search(name)
+    assert m, f"not a txcommit data file name: {name}"
+    return int(m.group(1)), m.group(2), int(m.group(3))
+
+
+class FileWatch:
+    """Lists the table every 50 ms while a job runs: every data file seen on the way."""
+
+    def __init__(self, table: TableRef) -> None:
+        self.table = table
+        self.seen: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.seen.update(self.table.data_files())
+            time.sleep(0.05)
+
+    def __enter__(self) -> FileWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.seen.update(self.table.data_files())
+
+
+def slow_rows(spark, n: int, parts: int, pause_ms: Callable[[int, int], int]):  # noqa: ANN001, ANN201
+    """`spark.range(n)` in `parts` tasks as (id, attempt): the row's task attempt number
+    (TaskContext.attemptNumber(), >= 1 for a retry or a speculative copy) and, before the
+    writer gets each row, a sleep of `pause_ms(partition, attempt)` ms.
+
+    The sleep runs in the JVM (`reflect` of Thread.sleep) on the row's way to the writer, not
+    in Python: a Python worker returns its results in 64 KiB chunks, so a sleeping UDF would
+    hold back every row, and the task's data file, until its task is nearly done."""
+
+    # A DataType and an explicit arrow choice, not a DDL string and the default: pyspark would
+    # look both up through the thread's active session, which may belong to a dead server.
+    row = StructType(
+        [StructField("id", LongType()), StructField("attempt", IntegerType()),
+         StructField("pause", LongType())]
+    )  # fmt: skip
+
+    @F.udf(returnType=row, useArrow=False)
+    def tag(i):  # noqa: ANN001, ANN202 - hints would make Spark guess an eval type
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        return (i, ctx.attemptNumber(), pause_ms(ctx.partitionId(), ctx.attemptNumber()))
+
+    # Nondeterministic: else the optimiser inlines `t` into the filter and the projection
+    # after it, and runs the UDF twice per row, the second time after the sleep.
+    tag = tag.asNondeterministic()
+    sleep = F.expr("reflect('java.lang.Thread', 'sleep', t.pause)")
+    return (
+        spark.range(0, n, 1, parts)
+        .select(tag("id").alias("t"))
+        .where(F.length(F.coalesce(sleep, F.lit(""))) >= 0)  # always true, never optimised away
+        .select("t.id", "t.attempt")
+    )
+
+
+def read_rows(spark, table: TableRef) -> list[tuple[int, int]]:  # noqa: ANN001
+    rows = spark.read.parquet(table.url).collect()
+    return sorted((r["id"], r["attempt"]) for r in rows)
+
+
+def start_write(df, table: TableRef) -> tuple[threading.Thread, list[BaseException]]:  # noqa: ANN001
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            df.write.parquet(table.url)
+        except BaseException as e:  # reported by the test
+            errors.append(e)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread, errors
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+# --- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plugin_jar(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the plugin jar the servers would load.
+
+    The driver serves `spark.jars` from their paths for the application's whole life, and an
+    executor launched later (the replacement of a killed one) fetches what is on disk THEN:
+    after a rebuild it would get classes that no longer match the driver's."""
+    from servers import server_python
+
+    code = "from txcommit.server import find_plugin_jar; print(find_plugin_jar())"
+    found = subprocess.run(
+        [server_python(), "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    copy = tmp_path_factory.mktemp("jars") / Path(found).name
+    shutil.copyfile(found, copy)
+    return copy
+
+
+def own_server(
+    request: pytest.FixtureRequest, name: str, plugin_jar: Path, **confs: str
+) -> Iterator[ServerProcess]:
+    """A Connect server of the test's own on the cluster (its UI port known, for its REST API)."""
+    server = server_on_cluster(
+        request.getfixturevalue("workdir") / name,
+        request.getfixturevalue("cluster"),
+        request.getfixturevalue("local_s3"),
+        **{"spark.ui.port": str(free_port()), **confs},
+    )
+    server.env["TXCOMMIT_PLUGIN_JAR"] = str(plugin_jar)
+    yield from running(server)
+
+
+@pytest.fixture
+def plain_server(request: pytest.FixtureRequest, plugin_jar: Path) -> Iterator[ServerProcess]:
+    yield from own_server(request, "cluster-executor-kill", plugin_jar)
+
+
+@pytest.fixture
+def speculating_server(request: pytest.FixtureRequest, plugin_jar: Path) -> Iterator[ServerProcess]:
+    yield from own_server(request, "cluster-speculation", plugin_jar, **SPECULATION)
+
+
+def session_on(server: ServerProcess, table: TableRef):  # noqa: ANN201
+    spark = new_session(server.url)
+    table.prepare(spark)
+    for key, value in KEEP_JUNK.items():
+        spark.conf.set(key, value)
+    return spark
+
+
+def running_tasks(server: ServerProcess, app_id: str) -> dict[int, str]:
+    """Running tasks of the application's active stages, task index -> executor id, from the
+    driver's REST API (store-independent: S3 shows no object before a file is closed)."""
+    base = f"http://127.0.0.1:{server.confs['spark.ui.port']}/api/v1/applications/{app_id}"
+    with urllib.request.urlopen(f"{base}/stages?status=active", timeout=5) as r:
+        stages = json.load(r)
+    running = {}
+    for st in stages:
+        url = f"{base}/stages/{st['stageId']}/{st['attemptId']}/taskList?status=running"
+        with urllib.request.urlopen(url, timeout=5) as r:
+            running.update({t["index"]: t["executorId"] for t in json.load(r)})
+    return running
+
+
+# --- an executor JVM killed while its task is writing ------------------------------------------
+
+
+def run_executor_killed_mid_write(  # noqa: ANN001 - spark: pyspark's connect SparkSession
+    spark, table: TableRef, cluster: StandaloneCluster, server: ServerProcess
+) -> None:
+    # One task per executor, each writing for ~6 s after it opens its file: once both tasks
+    # run (the driver's REST API says so) and have written a while, both executors are in the
+    # middle of writing, whatever the store (S3 shows no object before a file is closed).
+    n, parts = 2000, 2
+    app_id = spark.conf.get("spark.app.id")
+    before = cluster.wait_executors(2, app_id=app_id)
+    df = slow_rows(spark, n, parts, lambda partition, attempt: 6)
+
+    with FileWatch(table) as watch:
+        thread, errors = start_write(df, table)
+        wait_for(lambda: len(running_tasks(server, app_id)) >= 2, 90, "both tasks running")
+        time.sleep(3)  # well into each task's ~6 s of writing
+        tasks = running_tasks(server, app_id)
+        assert len(tasks) == 2, f"both tasks still running: {tasks}"
+        victim = cluster.executor_pid(app_id, tasks[0])  # the executor writing split 0
+        cluster.kill_executor(victim)
+        thread.join(timeout=150)
+    assert not thread.is_alive(), "the write did not finish"
+    assert not errors, f"the job failed: {errors[0]!r} {errors[0]}"
+
+    # The executor is gone, and the cluster launched a replacement for the application.
+    assert not alive(victim)
+    wait_for(lambda: set(cluster.executor_pids(app_id)) - set(before), 60, "a replacement executor")
+
+    rows = read_rows(spark, table)
+    assert [i for i, _ in rows] == list(range(n)), "every row exactly once"
+    assert any(a >= 1 for _, a in rows), "the lost task's rows come from a re-run (attempt >= 1)"
+
+    committed = table.committed_paths()
+    by_split = {parse(p)[0]: parse(p)[2] for p in committed}
+    assert len(by_split) == parts
+    leftovers = watch.seen - committed
+    for junk in leftovers:
+        split, _, attempt = parse(junk)
+        assert by_split[split] != attempt, f"{junk}: another attempt of split {split} committed"
+    if table.store == "local":
+        assert leftovers, "the killed attempt's file was on disk"
+        assert set(table.data_files()) > committed, "the killed attempt's file is still there"
+    else:
+        # S3 shows an object only once its writer closes it: the killed attempt left none.
+        assert set(table.data_files()) == committed, "nothing partial in the bucket"
+        if table.store == "s3-multipart":
+            assert not [k for k in table.objects() if k.startswith("__magic")], "markers gone"
+
+
+@pytest.mark.cluster
+def test_executor_killed_mid_write_is_rerun_and_its_files_stay_hidden(
+    plain_server: ServerProcess, cluster: StandaloneCluster, any_table: TableRef
+):
+    spark = session_on(plain_server, any_table)
+    try:
+        run_executor_killed_mid_write(spark, any_table, cluster, plain_server)
+    finally:
+        spark.stop()
+
+
+# --- a speculative duplicate wins -------------------------------------------------------------
+
+
+def run_speculative_duplicate(spark, table: TableRef) -> None:  # noqa: ANN001
+    n, parts = 400, 4
+    # The first attempt of partition 0 takes 20 s; every other attempt is quick.
+    df = slow_rows(spark, n, parts, lambda p, a: 200 if (p, a) == (0, 0) else 0)
+
+    started = time.monotonic()
+    with FileWatch(table) as watch:
+        df.write.parquet(table.url)
+    took = time.monotonic() - started
+
+    committed = table.committed_paths()
+    winner = [parse(p)[2] for p in committed if parse(p)[0] == 0]
+    assert len(winner) == 1, f"one attempt of split 0 committed: {sorted(committed)}"
+    assert took < 20, f"the job did not wait for the stalled attempt ({took:.1f} s)"
+
+    rows = read_rows(spark, table)
+    assert [i for i, _ in rows] == list(range(n)), "every row exactly once"
+    assert {a for i, a in rows if i < n // parts} == {1}, "split 0's rows are the duplicate's"
+    if table.store == "local":
+        split0 = sorted(parse(p)[2] for p in watch.seen if parse(p)[0] == 0)
+        assert len(split0) >= 2, f"two attempts of split 0 wrote a file: {sorted(watch.seen)}"
+        assert winner == [max(split0)], "the later (speculative) attempt committed split 0"
+        assert set(table.data_files()) > committed, "the losing attempt's file is on disk, hidden"
+    else:
+        # The stalled attempt's file appears only if Spark's kill of it closed its writer
+        # (conditional put); whatever it left belongs to the loser and stays hidden. With
+        # multipart uploads only the job commit completes anything: nothing beyond the record.
+        extra = set(table.data_files()) - committed
+        assert all(parse(k)[0] == 0 and parse(k)[2] not in winner for k in extra), extra
+        if table.store == "s3-multipart":
+            assert not extra, "no upload of the losing attempt was completed"
+
+
+@pytest.mark.cluster
+def test_speculative_duplicate_commits_once(speculating_server: ServerProcess, any_table: TableRef):
+    spark = session_on(speculating_server, any_table)
+    try:
+        run_speculative_duplicate(spark, any_table)
+    finally:
+        spark.stop()
