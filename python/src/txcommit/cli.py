@@ -6,6 +6,7 @@
                     [--no-plugin] [--dry-run]
     txcommit jars --store s3
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
+    txcommit conformance --store URL [--adapter NAME] [--endpoint URL] [--report out.json]
     txcommit version
     txcommit demo [ARGS ...]
 
@@ -42,6 +43,7 @@ from txcommit.server import (
 # Subcommands implemented as ``main(argv) -> int | None`` in their own module; every
 # argument after the subcommand name is passed through untouched.
 PASSTHROUGH: dict[str, tuple[str, str]] = {
+    "conformance": ("txcommit.conformance", "certify a store adapter against a live store"),
     "demo": ("txcommit.demo", "run an end-to-end demo (arguments go to txcommit.demo)"),
     "local-s3": ("txcommit.local_s3", "run a local S3 endpoint (moto) that counts requests"),
 }

@@ -1,0 +1,47 @@
+"""The adapter conformance kit: does a store keep the promise its adapter declares?
+
+Level 1 (the primitive) runs the checks of :mod:`txcommit.conformance.checks` against a live
+store and certifies only what the adapter's declaration (``adapters/<name>/adapter.json``)
+promises. From a shell::
+
+    txcommit conformance --store s3://bucket/prefix [--adapter s3] [--endpoint URL] \\
+        [--report out.json]
+
+From a store's own test suite: ``run_level1(store)`` returns a :class:`Report`
+(``report.certified``, ``report.table()``, ``report.to_json()``). See docs/conformance.md.
+"""
+
+from __future__ import annotations
+
+from txcommit.conformance.checks import CHECKS, Check, CheckContext, CheckFailed
+from txcommit.conformance.cli import main
+from txcommit.conformance.runner import (
+    EXIT_CERTIFIED,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    FAIL,
+    NOT_DECLARED,
+    PASS,
+    Report,
+    Row,
+    run_level1,
+    write_report,
+)
+
+__all__ = [
+    "CHECKS",
+    "EXIT_CERTIFIED",
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "FAIL",
+    "NOT_DECLARED",
+    "PASS",
+    "Check",
+    "CheckContext",
+    "CheckFailed",
+    "Report",
+    "Row",
+    "main",
+    "run_level1",
+    "write_report",
+]

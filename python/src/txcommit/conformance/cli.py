@@ -1,0 +1,119 @@
+"""``txcommit conformance``: certify a store adapter against a live store (Level 1).
+
+    txcommit conformance --store URL [--adapter NAME] [--endpoint URL] [--region REGION]
+                         [--report PATH] [--writers 16] [--large-mib 12]
+
+Exit codes: 0 = every check the adapter declares passed (certified); 1 = a declared check
+failed (not certified); 2 = usage error (bad option, unknown adapter, unusable URL).
+Credentials come from the usual AWS_* environment variables and are never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import uuid
+from collections.abc import Sequence
+
+from txcommit.adapters.local import LocalStore
+from txcommit.adapters.registry import adapter_for, open_store, scheme_of
+from txcommit.conformance.checks import CHECKS
+from txcommit.conformance.runner import EXIT_USAGE, run_level1, scrub, write_report
+from txcommit.errors import TxCommitError
+from txcommit.log import display_url, join
+
+_S3_SCHEMES = ("s3", "s3a")
+
+
+def _parser() -> argparse.ArgumentParser:
+    checks = "\n".join(f"  {c.name}: {c.proves}" for c in CHECKS)
+    p = argparse.ArgumentParser(
+        prog="txcommit conformance",
+        description="Certify a store adapter (Level 1: the primitive it declares) against a "
+        "live store. Everything is written below a fresh sub-prefix "
+        "<store>/txcommit-conformance-<id>/ and deleted at the end.",
+        epilog=f"checks:\n{checks}\n\nexit codes: 0 certified, 1 a declared check failed, "
+        "2 usage error. See docs/conformance.md.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="URL",
+        help="where to test: a local directory or file: URL, or s3://bucket/prefix",
+    )
+    p.add_argument(
+        "--adapter",
+        metavar="NAME",
+        help="adapter to certify (default: the registry's choice for the URL's scheme)",
+    )
+    p.add_argument("--endpoint", metavar="URL", help="S3-compatible endpoint (S3 stores only)")
+    p.add_argument("--region", help="S3 region (default: AWS_REGION, else us-east-1)")
+    p.add_argument("--report", metavar="PATH", help="write the JSON report here")
+    p.add_argument("--writers", type=int, default=16, metavar="N", help="race width (default 16)")
+    p.add_argument(
+        "--large-mib",
+        type=int,
+        default=12,
+        metavar="N",
+        help="size of the large objects in MiB (default 12; more than one 5 MiB part)",
+    )
+    return p
+
+
+def _usage(message: str) -> int:
+    print(f"txcommit conformance: {scrub(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the kit; returns the exit code (0 certified, 1 not certified, 2 usage error)."""
+    try:
+        ns = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:  # --help (0) or a usage error (2): a code, not an exception
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    if ns.writers < 2:
+        return _usage(f"--writers must be at least 2 (a race needs two writers), got {ns.writers}")
+    if ns.large_mib < 1:
+        return _usage(f"--large-mib must be at least 1, got {ns.large_mib}")
+    url = str(ns.store)
+    scheme = scheme_of(url)
+    options: dict[str, str] = {}
+    if scheme in _S3_SCHEMES:
+        if ns.endpoint:
+            options["endpoint"] = ns.endpoint
+        if ns.region:
+            options["region"] = ns.region
+    elif ns.endpoint or ns.region:
+        return _usage(f"--endpoint and --region apply to s3:// stores only, not {scheme}:")
+    overrides = {scheme: ns.adapter} if ns.adapter else None
+    root = join(url.rstrip("/") or "/", f"txcommit-conformance-{uuid.uuid4().hex[:12]}")
+    try:
+        adapter_for(url, overrides)
+        store = open_store(root, overrides, **options)
+    except TxCommitError as e:
+        return _usage(str(e))
+    d = store.declaration
+    where = f" at {store.endpoint}" if getattr(store, "endpoint", None) else ""  # type: ignore[attr-defined]
+    print(
+        f"txcommit conformance, level 1: adapter {d.name} ({d.primitive}, listing {d.listing}) "
+        f"on {scrub(display_url(store.root_url))}/{where}",
+        flush=True,
+    )
+    report = run_level1(store, writers=ns.writers, large_mib=ns.large_mib)
+    if isinstance(store, LocalStore):  # the fresh sub-directory, if the cleanup emptied it
+        with contextlib.suppress(OSError):
+            store.root.rmdir()
+    print(scrub(report.table()), flush=True)
+    if ns.report:
+        try:
+            write_report(report, ns.report)
+        except OSError as e:
+            print(f"txcommit conformance: could not write the report: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"report: {ns.report}", flush=True)
+    return report.exit_code
+
+
+__all__ = ["main"]

@@ -1,0 +1,214 @@
+"""The adapter conformance kit, Level 1 (``txcommit conformance``), on live stores: a local
+directory, an honest local S3 endpoint (adapters s3 and s3-multipart), and an endpoint that
+ignores If-None-Match, which the kit must refuse to certify."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from txcommit.adapters import open_store
+from txcommit.adapters.s3 import S3Store
+from txcommit.cli import main as txcommit_main
+from txcommit.conformance import FAIL, NOT_DECLARED, PASS, main, run_level1
+from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+
+BUCKET = "conformance"
+MULTIPART_ROWS = (
+    "multipart-invisible-until-complete",
+    "multipart-complete-visible",
+    "multipart-gone-after-abort",
+)
+HEADLINE = "declares conditional-put, but two exclusive creates of the same key both succeeded"
+# Small and fast, still across a 5 MiB part boundary.
+FAST = ["--writers", "8", "--large-mib", "6"]
+
+
+@pytest.fixture(scope="module")
+def honest() -> Iterator[LocalS3]:
+    s3 = LocalS3().start()
+    s3.create_bucket(BUCKET)
+    yield s3
+    s3.stop()
+
+
+@pytest.fixture(scope="module")
+def liar() -> Iterator[LocalS3]:
+    s3 = LocalS3(ignore_if_none_match=True).start()
+    s3.create_bucket(BUCKET)
+    yield s3
+    s3.stop()
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+
+
+def s3_url() -> str:
+    return f"s3://{BUCKET}/runs/{uuid.uuid4().hex[:12]}"
+
+
+def keys_under(s3: LocalS3, url: str) -> list[str]:
+    store = S3Store(url, endpoint=s3.endpoint, access_key_id=DUMMY_KEY, secret_access_key="x1")
+    fs, root = store.fsspec()
+    return [p for p in fs.find(root)] if fs.exists(root) else []
+
+
+def results(report: dict) -> dict[str, str]:  # type: ignore[type-arg]
+    return {c["name"]: c["result"] for c in report["checks"]}
+
+
+def test_a_local_directory_is_certified_and_multipart_is_not_declared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    code = main(["--store", str(tmp_path / "store"), "--report", str(out), *FAST])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    report = json.loads(out.read_text())
+    assert report["adapter"] == "local" and report["certified"] is True
+    assert report["declaration"]["primitive"] == "rename"
+    got = results(report)
+    for name in MULTIPART_ROWS + ("conditional-put-probe",):
+        assert got.pop(name) == NOT_DECLARED
+    assert set(got.values()) == {PASS} and len(got) == 7, got
+    assert all(c["seconds"] >= 0 and c["explanation"] for c in report["checks"])
+    assert "certified: local (rename) on file://" in printed
+    # everything it wrote is gone, its fresh sub-directory included
+    assert list((tmp_path / "store").iterdir()) == []
+    assert report["cleanup"]["left"] == [] and report["cleanup"]["deleted"] > 0
+
+
+@pytest.mark.parametrize("adapter", ["s3", "s3-multipart"])
+def test_an_honest_s3_endpoint_is_certified(
+    honest: LocalS3, aws_env: None, tmp_path: Path, adapter: str
+) -> None:
+    url = s3_url()
+    out = tmp_path / "report.json"
+    argv = ["--store", url, "--adapter", adapter, "--endpoint", honest.endpoint]
+    code = main([*argv, "--report", str(out), *FAST])
+    report = json.loads(out.read_text())
+    assert code == 0, report
+    assert report["certified"] is True and report["endpoint"] == honest.endpoint
+    got = results(report)
+    assert got["conditional-put-probe"] == PASS
+    expected = PASS if adapter == "s3-multipart" else NOT_DECLARED
+    assert all(got[name] == expected for name in MULTIPART_ROWS), got
+    assert FAIL not in got.values()
+    assert keys_under(honest, url) == []  # cleaned up, probe included
+
+
+def test_a_store_ignoring_if_none_match_is_not_certified(
+    liar: LocalS3, aws_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = s3_url()
+    out = tmp_path / "report.json"
+    argv = ["--store", url, "--adapter", "s3", "--endpoint", liar.endpoint, *FAST]
+    code = main([*argv, "--report", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    report = json.loads(out.read_text())
+    assert report["certified"] is False
+    failing = {c["name"]: c for c in report["checks"] if c["result"] == FAIL}
+    assert set(failing) == {"exclusive-create-race", "no-overwrite", "conditional-put-probe"}
+    assert HEADLINE in failing["exclusive-create-race"]["explanation"]
+    assert HEADLINE in failing["no-overwrite"]["explanation"]
+    assert "ignored If-None-Match" in failing["conditional-put-probe"]["explanation"]
+    # what is not about the lie still passes; what is not declared is not certified
+    got = results(report)
+    assert got["list-after-write"] == PASS and got["large-object"] == PASS
+    assert all(got[name] == NOT_DECLARED for name in MULTIPART_ROWS)
+    assert "NOT certified: 3 declared checks failed" in printed
+    assert f"FAIL exclusive-create-race: adapter 's3' {HEADLINE}" in printed
+    assert keys_under(liar, url) == []
+
+
+def test_the_txcommit_command_prints_the_table_and_returns_the_exit_code(
+    liar: LocalS3, aws_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["conformance", "--store", s3_url(), "--endpoint", liar.endpoint, *FAST]
+    assert txcommit_main(argv) == 1
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("check "))
+    assert [c.strip() for c in lines[header].split("|")] == [
+        "check",
+        "capability",
+        "result",
+        "time",
+    ]
+    assert lines[header + 1].startswith("---") and "-+-" in lines[header + 1]
+    table = lines[header : header + 13]  # header, rule, 11 checks: columns aligned
+    bars = {tuple(i for i, ch in enumerate(line) if ch in "|+") for line in table}
+    assert len(bars) == 1, table
+    row = next(line for line in lines if line.startswith("exclusive-create-race "))
+    assert [c.strip() for c in row.split("|")][:3] == [
+        "exclusive-create-race",
+        "conditional-put",
+        "FAIL",
+    ]
+    assert lines[-1].startswith("NOT certified: 3 declared checks failed")
+    assert liar.endpoint in lines[0]
+
+
+def test_usage_errors_exit_with_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2  # --store is required
+    assert main(["--store", str(tmp_path), "--adapter", "nope"]) == 2
+    assert "unknown store adapter 'nope'" in capsys.readouterr().err
+    assert main(["--store", str(tmp_path), "--adapter", "s3"]) == 2  # s3 does not serve file:
+    assert main(["--store", str(tmp_path), "--endpoint", "http://127.0.0.1:1"]) == 2
+    assert main(["--store", str(tmp_path), "--writers", "1"]) == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_credentials_never_appear_in_output_report_or_errors(
+    honest: LocalS3,
+    liar: LocalS3,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    secret = f"SeCrEt-{uuid.uuid4().hex}"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", f"ToKeN-{secret}")
+    reports = []
+    # a lying store (failures explained), a missing bucket (every check errors), and a
+    # usage error with the secret in the URL
+    runs = [
+        ["--store", s3_url(), "--endpoint", liar.endpoint],
+        ["--store", f"s3://no-such-bucket-{uuid.uuid4().hex[:8]}/x", "--endpoint", honest.endpoint],
+        ["--store", f"s3://{DUMMY_KEY}:{secret}@{BUCKET}/x", "--endpoint", honest.endpoint],
+    ]
+    codes = []
+    for i, argv in enumerate(runs):
+        out = tmp_path / f"r{i}.json"
+        codes.append(main([*argv, "--report", str(out), *FAST]))
+        if out.exists():
+            reports.append(out.read_text())
+    assert codes == [1, 1, 2]
+    captured = capsys.readouterr()
+    missing_bucket = json.loads(reports[1])
+    assert {c["result"] for c in missing_bucket["checks"]} == {FAIL, NOT_DECLARED}
+    assert "does not exist" in reports[1]
+    for text in (captured.out, captured.err, *reports):
+        assert secret not in text
+
+
+def test_run_level1_is_callable_from_a_store_test_suite(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path))
+    report = run_level1(store, writers=4, large_mib=6)
+    assert report.certified, report.table()
+    assert report.exit_code == 0
+    assert report.row("no-overwrite").result == PASS
+    assert "certified: local (rename)" in report.table()
+    assert list(tmp_path.iterdir()) == []
