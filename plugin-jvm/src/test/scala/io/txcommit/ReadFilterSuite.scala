@@ -17,7 +17,7 @@ class ReadFilterSuite extends AnyFunSuite {
   }
 
   /** A table with one committed txn (one winning and one losing attempt) and one pending txn. */
-  private def layout(t: TempTable) = new {
+  private final class Layout(t: TempTable) {
     val committed: String = TxnId.generate()
     val pending: String = TxnId.generate()
     val won: String = "k=1/" + DataFileName("", 0, committed, 11L, "-c000.parquet")
@@ -28,6 +28,7 @@ class ReadFilterSuite extends AnyFunSuite {
     t.touch(s"_txcommit/pending/$pending.json")
     t.commit(t.record(committed, won))
   }
+  private def layout(t: TempTable) = new Layout(t)
 
   test("only files named by a commit record, and files not written by txcommit, are visible") {
     val t = new TempTable

@@ -14,19 +14,20 @@ object Adapters {
   /** `spark.txcommit.adapter.<scheme>`: the adapter for tables with that URI scheme. */
   val ConfPrefix = "spark.txcommit.adapter."
 
-  @volatile private var cached: Option[(ClassLoader, Seq[StoreAdapter])] = None
+  /** Per class loader: Connect sessions each have their own; weak, so none is kept alive. */
+  private val cache = new java.util.WeakHashMap[ClassLoader, Seq[StoreAdapter]]()
 
   /** Every adapter visible from the current context class loader, by name. */
   def all: Seq[StoreAdapter] = {
     val loader = Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader)
-    cached match {
-      case Some((l, found)) if l eq loader => found
-      case _ =>
+    cache.synchronized {
+      Option(cache.get(loader)).getOrElse {
         val found = (ServiceLoader.load(classOf[StoreAdapter], loader).asScala.toSeq ++
           ServiceLoader.load(classOf[StoreAdapter], getClass.getClassLoader).asScala.toSeq)
           .groupBy(_.name).values.map(_.head).toSeq.sortBy(_.name)
-        cached = Some((loader, found))
+        cache.put(loader, found)
         found
+      }
     }
   }
 
