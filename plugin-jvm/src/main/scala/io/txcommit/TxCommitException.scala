@@ -27,3 +27,9 @@ final class UnsupportedStoreException(message: String) extends TxCommitException
 
 /** A write shape that txcommit cannot make transactional (it refuses rather than pretend). */
 final class UnsupportedWriteException(message: String) extends TxCommitException(message)
+
+/** A write id whose policy is `fail` was already committed by an earlier transaction. */
+final class WriteIdCommittedException(message: String) extends TxCommitException(message)
+
+/** A maintenance command (VACUUM, history) that cannot run as asked. */
+final class MaintenanceException(message: String) extends TxCommitException(message)

@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 
 import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.RecordCodec
+import io.txcommit.log.{RecordCodec, TableState}
 import io.txcommit.store.StagedFile
 
 /**
@@ -16,7 +16,8 @@ import io.txcommit.store.StagedFile
  */
 object AbortTransaction extends CommitStage[Seq[StagedFile], Int]("abort") {
   override protected def execute(ctx: TxnContext, taskFiles: Seq[StagedFile]): Int = {
-    if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn))) {
+    if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn)) ||
+        new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.byTxn.contains(ctx.txn)) {
       log.warn(s"txcommit: ${ctx.describe}: abort requested, but the transaction is committed; " +
         "nothing is removed")
       0

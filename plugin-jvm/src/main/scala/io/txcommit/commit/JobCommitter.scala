@@ -18,9 +18,25 @@ import io.txcommit.log.{AddedFile, CommitRecord}
 object JobCommitter {
   private val log = LoggerFactory.getLogger(getClass)
 
-  def commit(ctx: TxnContext, messages: Seq[TaskCommitMessage]): CommitRecord = {
+  /**
+   * Commits the job; returns its record, or None when a write id under policy `skip` was
+   * already committed (nothing is committed then). `base` is set for replacing jobs.
+   */
+  def commit(ctx: TxnContext, messages: Seq[TaskCommitMessage], intent: WriteIntent = WriteIntent(),
+      base: ReplaceBase = ReplaceBase(0L, Set.empty)): Option[CommitRecord] = {
     val timings = new StageTimings
     val staged = CollectManifests.run(ctx, messages, timings)
+    val skipBecause = CheckWriteId.run(ctx, intent, timings).filter(_ => intent.policy == WriteIdPolicy.Skip)
+    skipBecause match {
+      case Some(earlier) =>
+        SkipTransaction.run(ctx, (staged, earlier), timings)
+        None
+      case None => Some(publish(ctx, staged, intent, base, timings))
+    }
+  }
+
+  private def publish(ctx: TxnContext, staged: Seq[io.txcommit.store.StagedFile], intent: WriteIntent,
+      base: ReplaceBase, timings: StageTimings): CommitRecord = {
     PublishData.run(ctx, staged, timings)
     val added = staged.map(f => AddedFile(f.path, f.size))
     val record = CommitRecord(
@@ -33,11 +49,15 @@ object JobCommitter {
       appId = Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
       writer = s"txcommit/${Version.current}")
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
-    PublishCommitRecord.run(ctx, record, timings)
-    log.info(s"txcommit: ${ctx.describe}: COMMITTED ${record.files} file(s), ${record.bytes} bytes")
+    val committed =
+      if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(record, intent, base), timings)
+      else { PublishCommitRecord.run(ctx, record, timings); record }
+    log.info(s"txcommit: ${ctx.describe}: COMMITTED ${committed.files} file(s), ${committed.bytes} " +
+      s"bytes (${committed.operation}" + committed.replacement.map(r =>
+        s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobAfterRecord)
-    DerivedWork.apply(ctx, record, timings)
-    record
+    DerivedWork.apply(ctx, committed, timings)
+    committed
   }
 }
 
@@ -47,6 +67,7 @@ object DerivedWork {
 
   def apply(ctx: TxnContext, record: CommitRecord, timings: StageTimings): Unit =
     try {
+      CopyReplaceRecord.run(ctx, record, timings)
       CleanupAttempts.run(ctx, record, timings)
       CleanupStaging.run(ctx, record, timings)
       HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeSuccess)

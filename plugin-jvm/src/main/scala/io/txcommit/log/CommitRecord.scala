@@ -3,13 +3,30 @@ package io.txcommit.log
 /** One data file a transaction adds, relative to the table directory. */
 final case class AddedFile(path: String, size: Long)
 
+/** One file a replacing transaction logically deletes, relative to the table directory. */
+final case class RemovedFile(path: String, size: Long)
+
+/**
+ * What a replacing commit replaces (record format 2): the overwritten directories (`scope`,
+ * relative to the table, "" for all of it), its place in the total order of replacing commits
+ * (`sequence`, the number of `_txcommit/replace/<sequence>.json`), and the files it logically
+ * deletes. Present only on replacing commits; appends without a write id have none.
+ */
+final case class Replacement(sequence: Long, scope: Seq[String], removed: Seq[RemovedFile]) {
+  def removedFiles: Int = removed.size
+  def removedBytes: Long = removed.iterator.map(_.size).sum
+}
+
 /**
  * The commit record: the single point of truth for one transaction. Once the file
- * `_txcommit/commits/<txn>.json` exists, every file in `added` is visible and nothing else of
- * that transaction ever is. It is immutable: nothing rewrites it.
+ * `_txcommit/commits/<txn>.json` exists (or, for a replacing commit, `_txcommit/replace/<seq>.json`
+ * naming it), every file in `added` is visible, every file in `removed` is hidden, and nothing
+ * else of that transaction ever is visible. It is immutable: nothing rewrites it.
  *
  * @param token a random id of the job attempt that wrote it, so a driver whose publish call
  *              failed ambiguously can tell its own record from a rival's.
+ * @param operation `append`, `overwrite`, `overwrite-partitions` or `write-id` (format 1
+ *              records are appends).
  */
 final case class CommitRecord(
     txn: String,
@@ -19,19 +36,33 @@ final case class CommitRecord(
     committedAt: Long,
     added: Seq[AddedFile],
     appId: Option[String],
-    writer: String) {
+    writer: String,
+    operation: String = CommitRecord.Append,
+    writeId: Option[String] = None,
+    replacement: Option[Replacement] = None) {
 
   def files: Int = added.size
   def bytes: Long = added.iterator.map(_.size).sum
+  def removed: Seq[RemovedFile] = replacement.map(_.removed).getOrElse(Nil)
+  def sequence: Option[Long] = replacement.map(_.sequence)
+  def isReplacing: Boolean = replacement.isDefined
   /** The distinct directories (relative to the table; "" is the table itself) holding files. */
-  def directories: Seq[String] =
-    added.map(f => f.path.lastIndexOf('/') match {
-      case -1 => ""
-      case i => f.path.substring(0, i)
-    }).distinct.sorted
+  def directories: Seq[String] = added.map(f => CommitRecord.dirOf(f.path)).distinct.sorted
 }
 
 object CommitRecord {
   val Format = "txcommit-commit-record"
-  val FormatVersion = 1
+  val FormatVersion = 2
+  val ReadableVersions: Set[Long] = Set(1L, 2L)
+
+  val Append = "append"
+  val Overwrite = "overwrite"
+  val OverwritePartitions = "overwrite-partitions"
+  val WriteIdOp = "write-id"
+  val Operations: Set[String] = Set(Append, Overwrite, OverwritePartitions, WriteIdOp)
+
+  def dirOf(rel: String): String = rel.lastIndexOf('/') match {
+    case -1 => ""
+    case i => rel.substring(0, i)
+  }
 }

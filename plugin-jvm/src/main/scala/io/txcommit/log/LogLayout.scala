@@ -9,6 +9,8 @@ import org.apache.hadoop.fs.Path
  *  - `commits/<txn>.json`  the commit record: its existence IS the commit (created exclusively)
  *  - `pending/<txn>.json`  written at job setup: the transaction started (for history, VACUUM)
  *  - `aborted/<txn>.json`  written on abort (history; best effort)
+ *  - `replace/<seq>.json`  the record of a replacing commit (overwrite, write id), `<seq>` its
+ *                          place in their total order, 20 digits: creating it IS that commit
  *
  * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable).
  */
@@ -17,11 +19,13 @@ final case class LogLayout(table: Path) {
   val commitsDir: Path = new Path(logDir, "commits")
   val pendingDir: Path = new Path(logDir, "pending")
   val abortedDir: Path = new Path(logDir, "aborted")
+  val replaceDir: Path = new Path(logDir, "replace")
   val success: Path = new Path(table, "_SUCCESS")
 
   def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")
   def pendingRecord(txn: String): Path = new Path(pendingDir, s"$txn.json")
   def abortedRecord(txn: String): Path = new Path(abortedDir, s"$txn.json")
+  def replaceRecord(sequence: Long): Path = new Path(replaceDir, LogLayout.replaceRecordName(sequence))
 }
 
 object LogLayout {
@@ -30,4 +34,14 @@ object LogLayout {
   /** The txn of a file in `commits/`, when its name is `<valid txn>.json`. */
   def txnOfRecordName(name: String): Option[String] =
     if (name.endsWith(".json")) Some(name.stripSuffix(".json")).filter(TxnId.isValid) else None
+
+  private val ReplaceName = "^([0-9]{20})\\.json$".r
+
+  def replaceRecordName(sequence: Long): String = f"$sequence%020d.json"
+
+  /** The sequence of a file in `replace/`, when its name is `<20 digits>.json`. */
+  def sequenceOfRecordName(name: String): Option[Long] = name match {
+    case ReplaceName(digits) => scala.util.Try(digits.toLong).toOption.filter(_ > 0)
+    case _ => None
+  }
 }

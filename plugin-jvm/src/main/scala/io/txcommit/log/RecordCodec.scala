@@ -35,11 +35,30 @@ object RecordCodec {
     r.added.foreach { f =>
       added.addObject().put("path", f.path).put("size", f.size)
     }
+    root.put("operation", r.operation)
+    r.writeId.foreach(root.put("writeId", _))
+    r.replacement.foreach { rep =>
+      root.put("sequence", rep.sequence)
+      val scope = root.putArray("scope")
+      rep.scope.foreach(scope.add)
+      root.put("removedFiles", rep.removedFiles)
+      root.put("removedBytes", rep.removedBytes)
+      val removed = root.putArray("removed")
+      rep.removed.foreach(f => removed.addObject().put("path", f.path).put("size", f.size))
+    }
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
   /** Decodes the record stored at `where` (named in errors) for transaction `expectedTxn`. */
-  def decode(bytes: Array[Byte], where: String, expectedTxn: String): CommitRecord = {
+  def decode(bytes: Array[Byte], where: String, expectedTxn: String): CommitRecord =
+    decodeAny(bytes, where, Some(expectedTxn), None)
+
+  /** Decodes `replace/<sequence>.json`: a replacing commit's record, whose sequence is its name. */
+  def decodeReplacement(bytes: Array[Byte], where: String, sequence: Long): CommitRecord =
+    decodeAny(bytes, where, None, Some(sequence))
+
+  private def decodeAny(bytes: Array[Byte], where: String, expectedTxn: Option[String],
+      expectedSequence: Option[Long]): CommitRecord = {
     def corrupt(why: String, cause: Throwable = null) = new CorruptCommitRecordException(
       s"commit record $where is corrupt: $why. Its transaction's files stay hidden from this " +
         "read only if you set spark.txcommit.read.ignoreCorruptRecords=true; otherwise restore " +
@@ -64,27 +83,75 @@ object RecordCodec {
     }
     if (text("format") != CommitRecord.Format) throw corrupt("field 'format' is not " + CommitRecord.Format)
     val version = long(root, "version")
-    if (version != CommitRecord.FormatVersion) {
+    if (!CommitRecord.ReadableVersions.contains(version)) {
       throw corrupt(s"it has format version $version, which this txcommit " +
-        s"(reads version ${CommitRecord.FormatVersion}) does not understand; upgrade the plugin")
+        s"(reads versions ${CommitRecord.ReadableVersions.toSeq.sorted.mkString(" and ")}) does " +
+        "not understand; upgrade the plugin")
     }
     val txn = text("txn")
-    if (txn != expectedTxn) throw corrupt(s"it names transaction '$txn' but its file name says '$expectedTxn'")
-    val addedNode = root.get("added")
-    if (addedNode == null || !addedNode.isArray) throw corrupt("field 'added' is missing or not a list")
-    val added = addedNode.elements().asScala.map { n =>
-      if (!n.isObject) throw corrupt("an entry of 'added' is not an object")
-      val p = n.get("path")
-      if (p == null || !p.isTextual) throw corrupt("an entry of 'added' has no path")
-      Paths.unsafeRelativePath(p.asText()).foreach { why =>
-        throw corrupt(s"it names a file outside its table directory ('${p.asText()}': $why); " +
-          "nothing outside the table is read or deleted because of it")
-      }
-      AddedFile(p.asText(), long(n, "size"))
-    }.toVector
+    expectedTxn.filter(_ != txn).foreach { e =>
+      throw corrupt(s"it names transaction '$txn' but its file name says '$e'")
+    }
+    if (!TxnId.isValid(txn)) throw corrupt(s"field 'txn' is '$txn', not a transaction id")
+    def fileList(field: String): Vector[(String, Long)] = {
+      val node = root.get(field)
+      if (node == null || !node.isArray) throw corrupt(s"field '$field' is missing or not a list")
+      node.elements().asScala.map { n =>
+        if (!n.isObject) throw corrupt(s"an entry of '$field' is not an object")
+        val p = n.get("path")
+        if (p == null || !p.isTextual) throw corrupt(s"an entry of '$field' has no path")
+        Paths.unsafeRelativePath(p.asText()).foreach { why =>
+          throw corrupt(s"it names a file outside its table directory ('${p.asText()}': $why); " +
+            "nothing outside the table is read or deleted because of it")
+        }
+        p.asText() -> long(n, "size")
+      }.toVector
+    }
+    val added = fileList("added").map { case (p, s) => AddedFile(p, s) }
     val declaredFiles = long(root, "files")
     if (declaredFiles != added.size) {
       throw corrupt(s"it declares $declaredFiles files but lists ${added.size}")
+    }
+    val (operation, writeId, replacement) =
+      if (version == 1) (CommitRecord.Append, None, None)
+      else {
+        val op = text("operation")
+        if (!CommitRecord.Operations.contains(op)) throw corrupt(s"field 'operation' is '$op', " +
+          s"not one of ${CommitRecord.Operations.toSeq.sorted.mkString(", ")}")
+        val wid = Option(root.get("writeId")).map { n =>
+          if (!n.isTextual) throw corrupt("field 'writeId' is not a string")
+          WriteId.problem(n.asText()).foreach(why => throw corrupt(s"field 'writeId' $why"))
+          n.asText()
+        }
+        val rep = Option(root.get("sequence")).map { _ =>
+          val seq = long(root, "sequence")
+          if (seq < 1) throw corrupt(s"field 'sequence' is $seq; sequences start at 1")
+          val scopeNode = root.get("scope")
+          if (scopeNode == null || !scopeNode.isArray) throw corrupt("field 'scope' is missing or not a list")
+          val scope = scopeNode.elements().asScala.map { n =>
+            if (!n.isTextual) throw corrupt("an entry of 'scope' is not a string")
+            val d = n.asText()
+            if (d.nonEmpty) Paths.unsafeRelativePath(d).foreach { why =>
+              throw corrupt(s"its scope names a directory outside its table ('$d': $why)")
+            }
+            d
+          }.toVector
+          val removed = fileList("removed").map { case (p, s) => RemovedFile(p, s) }
+          val declared = long(root, "removedFiles")
+          if (declared != removed.size) {
+            throw corrupt(s"it declares $declared removed files but lists ${removed.size}")
+          }
+          long(root, "removedBytes")
+          Replacement(seq, scope, removed)
+        }
+        if (op != CommitRecord.Append && rep.isEmpty) {
+          throw corrupt(s"operation '$op' replaces data, but the record has no 'sequence'")
+        }
+        (op, wid, rep)
+      }
+    expectedSequence.foreach { seq =>
+      if (!replacement.exists(_.sequence == seq)) throw corrupt(s"it is in the replacement log as " +
+        s"sequence $seq but records ${replacement.map(r => s"sequence ${r.sequence}").getOrElse("no sequence")}")
     }
     CommitRecord(
       txn = txn,
@@ -94,7 +161,10 @@ object RecordCodec {
       committedAt = long(root, "committedAt"),
       added = added,
       appId = Option(root.get("appId")).filter(_.isTextual).map(_.asText()),
-      writer = text("writer"))
+      writer = text("writer"),
+      operation = operation,
+      writeId = writeId,
+      replacement = replacement)
   }
 
   /** A small JSON object from string/number pairs (pending and aborted markers). */

@@ -19,4 +19,8 @@ object TxnId {
   }
 
   def isValid(id: String): Boolean = Pattern.matches(id)
+
+  /** When the transaction started (epoch ms), read from its id; None for an invalid id. */
+  def startedAt(id: String): Option[Long] =
+    if (!isValid(id)) None else scala.util.Try(java.lang.Long.parseLong(id.substring(0, 8), 36)).toOption
 }

@@ -6,12 +6,12 @@ import org.apache.hadoop.util.ReflectionUtils
 import org.apache.spark.util.SerializableConfiguration
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.DataFileName
 
 /**
  * The read side: a Hadoop input PathFilter (`mapreduce.input.pathFilter.class`) that Spark's
  * file listing applies to every file it finds. It hides a txcommit data file unless the commit
- * record of its transaction names it, and shows every other file as before.
+ * record of its transaction names it, hides any file of a txcommit table that a replacing
+ * commit (overwrite, write id) removed, and shows every other file as before.
  *
  * Spark may list on executors (past 32 paths), so the filter is Serializable: it carries its
  * configuration, and rebuilds its caches after deserialisation.
@@ -42,10 +42,7 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
     val s = settings
     if (s.delegate.exists(!_.accept(path))) false
     else if (!s.enabled) true
-    else DataFileName.txnOf(path.getName) match {
-      case None => true
-      case Some(txn) => s.reader.isVisible(path, txn)
-    }
+    else s.reader.isVisible(path)
   }
 }
 

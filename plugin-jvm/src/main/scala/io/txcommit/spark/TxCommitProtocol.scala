@@ -4,19 +4,18 @@ import java.util.UUID
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.hadoop.mapreduce.{JobContext, OutputCommitter, TaskAttemptContext}
 import org.apache.spark.TaskContext
 import org.apache.spark.internal.io.{FileCommitProtocol, FileNameSpec}
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.apache.spark.mapred.SparkHadoopMapRedUtil
-import org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol
 
 import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.commit._
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{DataFileName, TxnId}
+import io.txcommit.log.{DataFileName, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore, StagedFile}
 
 /**
@@ -27,15 +26,13 @@ import io.txcommit.store.{Adapters, CommitStore, StagedFile}
  * record exclusively through the store's primitive; readers show a txcommit file only when
  * its transaction's record names it. See docs/protocol.md for the invariants.
  *
- * Dynamic partition overwrite is not made transactional yet: such a write is handed, with a
- * warning, to Spark's default protocol and behaves exactly as it does without txcommit.
+ * Overwrites do not delete anything: Spark's `deleteWithJob` (static overwrite, called before
+ * `setupJob`) only records the overwritten directories, and a dynamic partition overwrite
+ * replaces the partition directories it writes; the commit then logically deletes the old
+ * files in its record (a replacing commit, `_txcommit/replace/`), all at once.
  */
 class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: Boolean)
   extends FileCommitProtocol with Serializable {
-
-  private val fallback: Option[FileCommitProtocol] =
-    if (dynamicPartitionOverwrite) Some(new SQLHadoopMapReduceCommitProtocol(jobId, path, true))
-    else None
 
   private val table = new Path(path)
   private val txn: String = TxnId.generate()
@@ -48,6 +45,11 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   @transient private var taskFiles: ArrayBuffer[(String, Path)] = _
   /** Executor side: the store this task attempt writes through. */
   @transient private var taskStore: CommitStore = _
+  /** Driver side: directories Spark asked to delete for a static overwrite (before setupJob). */
+  @transient private lazy val overwriteScopes = ArrayBuffer.empty[String]
+  /** Driver side, set by setupJob: what the job replaces, and what it saw when it started. */
+  @transient private var intent: WriteIntent = WriteIntent()
+  @transient private var base: ReplaceBase = ReplaceBase(0L, Set.empty)
 
   def transactionId: String = txn
 
@@ -56,40 +58,68 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     TxnContext(table, txn, token, jobId, startedAt, conf, Adapters.open(table, conf))
   }
 
-  override def setupJob(jobContext: JobContext): Unit = fallback match {
-    case Some(f) =>
-      logWarning(s"txcommit: dynamic partition overwrite of ${Paths.display(table)} is not " +
-        "transactional in this release; it runs with Spark's default commit protocol")
-      f.setupJob(jobContext)
-    case None =>
-      val conf = jobContext.getConfiguration
-      TxCommitConf.haltAt(conf) // validate early: a bad value fails the job before any write
-      TxCommitConf.bool(conf, TxCommitConf.CleanupAttempts, default = true)
-      TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)
-      val ctx = context(jobContext)
-      val timings = new StageTimings
-      RollForward.run(ctx, (), timings)
-      StartTransaction.run(ctx, (), timings)
-      logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId)")
+  /**
+   * Static overwrite (`mode("overwrite")`, `INSERT OVERWRITE ... [PARTITION (k=v)]`): Spark
+   * calls this on the driver BEFORE setupJob, to clear the table or the static partition. Nothing
+   * is deleted: the directory becomes the scope of this job's replacing commit, whose record
+   * logically deletes the old files at the commit point (readers see the old data until then).
+   */
+  override def deleteWithJob(fs: FileSystem, target: Path, recursive: Boolean): Boolean = {
+    val root = table.toUri.getPath.stripSuffix("/")
+    val dir = fs.makeQualified(target).toUri.getPath.stripSuffix("/")
+    val scope =
+      if (dir == root) ""
+      else Paths.relativize(table, new Path(dir)).getOrElse(throw new UnsupportedWriteException(
+        s"the overwrite of ${Paths.display(table)} would delete ${Paths.display(target)}, outside " +
+          "the table directory (a custom partition location), which txcommit cannot replace " +
+          "atomically. Disable txcommit for this write (txcommit.disable(spark)) or drop the " +
+          "custom location."))
+    logInfo(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
+      s"${if (scope.isEmpty) "the whole table" else scope} recorded; old files stay visible " +
+      "until the commit, which removes them logically")
+    overwriteScopes.synchronized { overwriteScopes += scope }
+    true
+  }
+
+  override def setupJob(jobContext: JobContext): Unit = {
+    val conf = jobContext.getConfiguration
+    TxCommitConf.haltAt(conf) // validate early: a bad value fails the job before any write
+    TxCommitConf.bool(conf, TxCommitConf.CleanupAttempts, default = true)
+    TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)
+    intent = WriteIntent(
+      staticScopes = overwriteScopes.synchronized(overwriteScopes.toList),
+      dynamicPartitions = dynamicPartitionOverwrite,
+      writeId = WriteIntent.writeId(conf),
+      policy = WriteIntent.policy(conf))
+    val ctx = context(jobContext)
+    val timings = new StageTimings
+    RollForwardReplacements.run(ctx, (), timings)
+    RollForward.run(ctx, (), timings)
+    if (intent.isReplacing) {
+      if (intent.policy == WriteIdPolicy.Fail) CheckWriteId.run(ctx, intent, timings)
+      val state = new TableState(table, ctx.store, conf)
+      base = ReplaceBase(state.replaceLog.highest, state.commitTxns)
+    }
+    StartTransaction.run(ctx, (), timings)
+    logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
+      intent.writeId.map(w => s", write id '$w'").getOrElse("") +
+      (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") + ")")
   }
 
   override def newTaskTempFile(
-      taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String =
-    fallback match {
-      case Some(f) => f.newTaskTempFile(taskContext, dir, spec)
-      case None =>
-        val split = taskContext.getTaskAttemptID.getTaskID.getId
-        val name = DataFileName(spec.prefix, split, txn, attemptId(taskContext), spec.suffix)
-        val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
-        Paths.unsafeRelativePath(rel).foreach { why =>
-          throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is " +
-            s"not inside the table directory ($why)")
-        }
-        val written = store(taskContext).dataWritePath(
-          table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
-        taskFiles += rel -> written
-        written.toString
+      taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String = {
+    val split = taskContext.getTaskAttemptID.getTaskID.getId
+    val name = DataFileName(spec.prefix, split, txn, attemptId(taskContext), spec.suffix)
+    val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
+    Paths.unsafeRelativePath(rel).foreach { why =>
+      throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is " +
+        s"not inside the table directory ($why)")
     }
+    val written = store(taskContext).dataWritePath(
+      table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
+    taskFiles += rel -> written
+    written.toString
+  }
 
   override def newTaskTempFile(
       taskContext: TaskAttemptContext, dir: Option[String], ext: String): String =
@@ -97,83 +127,68 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   override def newTaskTempFileAbsPath(
       taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
-    fallback match {
-      case Some(f) => f.newTaskTempFileAbsPath(taskContext, absoluteDir, spec)
-      case None => throw new UnsupportedWriteException(
-        s"the write to ${Paths.display(table)} puts files in a custom partition location " +
-          s"($absoluteDir), outside the table directory, which txcommit cannot commit atomically. " +
-          "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
-    }
+    throw new UnsupportedWriteException(
+      s"the write to ${Paths.display(table)} puts files in a custom partition location " +
+        s"($absoluteDir), outside the table directory, which txcommit cannot commit atomically. " +
+        "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
 
   override def newTaskTempFileAbsPath(
       taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
     newTaskTempFileAbsPath(taskContext, absoluteDir, FileNameSpec("", ext))
 
-  override def setupTask(taskContext: TaskAttemptContext): Unit = fallback match {
-    case Some(f) => f.setupTask(taskContext)
-    case None =>
-      taskFiles = ArrayBuffer.empty
-      taskStore = null
+  override def setupTask(taskContext: TaskAttemptContext): Unit = {
+    taskFiles = ArrayBuffer.empty
+    taskStore = null
   }
 
-  override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = fallback match {
-    case Some(f) => f.commitTask(taskContext)
-    case None =>
-      val conf = taskContext.getConfiguration
-      HaltPoint.maybeHalt(conf, HaltPoint.TaskBeforeCommit)
-      // Only one attempt per partition may commit: Spark's output commit coordinator decides,
-      // and a denied attempt fails with CommitDeniedException (its files stay hidden).
-      val attempt = taskContext.getTaskAttemptID
-      SparkHadoopMapRedUtil.commitTask(
-        TxCommitProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
-      val files = Option(taskFiles).toSeq.flatten.flatMap { case (rel, written) =>
-        store(taskContext).stagedFile(table, rel, written)
-      }
-      new TaskCommitMessage(TaskManifest(attempt.toString, files))
+  override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
+    val conf = taskContext.getConfiguration
+    HaltPoint.maybeHalt(conf, HaltPoint.TaskBeforeCommit)
+    // Only one attempt per partition may commit: Spark's output commit coordinator decides,
+    // and a denied attempt fails with CommitDeniedException (its files stay hidden).
+    val attempt = taskContext.getTaskAttemptID
+    SparkHadoopMapRedUtil.commitTask(
+      TxCommitProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
+    val files = Option(taskFiles).toSeq.flatten.flatMap { case (rel, written) =>
+      store(taskContext).stagedFile(table, rel, written)
+    }
+    new TaskCommitMessage(TaskManifest(attempt.toString, files))
   }
 
-  override def abortTask(taskContext: TaskAttemptContext): Unit = fallback match {
-    case Some(f) => f.abortTask(taskContext)
-    case None =>
-      val conf = taskContext.getConfiguration
-      if (!TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)) {
-        Option(taskFiles).toSeq.flatten.foreach { case (rel, written) =>
-          try {
-            val s = store(taskContext)
-            s.stagedFile(table, rel, written).foreach(f => s.discardData(table, Seq(f)))
-          } catch {
-            case e: Exception => logWarning(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
-          }
+  override def abortTask(taskContext: TaskAttemptContext): Unit = {
+    val conf = taskContext.getConfiguration
+    if (!TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)) {
+      Option(taskFiles).toSeq.flatten.foreach { case (rel, written) =>
+        try {
+          val s = store(taskContext)
+          s.stagedFile(table, rel, written).foreach(f => s.discardData(table, Seq(f)))
+        } catch {
+          case e: Exception => logWarning(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
         }
       }
-  }
-
-  override def onTaskCommit(taskCommit: TaskCommitMessage): Unit = fallback match {
-    case Some(f) => f.onTaskCommit(taskCommit)
-    case None => taskCommit.obj match {
-      case m: TaskManifest => committedByTasks.synchronized { committedByTasks ++= m.files }
-      case _ => ()
     }
   }
 
-  override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit =
-    fallback match {
-      case Some(f) => f.commitJob(jobContext, taskCommits)
-      case None => JobCommitter.commit(context(jobContext), taskCommits)
-    }
+  override def onTaskCommit(taskCommit: TaskCommitMessage): Unit = taskCommit.obj match {
+    case m: TaskManifest => committedByTasks.synchronized { committedByTasks ++= m.files }
+    case _ => ()
+  }
 
-  override def abortJob(jobContext: JobContext): Unit = fallback match {
-    case Some(f) => f.abortJob(jobContext)
-    case None =>
-      // If the job failed because its store is unusable, there is nothing to abort; never let
-      // abort's own error hide the one that failed the job.
-      scala.util.Try(context(jobContext)) match {
-        case scala.util.Success(ctx) =>
-          val files = committedByTasks.synchronized(committedByTasks.toList)
-          AbortTransaction.run(ctx, files, new StageTimings)
-        case scala.util.Failure(e) =>
-          logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
-      }
+  override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
+    JobCommitter.commit(context(jobContext), taskCommits, intent, base)
+    ()
+  }
+
+  override def abortJob(jobContext: JobContext): Unit = {
+    // If the job failed because its store is unusable, there is nothing to abort; never let
+    // abort's own error hide the one that failed the job.
+    scala.util.Try(context(jobContext)) match {
+      case scala.util.Success(ctx) =>
+        val files = committedByTasks.synchronized(committedByTasks.toList)
+        AbortTransaction.run(ctx, files, new StageTimings)
+      case scala.util.Failure(e) =>
+        logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
+    }
   }
 
   private def store(taskContext: TaskAttemptContext): CommitStore = {

@@ -44,10 +44,20 @@ object TxCommitSQLConf {
     .checkValues(HaltPoint.all.map(_.name).toSet + "")
     .createWithDefault("")
 
+  val WRITE_ID: ConfigEntry[String] = SQLConf.buildConf(io.txcommit.commit.WriteIntent.WriteIdConf)
+    .doc("txcommit: the write id of this session's writes (a writer's txcommit.writeId option " +
+      "wins): a write with a write id replaces what earlier commits with that id added.")
+    .version(Since).stringConf.createWithDefault("")
+
+  val WRITE_ID_POLICY: ConfigEntry[String] = SQLConf.buildConf(io.txcommit.commit.WriteIntent.WriteIdPolicyConf)
+    .doc("txcommit: what a write does when its write id is already committed: replace, skip or fail.")
+    .version(Since).stringConf.transform(_.toLowerCase(java.util.Locale.ROOT))
+    .checkValues(Set("replace", "skip", "fail")).createWithDefault("replace")
+
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
     Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
-      VERIFY_CONDITIONAL_PUT)
+      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
     ()
   }
 }

@@ -1,0 +1,80 @@
+package io.txcommit.commit
+
+import org.apache.hadoop.conf.Configuration
+
+import io.txcommit.InvalidConfException
+import io.txcommit.log.{CommitRecord, WriteId}
+
+/** What a write-id job does when a commit with its write id already exists. */
+sealed abstract class WriteIdPolicy(val name: String)
+object WriteIdPolicy {
+  /** The new run replaces exactly what the earlier runs with that write id added. */
+  case object Replace extends WriteIdPolicy("replace")
+  /** The new run commits nothing (its files are discarded) and says so. */
+  case object Skip extends WriteIdPolicy("skip")
+  /** The new run fails with an error naming the earlier transaction. */
+  case object Fail extends WriteIdPolicy("fail")
+  val all: Seq[WriteIdPolicy] = Seq(Replace, Skip, Fail)
+}
+
+/**
+ * What a job replaces: the directories a static overwrite cleared (`deleteWithJob`, "" for
+ * the whole table), whether it is a dynamic partition overwrite (its scope is the partition
+ * directories it writes), and its write id. A job with none of them is a plain append.
+ */
+final case class WriteIntent(
+    staticScopes: Seq[String] = Nil,
+    dynamicPartitions: Boolean = false,
+    writeId: Option[String] = None,
+    policy: WriteIdPolicy = WriteIdPolicy.Replace) {
+
+  def isReplacing: Boolean = staticScopes.nonEmpty || dynamicPartitions || writeId.isDefined
+
+  def operation: String =
+    if (staticScopes.nonEmpty) {
+      if (staticScopes.contains("")) CommitRecord.Overwrite else CommitRecord.OverwritePartitions
+    } else if (dynamicPartitions) CommitRecord.OverwritePartitions
+    else if (writeId.isDefined) CommitRecord.WriteIdOp
+    else CommitRecord.Append
+
+  /** The directories this job replaces, given the directories it wrote files into. */
+  def scope(writtenDirs: Seq[String]): Seq[String] =
+    if (staticScopes.nonEmpty) {
+      if (staticScopes.contains("")) Seq("") else staticScopes.distinct.sorted
+    } else if (dynamicPartitions) writtenDirs.distinct.sorted
+    else Nil
+}
+
+/**
+ * What a replacing job saw when it started: the highest sequence of the replacement log and
+ * the transactions then committed. Commits after it are checked for conflicts, and files of
+ * appends committed after it are never removed (they are serialized after this job).
+ */
+final case class ReplaceBase(sequence: Long, committedTxns: Set[String])
+
+object WriteIntent {
+  /** Writer options (`.option(...)`) reach the job's Hadoop conf; session confs as well. */
+  val WriteIdOption = "txcommit.writeId"
+  val WriteIdPolicyOption = "txcommit.writeIdPolicy"
+  val WriteIdConf = "spark.txcommit.writeId"
+  val WriteIdPolicyConf = "spark.txcommit.writeIdPolicy"
+
+  /** A key as given, or lower-cased (Spark may lower-case writer option names). */
+  private def lookup(conf: Configuration, key: String): Option[(String, String)] =
+    Seq(key, key.toLowerCase(java.util.Locale.ROOT)).distinct.iterator
+      .flatMap(k => Option(conf.get(k)).map(v => k -> v.trim)).find(_._2.nonEmpty)
+
+  def writeId(conf: Configuration): Option[String] =
+    lookup(conf, WriteIdOption).orElse(lookup(conf, WriteIdConf)).map { case (k, v) =>
+      WriteId.problem(v).foreach(why => throw new InvalidConfException(k, v,
+        s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
+      v
+    }
+
+  def policy(conf: Configuration): WriteIdPolicy =
+    lookup(conf, WriteIdPolicyOption).orElse(lookup(conf, WriteIdPolicyConf)) match {
+      case None => WriteIdPolicy.Replace
+      case Some((k, v)) => WriteIdPolicy.all.find(_.name == v.toLowerCase(java.util.Locale.ROOT))
+        .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
+    }
+}

@@ -1,0 +1,60 @@
+package io.txcommit.log
+
+import java.util.concurrent.ConcurrentHashMap
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+/**
+ * The replacing commits of one table (`_txcommit/replace/<sequence>.json`), in sequence order,
+ * as one listing saw them. Records are immutable, so decoded ones are cached JVM-wide by file
+ * (path and length): a read lists `replace/` once and fetches only records it has not seen.
+ */
+final case class ReplaceLog(records: Seq[CommitRecord]) {
+  /** The highest sequence (0 when there is no replacing commit). */
+  val highest: Long = records.lastOption.flatMap(_.sequence).getOrElse(0L)
+  lazy val byTxn: Map[String, CommitRecord] = records.map(r => r.txn -> r).toMap
+  /** Every file some replacing commit logically deleted. */
+  lazy val removedPaths: Set[String] = records.iterator.flatMap(_.removed.iterator.map(_.path)).toSet
+  def after(sequence: Long): Seq[CommitRecord] = records.filter(_.sequence.exists(_ > sequence))
+  def withWriteId(id: String): Seq[CommitRecord] = records.filter(_.writeId.contains(id))
+}
+
+object ReplaceLog {
+  val Empty: ReplaceLog = ReplaceLog(Nil)
+
+  private val cache = new ConcurrentHashMap[String, (Long, CommitRecord)]()
+
+  /**
+   * Loads the log of `layout`'s table with the given store operations. `onCorrupt` decides what
+   * a corrupt record does: rethrow (default: the read fails and names the file) or skip it.
+   */
+  def load(layout: LogLayout, list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]],
+      display: Path => String,
+      onCorrupt: io.txcommit.CorruptCommitRecordException => Unit = e => throw e): ReplaceLog = {
+    val entries = list(layout.replaceDir).flatMap { st =>
+      LogLayout.sequenceOfRecordName(st.getPath.getName).map(seq => seq -> st)
+    }.sortBy(_._1)
+    val records = entries.flatMap { case (seq, st) =>
+      val key = st.getPath.toString
+      Option(cache.get(key)).filter(_._1 == st.getLen).map(_._2).orElse {
+        read(st.getPath).flatMap { bytes =>
+          try {
+            val r = RecordCodec.decodeReplacement(bytes, display(st.getPath), seq)
+            cache.put(key, (bytes.length.toLong, r))
+            Some(r)
+          } catch {
+            case e: io.txcommit.CorruptCommitRecordException => onCorrupt(e); None
+          }
+        }
+      }
+    }
+    ReplaceLog(records)
+  }
+
+  /** Two scopes overlap when one directory equals or contains the other ("" is the table). */
+  def overlaps(a: String, b: String): Boolean =
+    a.isEmpty || b.isEmpty || a == b || a.startsWith(b + "/") || b.startsWith(a + "/")
+
+  def scopesOverlap(a: Seq[String], b: Seq[String]): Boolean =
+    a.exists(x => b.exists(y => overlaps(x, y)))
+}

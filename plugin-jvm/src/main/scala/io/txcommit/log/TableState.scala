@@ -1,0 +1,89 @@
+package io.txcommit.log
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileSystem, Path}
+
+import io.txcommit.Paths
+import io.txcommit.store.CommitStore
+
+/** A file under a table: its path relative to the table, size and modification time. */
+final case class TableFile(path: String, size: Long, modifiedAt: Long) {
+  def name: String = path.substring(path.lastIndexOf('/') + 1)
+  def txn: Option[String] = DataFileName.txnOf(name)
+}
+
+/**
+ * One table's log as the writer, VACUUM and history see it at one moment, read through the
+ * table's [[CommitStore]] (the log) and its Hadoop file system (recursive listing of data).
+ * It applies the same reader rule as `TableLogReader` (docs/protocol.md, "Reading").
+ */
+final class TableState(val table: Path, store: CommitStore, conf: Configuration) {
+  val layout: LogLayout = LogLayout(table)
+  private lazy val fs: FileSystem = table.getFileSystem(conf)
+  private val records = new ConcurrentHashMap[String, Option[CommitRecord]]()
+
+  lazy val replaceLog: ReplaceLog =
+    ReplaceLog.load(layout, store.list, store.read, Paths.display)
+
+  /** Transactions with a record in `commits/`. */
+  lazy val commitTxns: Set[String] = txnsIn(layout.commitsDir)
+  lazy val pendingTxns: Set[String] = txnsIn(layout.pendingDir)
+  lazy val abortedTxns: Set[String] = txnsIn(layout.abortedDir)
+
+  private def txnsIn(dir: Path): Set[String] =
+    store.list(dir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName)).toSet
+
+  def isCommitted(txn: String): Boolean = commitTxns(txn) || replaceLog.byTxn.contains(txn)
+
+  /** The committed record of `txn` (from `replace/` or `commits/`), if it is committed. */
+  def record(txn: String): Option[CommitRecord] =
+    replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn, t =>
+      if (!commitTxns(t)) None
+      else store.read(layout.commitRecord(t)).map(b =>
+        RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t))))
+
+  /** Every committed record, replacing ones and appends. */
+  def committedRecords: Seq[CommitRecord] =
+    (commitTxns ++ replaceLog.byTxn.keySet).toSeq.sorted.flatMap(record)
+
+  /** The reader rule for one data file (path relative to the table). */
+  def isVisible(f: TableFile): Boolean =
+    !replaceLog.removedPaths.contains(f.path) && (f.txn match {
+      case None => true
+      case Some(t) => record(t).exists(_.added.exists(_.path == f.path))
+    })
+
+  /** Data files (names Spark lists) under `dir` ("" = the whole table), recursively. */
+  def dataFiles(dir: String = ""): Seq[TableFile] = allFiles(dir).filter(f => TableState.isData(f.path))
+
+  /** Every file under `dir` ("" = the whole table), hidden or not, recursively. */
+  def allFiles(dir: String = ""): Seq[TableFile] = {
+    val base = if (dir.isEmpty) table else new Path(table, dir)
+    val out = ArrayBuffer.empty[TableFile]
+    try {
+      val it = fs.listFiles(base, true)
+      while (it.hasNext) {
+        val st = it.next()
+        Paths.relativize(table, st.getPath).foreach(rel => out += TableFile(rel, st.getLen, st.getModificationTime))
+      }
+    } catch { case _: java.io.FileNotFoundException => () }
+    out.toSeq.sortBy(_.path)
+  }
+}
+
+object TableState {
+  /** Spark's rule for names its file listing skips (InMemoryFileIndex.shouldFilterOutPathName). */
+  def hiddenName(name: String): Boolean = {
+    val exclude = (name.startsWith("_") && !name.contains("=")) || name.startsWith(".") ||
+      name.endsWith("._COPYING_")
+    val include = name.startsWith("_common_metadata") || name.startsWith("_metadata")
+    exclude && !include
+  }
+
+  /** Whether Spark would list the file at `rel` (no segment is a hidden name) as data. */
+  def isData(rel: String): Boolean = !rel.split("/").exists(hiddenName)
+}
