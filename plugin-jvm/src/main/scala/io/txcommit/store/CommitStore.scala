@@ -28,6 +28,9 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  *     its adapter declares (or fails with an error naming the endpoint and what is missing).
  *  6. Every request is counted in `requests`; nothing a store logs or throws contains
  *     credentials.
+ *  7. `openUploads` lists the staged data under a table that is neither published nor
+ *     discarded (open multipart uploads), and `abortUpload` forgets one: VACUUM uses them to
+ *     stop paying for uploads of dead transactions. Stores that never stage have none.
  */
 trait CommitStore {
   def declaration: AdapterDeclaration
@@ -64,7 +67,16 @@ trait CommitStore {
    * Returns how many staged data files were discarded.
    */
   def cleanupStaging(table: Path, txn: String, committed: Set[String]): Int = 0
+
+  /** VACUUM: staged uploads under `table` neither completed nor aborted; see point 7. */
+  def openUploads(table: Path): Seq[OpenUpload] = Seq.empty
+
+  /** VACUUM: aborts one open upload; true if this call aborted it. */
+  def abortUpload(table: Path, upload: OpenUpload): Boolean = false
 }
+
+/** An upload a store holds open under a table: target path relative to the table, its id, start. */
+final case class OpenUpload(path: String, uploadId: String, initiatedAt: Long)
 
 /**
  * One data file as a committed task attempt left it: its path relative to the table, its size,

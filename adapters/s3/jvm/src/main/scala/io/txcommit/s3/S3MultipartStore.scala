@@ -105,37 +105,10 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
     aborted
   }
 
-  private def abort(k: String, uploadId: String): Boolean =
-    try {
-      request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
-        AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
-      true
-    } catch { case e: IOException if isNoSuchUpload(e) => false }
-
-  private def listUploads(prefix: String): Seq[MultipartUpload] = {
-    val out = Seq.newBuilder[MultipartUpload]
-    var keyMarker: Option[String] = None
-    var idMarker: Option[String] = None
-    var more = true
-    while (more) {
-      val req = ListMultipartUploadsRequest.builder().bucket(bucket).prefix(prefix)
-      keyMarker.foreach(req.keyMarker); idMarker.foreach(req.uploadIdMarker)
-      val page = request("MULTIPART_LIST", prefix)(client.listMultipartUploads(req.build()))
-      out ++= page.uploads().asScala
-      keyMarker = Option(page.nextKeyMarker()); idMarker = Option(page.nextUploadIdMarker())
-      more = page.isTruncated && keyMarker.isDefined
-    }
-    out.result()
-  }
-
   private def sizeOf(k: String): Option[Long] =
     try Some(request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength())
     catch { case e: IOException if e.getCause.isInstanceOf[S3Exception] && e.getCause.asInstanceOf[S3Exception].statusCode() == 404 => None }
 
-  private def isNoSuchUpload(e: IOException): Boolean = e.getCause match {
-    case s: S3Exception => s.statusCode() == 404
-    case _ => false
-  }
 
   private def inParallel(files: Seq[StagedFile])(f: StagedFile => Unit): Unit =
     if (files.size <= 1) files.foreach(f)

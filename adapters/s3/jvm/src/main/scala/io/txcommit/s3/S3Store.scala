@@ -13,7 +13,7 @@ import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.CommitConflictException
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.store.{AdapterDeclaration, CommitStore, StagedFile}
+import io.txcommit.store.{AdapterDeclaration, CommitStore, OpenUpload, StagedFile}
 
 /**
  * The `conditional-put` store: data files are written by Spark's writers through S3A straight
@@ -123,6 +123,40 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
       request("DELETE_BULK", batch.head)(client.deleteObjects(DeleteObjectsRequest.builder()
         .bucket(bucket).delete(Delete.builder().objects(ids).quiet(true).build()).build()))
     }
+
+  protected def abort(k: String, uploadId: String): Boolean =
+    try {
+      request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
+        AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
+      true
+    } catch { case e: IOException if isNoSuchUpload(e) => false }
+
+  protected def listUploads(prefix: String): Seq[MultipartUpload] = {
+    val out = Seq.newBuilder[MultipartUpload]
+    var keyMarker: Option[String] = None
+    var idMarker: Option[String] = None
+    var more = true
+    while (more) {
+      val req = ListMultipartUploadsRequest.builder().bucket(bucket).prefix(prefix)
+      keyMarker.foreach(req.keyMarker); idMarker.foreach(req.uploadIdMarker)
+      val page = request("MULTIPART_LIST", prefix)(client.listMultipartUploads(req.build()))
+      out ++= page.uploads().asScala
+      keyMarker = Option(page.nextKeyMarker()); idMarker = Option(page.nextUploadIdMarker())
+      more = page.isTruncated && keyMarker.isDefined
+    }
+    out.result()
+  }
+
+  protected def isNoSuchUpload(e: IOException): Boolean = status(e) == 404
+
+  override def openUploads(table: Path): Seq[OpenUpload] = {
+    val prefix = key(table).stripSuffix("/") + "/"
+    listUploads(prefix).map(u => OpenUpload(u.key().substring(prefix.length), u.uploadId(),
+      Option(u.initiated()).map(_.toEpochMilli).getOrElse(0L)))
+  }
+
+  override def abortUpload(table: Path, upload: OpenUpload): Boolean =
+    abort(key(new Path(table, upload.path)), upload.uploadId)
 
   override def checkReady(table: Path): Unit =
     if (TxCommitConf.bool(loc.jobConf, TxCommitConf.VerifyConditionalPut, default = true)) {

@@ -1,0 +1,42 @@
+package io.txcommit.maintenance
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+import io.txcommit.log.{TableState, TxnId}
+import io.txcommit.store.Adapters
+
+/**
+ * One transaction of a table as history shows it (docs/protocol.md, "History"). `rows` is
+ * always empty: Spark's commit API gives a committer no row counts.
+ */
+final case class HistoryRow(txn: String, state: String, startedAt: Long, committedAt: Option[Long],
+    operation: Option[String], writeId: Option[String], files: Option[Long], bytes: Option[Long],
+    rows: Option[Long], removedFiles: Option[Long], removedBytes: Option[Long], sequence: Option[Long])
+
+/** A visible (committed) file of a table: path relative to the table, size, transaction. */
+final case class CommittedFile(path: String, size: Long, txn: Option[String])
+
+object History {
+  /** Every transaction the log knows, oldest first: committed, pending and aborted. */
+  def rows(table: Path, conf: Configuration): Seq[HistoryRow] = {
+    val state = new TableState(table, Adapters.open(table, conf), conf)
+    val committed = state.committedRecords.map { r =>
+      HistoryRow(r.txn, "committed", r.startedAt, Some(r.committedAt), Some(r.operation), r.writeId,
+        Some(r.files.toLong), Some(r.bytes), None, r.replacement.map(_.removedFiles.toLong),
+        r.replacement.map(_.removedBytes), r.sequence)
+    }
+    val done = committed.map(_.txn).toSet
+    val others = (state.pendingTxns ++ state.abortedTxns).toSeq.filterNot(done).map { t =>
+      HistoryRow(t, if (state.abortedTxns(t)) "aborted" else "pending", TxnId.startedAt(t).getOrElse(0L),
+        None, None, None, None, None, None, None, None, None)
+    }
+    (committed ++ others).sortBy(r => (r.startedAt, r.txn))
+  }
+
+  /** The files a reader with the filter sees, by path. */
+  def committedFiles(table: Path, conf: Configuration): Seq[CommittedFile] = {
+    val state = new TableState(table, Adapters.open(table, conf), conf)
+    state.dataFiles().filter(state.isVisible).map(f => CommittedFile(f.path, f.size, f.txn))
+  }
+}

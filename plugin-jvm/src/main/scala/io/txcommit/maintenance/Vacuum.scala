@@ -1,0 +1,150 @@
+package io.txcommit.maintenance
+
+import java.time.Instant
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.slf4j.LoggerFactory
+
+import io.txcommit.{MaintenanceException, Paths}
+import io.txcommit.log.{CommitRecord, LogLayout, TableFile, TableState, TxnId}
+import io.txcommit.store.{Adapters, CommitStore}
+
+/** One thing VACUUM deletes (or would delete, in a dry run). */
+final case class VacuumEntry(path: String, kind: String, reason: String, bytes: Long, deleted: Boolean)
+
+/** What VACUUM was asked to do. */
+final case class VacuumOptions(retainHours: Double = Vacuum.DefaultRetainHours, dryRun: Boolean = false,
+    force: Boolean = false)
+
+/**
+ * VACUUM of one table: physically removes what no reader can see any more, once it is older
+ * than the retention horizon (so a reader or a job that started before it is not affected):
+ *
+ *  - data files of transactions that never committed (aborted, or whose driver died), started
+ *    before the horizon (a txn id encodes its start time);
+ *  - data files of committed transactions that their record does not name (failed or losing
+ *    task attempts): never visible, removed whatever their age;
+ *  - files logically deleted by a replacing commit (overwrite, write id) committed before the
+ *    horizon;
+ *  - `pending/` markers of finished or dead transactions, `aborted/` markers and S3A magic
+ *    staging markers (`__magic_job-<txn>/`) of transactions older than the horizon or committed;
+ *  - on stores that stage data (S3 multipart uploads), uploads left open by committed or dead
+ *    transactions.
+ *
+ * Commit records are never touched: they are the log. A horizon below [[Vacuum.MinRetainHours]]
+ * could delete the files of a running job or of a reader's snapshot, so it needs `force`.
+ */
+object Vacuum {
+  val DefaultRetainHours = 48.0
+  val MinRetainHours = 1.0
+  private val log = LoggerFactory.getLogger(getClass)
+  private val MagicPrefix = "__magic_job-"
+
+  def run(table: Path, conf: Configuration, opts: VacuumOptions,
+      now: Long = System.currentTimeMillis()): Seq[VacuumEntry] = {
+    if (opts.retainHours < 0 || opts.retainHours.isNaN) throw new MaintenanceException(
+      s"VACUUM of ${Paths.display(table)}: RETAIN ${opts.retainHours} HOURS is negative; give a " +
+        s"horizon of at least $MinRetainHours hour(s) (default $DefaultRetainHours)")
+    if (opts.retainHours < MinRetainHours && !opts.force) throw new MaintenanceException(
+      s"VACUUM of ${Paths.display(table)}: RETAIN ${opts.retainHours} HOURS is below the safe " +
+        s"minimum of $MinRetainHours hour(s): it could delete files of jobs still running and of " +
+        "readers that started before a recent overwrite. Use a larger horizon, or add FORCE if no " +
+        "job writes to and no reader reads this table now.")
+    val store = Adapters.open(table, conf)
+    val state = new TableState(table, store, conf)
+    if (state.allFiles(LogLayout.LogDirName).isEmpty) {
+      throw new MaintenanceException(s"VACUUM: ${Paths.display(table)} is not a txcommit table " +
+        s"(it has no ${LogLayout.LogDirName}/ directory); nothing was deleted. Check the path.")
+    }
+    val horizon = now - (opts.retainHours * 3600 * 1000).toLong
+    log.info(s"txcommit: VACUUM ${Paths.display(table)}: horizon ${Instant.ofEpochMilli(horizon)} " +
+      s"(${opts.retainHours} h)${if (opts.dryRun) ", dry run" else ""}")
+    val removedBy: Map[String, CommitRecord] =
+      state.replaceLog.records.flatMap(r => r.removed.map(_.path -> r)).toMap
+    def old(txn: String): Boolean = TxnId.startedAt(txn).exists(_ < horizon)
+    def finished(txn: String): Boolean = state.isCommitted(txn)
+
+    val files = state.allFiles()
+    val garbage: Seq[(TableFile, String, String)] = files.flatMap { f =>
+      val segments = f.path.split("/")
+      if (f.path.startsWith(LogLayout.LogDirName + "/")) marker(f, segments, state, old)
+      else segments.find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)) match {
+        case Some(txn) =>
+          if (finished(txn)) Some((f, "staging", s"S3A staging marker of committed txn $txn"))
+          else if (old(txn)) Some((f, "staging", s"S3A staging marker of txn $txn, never committed, started before the horizon"))
+          else None
+        case None if TableState.isData(f.path) => dataFile(f, state, removedBy, horizon, old)
+        case None => None
+      }
+    }
+    val entries = deleteByDirectory(table, store, garbage, opts.dryRun)
+    val uploads = store.openUploads(table).flatMap { u =>
+      val name = u.path.substring(u.path.lastIndexOf('/') + 1)
+      io.txcommit.log.DataFileName.txnOf(name).flatMap { txn =>
+        val why =
+          if (finished(txn)) Some(s"open upload of a failed attempt of committed txn $txn")
+          else if (old(txn)) Some(s"open upload of txn $txn, never committed, started before the horizon")
+          else None
+        why.map { reason =>
+          val deleted = !opts.dryRun && store.abortUpload(table, u)
+          VacuumEntry(u.path, "upload", s"$reason (upload ${u.uploadId})", 0L, deleted)
+        }
+      }
+    }
+    val all = entries ++ uploads
+    log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +
+      s"${all.size} item(s), ${all.map(_.bytes).sum} bytes, of ${files.size} file(s) listed")
+    all
+  }
+
+  private def marker(f: TableFile, segments: Array[String], state: TableState,
+      old: String => Boolean): Option[(TableFile, String, String)] =
+    if (segments.length != 3) None
+    else {
+      val txn = LogLayout.txnOfRecordName(segments(2))
+      (segments(1), txn) match {
+        case ("pending", Some(t)) if state.isCommitted(t) =>
+          Some((f, "marker", s"pending marker of committed txn $t"))
+        case ("pending", Some(t)) if old(t) =>
+          Some((f, "marker", s"pending marker of txn $t, never committed, started before the horizon"))
+        case ("aborted", Some(t)) if old(t) && !state.isCommitted(t) =>
+          Some((f, "marker", s"aborted marker of txn $t, started before the horizon"))
+        case _ => None
+      }
+    }
+
+  private def dataFile(f: TableFile, state: TableState, removedBy: Map[String, CommitRecord],
+      horizon: Long, old: String => Boolean): Option[(TableFile, String, String)] = {
+    val removal = removedBy.get(f.path).filter(_.committedAt < horizon).map { r =>
+      (f, "data", s"removed by ${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
+        s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
+    }
+    f.txn match {
+      case Some(t) => state.record(t) match {
+        case Some(r) if !r.added.exists(_.path == f.path) =>
+          Some((f, "data", s"file of a failed attempt of committed txn $t"))
+        case Some(_) => removal
+        case None if old(t) => Some((f, "data",
+          s"file of txn $t, never committed (aborted or its driver died), started before the horizon"))
+        case None => None
+      }
+      case None => removal
+    }
+  }
+
+  /** Deletes directory by directory, logging progress (INFO) after each one. */
+  private def deleteByDirectory(table: Path, store: CommitStore, garbage: Seq[(TableFile, String, String)],
+      dryRun: Boolean): Seq[VacuumEntry] = {
+    val byDir = garbage.groupBy { case (f, _, _) => CommitRecord.dirOf(f.path) }.toSeq.sortBy(_._1)
+    byDir.zipWithIndex.flatMap { case ((dir, items), i) =>
+      val out = items.map { case (f, kind, reason) =>
+        val deleted = !dryRun && { store.delete(new Path(table, f.path)); true }
+        VacuumEntry(f.path, kind, reason, f.size, deleted)
+      }
+      log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (dir.isEmpty) "(table root)" else dir}: " +
+        s"${if (dryRun) "would delete" else "deleted"} ${items.size} file(s) (directory ${i + 1} of ${byDir.size})")
+      out
+    }
+  }
+}

@@ -1,0 +1,63 @@
+package io.txcommit.spark
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
+
+import io.txcommit.maintenance.{History, Vacuum, VacuumOptions}
+
+/**
+ * The maintenance commands of `TXCOMMIT VACUUM | HISTORY | FILES '<path>'` (see
+ * [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command once, when the
+ * statement executes (over Spark Connect, `spark.sql(...)` runs it eagerly and returns its rows
+ * as a DataFrame), never during analysis or planning. They use the session's Hadoop conf, so
+ * the session's S3 and txcommit settings apply.
+ */
+private[spark] object MaintenanceCommands {
+  def attrs(cols: (String, DataType)*): Seq[Attribute] =
+    cols.map { case (n, t) => AttributeReference(n, t, nullable = true)() }
+
+  def qualified(spark: SparkSession, path: String): (Path, org.apache.hadoop.conf.Configuration) = {
+    val conf = spark.sessionState.newHadoopConf()
+    val p = new Path(path)
+    (p.getFileSystem(conf).makeQualified(p), conf)
+  }
+}
+
+final case class VacuumCommand(path: String, opts: VacuumOptions) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "path" -> StringType, "kind" -> StringType, "reason" -> StringType, "bytes" -> LongType,
+    "deleted" -> BooleanType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    Vacuum.run(table, conf, opts).map(e => Row(e.path, e.kind, e.reason, e.bytes, e.deleted))
+  }
+}
+
+final case class HistoryCommand(path: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "txn" -> StringType, "state" -> StringType, "startedAt" -> LongType, "committedAt" -> LongType,
+    "operation" -> StringType, "writeId" -> StringType, "files" -> LongType, "bytes" -> LongType,
+    "rows" -> LongType, "removedFiles" -> LongType, "removedBytes" -> LongType, "sequence" -> LongType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    def n(o: Option[Long]): Any = o.map(Long.box).orNull
+    History.rows(table, conf).map(r => Row(r.txn, r.state, r.startedAt, n(r.committedAt),
+      r.operation.orNull, r.writeId.orNull, n(r.files), n(r.bytes), n(r.rows), n(r.removedFiles),
+      n(r.removedBytes), n(r.sequence)))
+  }
+}
+
+final case class FilesCommand(path: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "path" -> StringType, "size" -> LongType, "txn" -> StringType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    History.committedFiles(table, conf).map(f => Row(f.path, f.size, f.txn.orNull))
+  }
+}

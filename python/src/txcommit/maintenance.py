@@ -1,0 +1,88 @@
+"""Maintenance of txcommit tables from any Spark Connect client (no JVM needed).
+
+Each function runs one statement of the server plugin's SQL extension
+(``spark.sql.extensions=io.txcommit.spark.TxCommitExtensions``) and returns its rows as a
+DataFrame. The statement runs on the server exactly once, when the function is called:
+
+    from txcommit.maintenance import vacuum, history, committed_files
+    vacuum(spark, "s3a://bucket/table", dry_run=True).show(truncate=False)
+    history(spark, "s3a://bucket/table").show()
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+VACUUM_COLUMNS = ("path", "kind", "reason", "bytes", "deleted")
+HISTORY_COLUMNS = (
+    "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
+    "rows", "removedFiles", "removedBytes", "sequence",
+)  # fmt: skip
+FILES_COLUMNS = ("path", "size", "txn")
+
+
+def quote(path: str) -> str:
+    """``path`` as a single-quoted SQL string (a quote inside is written twice)."""
+    if not path or not path.strip():
+        raise ValueError("txcommit: the table path is empty; give the table's directory or URL")
+    return "'" + path.replace("'", "''") + "'"
+
+
+def vacuum_statement(
+    path: str, retain_hours: float | None = None, dry_run: bool = False, force: bool = False
+) -> str:
+    """The ``TXCOMMIT VACUUM`` statement for these arguments (validated here, and again on the
+    server, which also refuses a horizon below its safe minimum unless ``force``)."""
+    sql = f"TXCOMMIT VACUUM {quote(path)}"
+    if retain_hours is not None:
+        if isinstance(retain_hours, bool) or not math.isfinite(retain_hours) or retain_hours < 0:
+            raise ValueError(
+                f"txcommit: retain_hours={retain_hours!r} is not a number of hours >= 0"
+            )
+        hours = int(retain_hours) if float(retain_hours).is_integer() else retain_hours
+        sql += f" RETAIN {hours} HOURS"
+    if dry_run:
+        sql += " DRY RUN"
+    if force:
+        sql += " FORCE"
+    return sql
+
+
+def vacuum(
+    spark: Any,
+    path: str,
+    retain_hours: float | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+) -> Any:
+    """Deletes what no reader of the table at ``path`` can see any more, once older than
+    ``retain_hours`` (server default 48): files of uncommitted or aborted transactions, of
+    failed task attempts, files logically deleted by overwrites and write-id re-runs, stale
+    markers and open multipart uploads of dead jobs. With ``dry_run`` nothing is deleted.
+    Returns a DataFrame of what was (or would be) deleted: path, kind, reason, bytes, deleted.
+    """
+    return spark.sql(vacuum_statement(path, retain_hours, dry_run, force))
+
+
+def history(spark: Any, path: str) -> Any:
+    """The transactions of the table at ``path``, oldest first, as a DataFrame with the
+    columns of :data:`HISTORY_COLUMNS` (``rows`` is always null: Spark gives no row counts)."""
+    return spark.sql(f"TXCOMMIT HISTORY {quote(path)}")
+
+
+def committed_files(spark: Any, path: str) -> Any:
+    """The files of the table at ``path`` that readers see: path, size, txn."""
+    return spark.sql(f"TXCOMMIT FILES {quote(path)}")
+
+
+__all__ = [
+    "FILES_COLUMNS",
+    "HISTORY_COLUMNS",
+    "VACUUM_COLUMNS",
+    "committed_files",
+    "history",
+    "quote",
+    "vacuum",
+    "vacuum_statement",
+]

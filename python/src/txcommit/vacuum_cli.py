@@ -1,0 +1,89 @@
+"""``txcommit vacuum PATH --remote sc://host:port``: VACUUM a table through a Connect server.
+
+The server (with the txcommit plugin) lists and deletes; this command sends the statement,
+then prints what was (or, with ``--dry-run``, would be) deleted as a table and a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from txcommit.maintenance import VACUUM_COLUMNS, vacuum_statement
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="txcommit vacuum",
+        description=(
+            "Delete the files of a txcommit table that no reader can see any more (files of "
+            "uncommitted or aborted transactions and failed task attempts, files replaced by "
+            "overwrites and write-id re-runs, stale markers, open multipart uploads of dead "
+            "jobs), once they are older than the retention horizon. Runs on a Spark Connect "
+            "server that has the txcommit plugin."
+        ),
+    )
+    parser.add_argument("path", metavar="PATH", help="the table directory or URL (e.g. s3a://b/t)")
+    parser.add_argument(
+        "--remote", required=True, metavar="URL",
+        help="the Spark Connect server to run it on, e.g. sc://localhost:15002",
+    )  # fmt: skip
+    parser.add_argument(
+        "--retain-hours", type=float, default=None, metavar="N",
+        help="retention horizon in hours: only garbage older than this is deleted "
+        "(default: the server's, 48; below 1 needs --force)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--dry-run", action="store_true",
+        help="list what would be deleted; delete nothing",
+    )  # fmt: skip
+    parser.add_argument(
+        "--force", action="store_true",
+        help="allow a horizon below the safe minimum (only when no job writes to and no "
+        "reader reads the table)",
+    )  # fmt: skip
+    return parser
+
+
+def render(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> str:
+    """A plain-text table."""
+    cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        statement = vacuum_statement(ns.path, ns.retain_hours, ns.dry_run, ns.force)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    import txcommit
+
+    spark = txcommit.connect(ns.remote)
+    what = "listing (dry run)" if ns.dry_run else "vacuuming"
+    print(f"txcommit vacuum: {what} {ns.path} on {ns.remote} (the server logs per-directory "
+          "progress) ...", file=sys.stderr, flush=True)  # fmt: skip
+    start = time.monotonic()
+    try:
+        rows = [tuple(r) for r in spark.sql(statement).collect()]
+    except Exception as exc:  # noqa: BLE001 - the server's error, shown as is
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        print(f"txcommit vacuum: failed: {first}", file=sys.stderr)
+        return 1
+    if rows:
+        print(render(rows, VACUUM_COLUMNS))
+    verb = "would delete" if ns.dry_run else "deleted"
+    total = sum(int(r[3] or 0) for r in rows)
+    print(f"{verb} {len(rows)} item(s), {total} bytes in {time.monotonic() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

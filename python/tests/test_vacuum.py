@@ -1,0 +1,163 @@
+"""VACUUM, history and committed files from a JVM-less Connect client, on every store.
+
+The table under test holds every kind of file a reader must not see (a failed attempt of a
+committed txn, an old uncommitted txn, an old aborted one, a young uncommitted one, files
+logically deleted by an overwrite, stale markers, S3A staging markers and, on S3, an open
+multipart upload of a dead job) next to the committed data. VACUUM must delete exactly the
+garbage past its horizon, and leave exactly what Spark with the filter reads."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+from servers import ServerProcess
+from tables import TableRef, txn_of
+from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
+
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def txn_started_hours_ago(hours: float, tail: str) -> str:
+    """A transaction id whose embedded start time is `hours` ago (8 base-36 ms digits)."""
+    n = int((time.time() - hours * 3600) * 1000)
+    digits = ""
+    while n:
+        n, r = divmod(n, 36)
+        digits = _DIGITS[r] + digits
+    return digits.rjust(8, "0") + tail
+
+
+def plant(table: TableRef, src: str, txn: str, attempt: str | None = None) -> str:
+    """A copy of data file `src` (real rows) under transaction `txn` (and task attempt)."""
+    dst = re.sub(
+        r"-tid-[0-9a-z]{16}-([0-9]+)", lambda m: f"-tid-{txn}-{attempt or m.group(1)}", src
+    )
+    assert dst != src
+    data = table.read(src)
+    assert data is not None
+    table.write(dst, data)
+    return dst
+
+
+@pytest.fixture
+def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN201
+    """The table described in the module docstring; returns (table, expected garbage)."""
+    table = any_table
+    table.prepare(spark)
+    spark.range(300, numPartitions=2).withColumn("k", (F.col("id") % 3).cast("int")).write.partitionBy(
+        "k"
+    ).parquet(table.url)
+    (first,) = table.committed()
+    src = sorted(k for k in table.data_files() if k.startswith("k=0/"))[0]
+    old_txn = txn_started_hours_ago(72, "aaaaaaaa")
+    aborted_txn = txn_started_hours_ago(50, "bbbbbbbb")
+    young_txn = txn_started_hours_ago(0.1, "cccccccc")
+    failed_attempt = plant(table, src, first, attempt="999999")
+    old_file = plant(table, src, old_txn)
+    aborted_file = plant(table, src, aborted_txn)
+    young_file = plant(table, src, young_txn)
+    table.write(f"_txcommit/pending/{old_txn}.json", b'{"state":"pending"}')
+    table.write(f"_txcommit/aborted/{aborted_txn}.json", b'{"state":"aborted"}')
+    table.write(f"_txcommit/pending/{young_txn}.json", b'{"state":"pending"}')
+    magic = f"__magic_job-{old_txn}/1/__base/k=0/x.pending"
+    table.write(magic, b"{}")
+    # A dynamic overwrite of k=1: its old files are logically deleted now (young).
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        spark.range(5).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
+            table.url
+        )
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    upload_key = None
+    if table.store != "local":
+        upload_key = f"{table.prefix}/k=2/part-00009-tid-{old_txn}-7.c000.snappy.parquet"
+        s3_client.create_multipart_upload(Bucket=table.bucket, Key=upload_key)
+    committed_txns = set(table.committed())
+    expected = {
+        failed_attempt, old_file, aborted_file, magic,
+        f"_txcommit/pending/{old_txn}.json", f"_txcommit/aborted/{aborted_txn}.json",
+        *(f"_txcommit/pending/{t}.json" for t in committed_txns),
+    }  # fmt: skip
+    if upload_key is not None:
+        expected.add(upload_key[len(table.prefix) + 1 :])
+    return table, expected, young_file
+
+
+def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
+    spark, garbage_table, server: ServerProcess
+):  # noqa: ANN001
+    table, expected, young_file = garbage_table
+    rows_before = spark.read.parquet(table.url).count()
+    assert rows_before == 200 + 5
+    on_disk = set(table.objects())
+
+    dry = vacuum(spark, table.url, dry_run=True).collect()
+    assert {r["path"] for r in dry} == expected
+    assert not any(r["deleted"] for r in dry) and set(table.objects()) == on_disk
+    assert all(r["reason"] for r in dry)
+
+    done = vacuum(spark, table.url).collect()
+    assert {r["path"] for r in done} == expected
+    assert all(r["deleted"] for r in done)
+    left = set(table.objects())
+    assert not (left & expected), "every listed item is gone"
+    assert left == on_disk - expected, "nothing else was touched"
+    assert young_file in left, "a young uncommitted txn may still be running: kept"
+    assert not table.open_uploads()
+    assert spark.read.parquet(table.url).count() == rows_before
+
+    # A horizon below the safe minimum is refused unless forced.
+    with pytest.raises(Exception, match="FORCE"):
+        vacuum(spark, table.url, retain_hours=0).collect()
+    forced = vacuum(spark, table.url, retain_hours=0, force=True).collect()
+    removed = {f["path"] for r in table.committed().values() for f in r.get("removed", [])}
+    assert {r["path"] for r in forced} == removed | {young_file, f"_txcommit/pending/{txn_of(young_file)}.json"}
+    visible = {r["path"] for r in committed_files(spark, table.url).collect()}
+    assert set(table.data_files()) == visible, "what is left is exactly what readers see"
+    assert spark.read.parquet(table.url).count() == rows_before
+
+
+def test_history_lists_every_transaction(spark, garbage_table):  # noqa: ANN001
+    table, _, young_file = garbage_table
+    df = history(spark, table.url)
+    assert tuple(df.columns) == HISTORY_COLUMNS
+    rows = {r["txn"]: r for r in df.collect()}
+    committed = [r for r in rows.values() if r["state"] == "committed"]
+    assert [r["operation"] for r in committed] == ["append", "overwrite-partitions"]
+    append, overwrite = committed
+    assert append["files"] == len(table.committed()[append["txn"]]["added"])
+    assert append["sequence"] is None and append["rows"] is None
+    assert overwrite["sequence"] == 1 and overwrite["removedFiles"] > 0
+    assert overwrite["removedBytes"] > 0 and overwrite["committedAt"] >= overwrite["startedAt"]
+    states = {t: r["state"] for t, r in rows.items()}
+    assert states[txn_of(young_file)] == "pending"
+    assert sorted(states.values()).count("aborted") == 1
+
+
+@pytest.mark.parametrize("any_table", ["local"], indirect=True)  # the CLI is store-agnostic
+def test_cli_vacuum_dry_run_prints_a_table(garbage_table, server: ServerProcess):  # noqa: ANN001
+    table, expected, _ = garbage_table
+    out = subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
+         "--dry-run"],
+        capture_output=True, text=True, timeout=300, env=os.environ.copy(),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "would delete" in out.stdout and "reason" in out.stdout
+    for path in expected:
+        assert path in out.stdout
+    assert set(table.objects()) >= expected, "a dry run deletes nothing"
+    bad = subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
+         "--retain-hours", "0"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert bad.returncode == 1 and "FORCE" in bad.stderr
