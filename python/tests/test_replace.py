@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-from conftest import new_session, server_with_s3
+from conftest import make_table, new_session, server_with_s3
 from servers import ServerProcess, running
 from tables import TableRef, txn_of
 
@@ -131,19 +131,20 @@ def test_dynamic_partition_overwrite_replaces_the_partitions_written(tx, any_tab
 def test_driver_death_during_an_overwrite_shows_old_or_new_in_full(
     store: str, point: str, new_visible: bool, server: ServerProcess, workdir: Path, request
 ):  # noqa: ANN001
-    from conftest import make_table
-
-    table = make_table(store, workdir, request.getfixturevalue("s3_client") if store != "local" else None)
-    crashing = server_with_s3(workdir / f"ow-halt-{point}-{store}", request.getfixturevalue("local_s3"))
+    client = request.getfixturevalue("s3_client") if store != "local" else None
+    table = make_table(store, workdir, client)
+    local_s3 = request.getfixturevalue("local_s3")
+    crashing = server_with_s3(workdir / f"ow-halt-{point}-{store}", local_s3)
     for _ in running(crashing):
         spark = new_session(crashing.url)
         table.prepare(spark)
         rows(spark, 900).write.partitionBy("k").parquet(table.url)
         spark.conf.set("spark.txcommit.test.haltAt", point)
 
-        def overwrite() -> None:
+        def overwrite(spark=spark) -> None:  # noqa: ANN001
             with contextlib.suppress(Exception):
-                rows(spark, 30, start=5000).write.mode("overwrite").partitionBy("k").parquet(table.url)
+                new = rows(spark, 30, start=5000).write.mode("overwrite").partitionBy("k")
+                new.parquet(table.url)
 
         threading.Thread(target=overwrite, daemon=True).start()
         crashing.wait_dead(timeout=180)

@@ -156,7 +156,7 @@ def test_data_written_without_txcommit_stays_readable(spark, table: Path):
 
 
 def test_dynamic_partition_overwrite_still_works_with_txcommit_enabled(spark, table: Path):
-    # Not transactional yet (docs/protocol.md): handed to Spark's protocol, same result as Spark.
+    # Same result as Spark's; with txcommit one replacing commit (test_replace has the details).
     txcommit.enable(spark)
     frame(spark).write.partitionBy("k").parquet(str(table))
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")

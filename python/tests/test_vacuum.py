@@ -17,9 +17,10 @@ import time
 import pytest
 from pyspark.sql import functions as F
 
+from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
+
 from servers import ServerProcess
 from tables import TableRef, txn_of
-from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -51,9 +52,8 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
     """The table described in the module docstring; returns (table, expected garbage)."""
     table = any_table
     table.prepare(spark)
-    spark.range(300, numPartitions=2).withColumn("k", (F.col("id") % 3).cast("int")).write.partitionBy(
-        "k"
-    ).parquet(table.url)
+    df = spark.range(300, numPartitions=2).withColumn("k", (F.col("id") % 3).cast("int"))
+    df.write.partitionBy("k").parquet(table.url)
     (first,) = table.committed()
     src = sorted(k for k in table.data_files() if k.startswith("k=0/"))[0]
     old_txn = txn_started_hours_ago(72, "aaaaaaaa")
@@ -119,7 +119,8 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
         vacuum(spark, table.url, retain_hours=0).collect()
     forced = vacuum(spark, table.url, retain_hours=0, force=True).collect()
     removed = {f["path"] for r in table.committed().values() for f in r.get("removed", [])}
-    assert {r["path"] for r in forced} == removed | {young_file, f"_txcommit/pending/{txn_of(young_file)}.json"}
+    young_marker = f"_txcommit/pending/{txn_of(young_file)}.json"
+    assert {r["path"] for r in forced} == removed | {young_file, young_marker}
     visible = {r["path"] for r in committed_files(spark, table.url).collect()}
     assert set(table.data_files()) == visible, "what is left is exactly what readers see"
     assert spark.read.parquet(table.url).count() == rows_before

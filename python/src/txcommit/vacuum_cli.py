@@ -52,7 +52,9 @@ def render(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> str:
     """A plain-text table."""
     cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in r] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    lines = [
+        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

@@ -36,9 +36,9 @@ class RecordCodecSuite extends AnyFunSuite {
     val other = TxnId.generate()
     assert(intercept[CorruptCommitRecordException](
       RecordCodec.decode(RecordCodec.encode(record), "r.json", other)).getMessage.contains(other))
-    val v2 = new String(RecordCodec.encode(record), UTF_8).replace("\"version\" : 1", "\"version\" : 2")
+    val v3 = new String(RecordCodec.encode(record), UTF_8).replace("\"version\" : 2", "\"version\" : 3")
     assert(intercept[CorruptCommitRecordException](
-      RecordCodec.decode(v2.getBytes(UTF_8), "r.json", txn)).getMessage.contains("upgrade"))
+      RecordCodec.decode(v3.getBytes(UTF_8), "r.json", txn)).getMessage.contains("upgrade"))
   }
 
   test("a file count that disagrees with the list is rejected") {

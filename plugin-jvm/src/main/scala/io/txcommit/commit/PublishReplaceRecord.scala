@@ -32,8 +32,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
       throw new CommitConflictException(s"${ctx.describe} conflicts with txn ${winner.txn} " +
         s"(replacement sequence ${winner.sequence.getOrElse(0L)}, committed at " +
         s"${Instant.ofEpochMilli(winner.committedAt)}, ${describe(winner)}), which replaced data " +
-        s"this job also replaces (${req.intent.operation} of ${scopeText(scope)}" +
-        req.intent.writeId.map(w => s", write id '$w'").getOrElse("") + ") after this job " +
+        s"this job also replaces (${describe(req.intent.operation, scope, req.intent.writeId)}) after this job " +
         "started. This job's files stay hidden; re-run it to apply it on top of the winner.")
     }
     val removed = toRemove(ctx, state, req, scope)
@@ -101,6 +100,9 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
     else scope.map(d => if (d.isEmpty) "the whole table" else s"'$d'").mkString(", ")
 
   def describe(r: CommitRecord): String =
-    s"${r.operation} of ${scopeText(r.replacement.map(_.scope).getOrElse(Nil))}" +
-      r.writeId.map(w => s", write id '$w'").getOrElse("")
+    describe(r.operation, r.replacement.map(_.scope).getOrElse(Nil), r.writeId)
+
+  def describe(operation: String, scope: Seq[String], writeId: Option[String]): String =
+    (if (scope.isEmpty) operation else s"$operation of ${scopeText(scope)}") +
+      writeId.map(w => s", write id '$w'").getOrElse("")
 }
