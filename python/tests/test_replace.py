@@ -72,6 +72,19 @@ def test_overwrite_of_a_path_is_one_logical_replace(tx, any_table: TableRef):
     assert tx.read.parquet(table.url).count() == 7
     assert [r["sequence"] for r in replace_records(table)] == [1, 2]
 
+    # An overwrite whose job fails replaces nothing: the previous data stays, in full.
+    @F.udf(returnType=LongType(), useArrow=False)
+    def boom(i):  # noqa: ANN001, ANN202
+        if i == 3:
+            raise RuntimeError("injected overwrite failure")
+        return i
+
+    failing = tx.range(0, 10, 1, 2).select(boom("id").alias("id")).withColumn("k", F.lit(0))
+    with pytest.raises(Exception, match="injected overwrite failure"):
+        failing.write.mode("overwrite").partitionBy("k").parquet(table.url)
+    assert sorted(r["id"] for r in tx.read.parquet(table.url).collect()) == list(range(7000, 7007))
+    assert len(replace_records(table)) == 2
+
 
 def test_overwrite_hides_data_written_without_txcommit(spark, any_table: TableRef):
     table = any_table

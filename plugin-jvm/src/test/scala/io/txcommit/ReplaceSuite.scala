@@ -127,6 +127,26 @@ class ReplaceSuite extends AnyFunSuite {
     assert(other.sequence.contains(2L), "a disjoint partition commits after the winner")
   }
 
+  test("replacing commits racing for one sequence number all land, each with its own number") {
+    val tb = new Table
+    val base = tb.base
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(8)
+    try {
+      val futures = (0 until 8).map { i =>
+        pool.submit(new java.util.concurrent.Callable[CommitRecord] {
+          override def call(): CommitRecord =
+            tb.replace(WriteIntent(dynamicPartitions = true), base, s"p=$i/part-00000-tid-TXN-$i.parquet")._2
+        })
+      }
+      val seqs = futures.map(_.get().sequence.getOrElse(0L))
+      assert(seqs.sorted == (1L to 8L), "disjoint scopes never conflict; the numbers are a total order")
+    } finally pool.shutdown()
+    // ... while an overlapping one based before them all loses to the first that overlaps.
+    val e = intercept[CommitConflictException](
+      tb.replace(WriteIntent(staticScopes = Seq("p=3")), base, "p=3/part-00001-tid-TXN-9.parquet"))
+    assert(e.getMessage.contains("p=3"))
+  }
+
   test("an append committed after a replacing job started survives its overwrite") {
     val tb = new Table
     val base = tb.base

@@ -1,0 +1,44 @@
+"""The maintenance wrappers and `txcommit vacuum` without a server: statements and help."""
+
+from __future__ import annotations
+
+import pytest
+
+from txcommit import cli, vacuum_cli
+from txcommit.maintenance import quote, vacuum_statement
+
+
+def test_statements_quote_paths_and_carry_every_option():
+    assert quote("/data/it's") == "'/data/it''s'"
+    assert vacuum_statement("s3a://b/t") == "TXCOMMIT VACUUM 's3a://b/t'"
+    assert (
+        vacuum_statement("/t", retain_hours=72, dry_run=True, force=True)
+        == "TXCOMMIT VACUUM '/t' RETAIN 72 HOURS DRY RUN FORCE"
+    )
+    assert vacuum_statement("/t", retain_hours=0.5) == "TXCOMMIT VACUUM '/t' RETAIN 0.5 HOURS"
+
+
+@pytest.mark.parametrize("hours", [-1, float("nan"), float("inf")])
+def test_a_nonsense_horizon_is_refused_before_reaching_the_server(hours: float):
+    with pytest.raises(ValueError, match="retain_hours"):
+        vacuum_statement("/t", retain_hours=hours)
+    with pytest.raises(ValueError, match="empty"):
+        vacuum_statement("  ")
+
+
+def test_vacuum_cli_help_explains_every_flag(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["vacuum", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("PATH", "--remote", "--retain-hours", "--dry-run", "--force"):
+        assert flag in out
+    assert "vacuum" in cli.PASSTHROUGH
+
+
+def test_vacuum_cli_needs_a_remote_and_renders_tables(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit):
+        cli.main(["vacuum", "/t"])
+    assert "--remote" in capsys.readouterr().err
+    table = vacuum_cli.render([("a", 1), ("bbb", None)], ("path", "bytes"))
+    assert table.splitlines() == ["path  bytes", "----  -----", "a     1", "bbb"]
