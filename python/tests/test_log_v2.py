@@ -171,18 +171,18 @@ def test_corrupt_version_2_records_are_refused_naming_the_file() -> None:
     assert "declares 3 removed files but lists 2" in corrupt(
         JVM_OVERWRITE.replace(b'"removedFiles" : 2', b'"removedFiles" : 3')
     )
-    assert "'sequence' is missing" in corrupt(JVM_OVERWRITE.replace(b'"sequence" : 3,', b""))
+    assert "'sequence' is missing" in corrupt(
+        JVM_OVERWRITE.replace(b'"sequence" : 3', b'"sequence" : "3"')
+    )
     assert "sequences start at 1" in corrupt(
         JVM_OVERWRITE.replace(b'"sequence" : 3', b'"sequence" : 0'), None, TXN
     )
     assert "not a valid write id" in corrupt(JVM_OVERWRITE.replace(b"daily-2026", b"daily 2026"))
-    no_id = JVM_WRITE_ID.replace(b'  "writeId" : "a.B_c:d@e=f+g-1",\n', b"")
-    assert "no field 'writeId'" in corrupt(no_id, 12345678901)
-    append_removing = JVM_OVERWRITE.replace(b"overwrite-partitions", b"append").replace(
-        b'  "writeId" : "daily-2026-11-20",\n', b""
-    )
-    assert "append without a write id" in corrupt(append_removing)
-    assert "cannot be in replace/" in corrupt(JVM_APPEND, 1)
+    no_sequence = JVM_OVERWRITE.replace(b'  "sequence" : 3,\n', b"")
+    assert "replaces data, but the record has no 'sequence'" in corrupt(no_sequence, None, TXN)
+    append_removing = no_sequence.replace(b"overwrite-partitions", b"append")
+    assert "but no 'sequence'" in corrupt(append_removing, None, TXN)
+    assert "is not a replacing commit" in corrupt(JVM_APPEND, 1)
     assert "not a transaction id" in corrupt(JVM_OVERWRITE.replace(TXN.encode(), b"NOT-A-TXN"))
 
 
@@ -219,7 +219,7 @@ def test_encoding_refuses_inconsistent_records() -> None:
     append = log.decode_record(JVM_APPEND, WHERE, TXN)
     from dataclasses import replace
 
-    with pytest.raises(ValueError, match="no sequence"):
+    with pytest.raises(ValueError, match="overwrite of .* has no sequence"):
         log.encode_record(replace(append, operation="overwrite"))
-    with pytest.raises(ValueError, match="append"):
-        log.encode_record(replace(append, sequence=3))
+    with pytest.raises(ValueError, match="no sequence"):
+        log.encode_record(replace(append, scope=("k=1",)))

@@ -265,9 +265,10 @@ class CommitRecord:
 
     @property
     def is_replacing(self) -> bool:
-        """Whether the commit logically deletes files: an overwrite or a write with a write id
-        (it is then committed through ``replace/<sequence>.json``)."""
-        return self.operation != "append" or self.write_id is not None
+        """Whether the commit is a replacing one (an overwrite, or a write with a write id),
+        committed through ``replace/<sequence>.json``: it has a sequence, a scope and the
+        files it logically deletes (``CommitRecord.isReplacing`` on the JVM)."""
+        return self.sequence is not None
 
     @property
     def removed_files(self) -> int:
@@ -290,10 +291,10 @@ def encode_record(record: CommitRecord) -> bytes:
     ``removedBytes`` and ``removed``."""
     if record.operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}: {record.operation!r}")
-    if record.is_replacing and record.sequence is None:
-        raise ValueError(f"the replacing commit of {record.txn} has no sequence")
-    if not record.is_replacing and (record.sequence is not None or record.removed or record.scope):
-        raise ValueError(f"the append of {record.txn} has a sequence, a scope or removed files")
+    if record.operation != "append" and record.sequence is None:
+        raise ValueError(f"the {record.operation} of {record.txn} has no sequence")
+    if record.sequence is None and (record.removed or record.scope):
+        raise ValueError(f"{record.txn} has a scope or removed files but no sequence")
     fields: list[tuple[str, Any]] = [
         ("format", RECORD_FORMAT),
         ("version", RECORD_FORMAT_VERSION),
@@ -492,19 +493,17 @@ def _decode_version_2(
         write_id = text("writeId")
         if _WRITE_ID.fullmatch(write_id) is None:
             raise corrupt(f"field 'writeId' is not a valid write id: '{write_id}'")
-    if operation == "write-id" and write_id is None:
-        raise corrupt("its operation is 'write-id' but it has no field 'writeId'")
-    replacing = operation != "append" or write_id is not None
-    extra = [k for k in _REPLACING_FIELDS if k in root]
-    if not replacing:
-        if extra:
+    if "sequence" not in root:  # not a replacing commit (JVM: no Replacement)
+        if operation != "append":
             raise corrupt(
-                f"it is an append without a write id but has {', '.join(extra)}: only "
-                "replacing commits (overwrites, writes with a write id) remove files"
+                f"operation '{operation}' replaces data, but the record has no 'sequence'"
             )
+        extra = [k for k in _REPLACING_FIELDS if k in root]
+        if extra:
+            raise corrupt(f"it has {', '.join(extra)} but no 'sequence'")
         if expected_sequence is not None:
-            raise corrupt("an append without a write id cannot be in replace/")
-        return replace(record, operation=operation)
+            raise corrupt("it is in replace/ but is not a replacing commit (it has no 'sequence')")
+        return replace(record, operation=operation, write_id=write_id)
     sequence = long(root, "sequence")
     if sequence < 1:
         raise corrupt(f"field 'sequence' is {sequence}; sequences start at 1")
@@ -532,7 +531,7 @@ def _decode_version_2(
     )
 
 
-_REPLACING_FIELDS = ("sequence", "scope", "removedFiles", "removedBytes", "removed")
+_REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")
 
 
 __all__ = [
