@@ -260,6 +260,7 @@ def open_table(
 
 def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progress) -> TableView:
     keys = store.walk("", progress=lambda n: report(f"listing {store.root_url}: {n} files"))
+    report(f"listed {store.root_url}: {len(keys)} files", force=True)
     data: list[TableFile] = []
     commits: list[tuple[str, str, int]] = []  # (key, txn, size)
     replaces: list[tuple[str, int, int]] = []  # (key, sequence, size)
