@@ -283,6 +283,19 @@ def test_the_protocols_are_registered_by_url(tmp_path: Path, built: Built) -> No
     assert {p[len(path) + 1 :] for p in fs.find(path)} == built.visible
 
 
+def test_fsspec_finds_the_protocols_by_entry_point_without_importing_txcommit() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fsspec; assert 'txcommit' not in sys.modules; "
+        "print(fsspec.get_filesystem_class('txcommit+s3').__name__, "
+        "fsspec.get_filesystem_class('txcommit+file').__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["CommittedS3FileSystem", "CommittedLocalFileSystem"]
+
+
 def test_the_file_system_keeps_one_snapshot_until_invalidated(tmp_path: Path) -> None:
     ref = TableRef("local", str(tmp_path / "t"), local=tmp_path / "t")
     built = build(ref, ref.url, {})
@@ -395,3 +408,27 @@ def test_bad_locations_get_clear_errors(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no store adapter serves scheme 'gs'" in capsys.readouterr().err
     assert ls_main([str(tmp_path), "--endpoint", "http://x"]) == 1
     assert "--endpoint and --region are for s3://" in capsys.readouterr().err
+
+
+def test_nested_partitions_list_level_by_level(tmp_path: Path) -> None:
+    ref = TableRef("local", str(tmp_path / "n"), local=tmp_path / "n")
+    g = T["G"]
+    added = []
+    for rel, rows in ((f"a=1/b=2/{name(g, 1)}", [1]), (f"a=1/b=3/{name(g, 2, 1)}", [2])):
+        body = parquet(rows)
+        ref.write(rel, body)
+        added.append(log.AddedFile(rel, len(body)))
+    ref.write(f"a=2/b=9/{name(T['A'], 3)}", parquet([9]))  # never committed: a=2 vanishes
+    rec = log.CommitRecord(g, "t", "j", 1, 2, tuple(added))
+    ref.write(f"_txcommit/commits/{g}.json", log.encode_record(rec))
+    fs = fsspec.filesystem("txcommit+file")
+    root = str((tmp_path / "n").resolve())
+    assert fs.ls(root, detail=False) == [f"{root}/a=1"]
+    assert fs.ls(f"{root}/a=1", detail=False) == [f"{root}/a=1/b=2", f"{root}/a=1/b=3"]
+    assert fs.isdir(f"{root}/a=1/b=2") and not fs.exists(f"{root}/a=2")
+    assert sorted(fs.find(root)) == sorted(f"{root}/{f.path}" for f in added)
+    table = txcommit.dataset(root).to_table()
+    assert sorted(zip(table["id"].to_pylist(), table["b"].to_pylist(), strict=True)) == [
+        (1, 2),
+        (2, 3),
+    ]

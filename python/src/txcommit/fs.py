@@ -36,6 +36,35 @@ _READ_ONLY = (
 )
 
 
+class _TableIndex:
+    """One table's snapshot as fsspec entries: files by relative path, and each directory's
+    children, built once so that ``ls``/``info``/``open`` cost no scan of the table."""
+
+    def __init__(self, table: str, view: TableView) -> None:
+        self.view = view
+        self.files: dict[str, dict[str, Any]] = {}
+        self.children: dict[str, dict[str, dict[str, Any]]] = {"": {}}
+        for f in view.visible_files():
+            entry = {"name": posixpath.join(table, f.path), "size": f.size, "type": "file"}
+            self.files[f.path] = entry
+            parent = f.path.rpartition("/")[0]
+            self.children.setdefault(parent, {})[f.path] = entry
+            while parent:  # every ancestor directory exists, holding its child directory
+                above = parent.rpartition("/")[0]
+                siblings = self.children.setdefault(above, {})
+                if parent in siblings:
+                    break
+                name = posixpath.join(table, parent)
+                siblings[parent] = {"name": name, "size": 0, "type": "directory"}
+                parent = above
+
+    def entries(self, rel_dir: str) -> list[dict[str, Any]] | None:
+        found = self.children.get(rel_dir)
+        if found is None:
+            return None
+        return [dict(e) for e in sorted(found.values(), key=lambda e: e["name"])]
+
+
 class _CommittedFileSystem(AbstractFileSystem):
     """The shared logic; subclasses give the store's URL scheme and its plain file system."""
 
@@ -47,7 +76,7 @@ class _CommittedFileSystem(AbstractFileSystem):
         self._options = dict(storage_options)
         self._lock = threading.Lock()
         self._tables: dict[str, str | None] = {}
-        self._views: dict[str, TableView] = {}
+        self._indexes: dict[str, _TableIndex] = {}
         self._inner_fs: AbstractFileSystem | None = None
 
     # -- what a subclass provides ------------------------------------------------------------
@@ -94,20 +123,20 @@ class _CommittedFileSystem(AbstractFileSystem):
                 self._tables[p] = found
         return found
 
-    def _view(self, table: str) -> TableView:
+    def _index(self, table: str) -> _TableIndex:
         with self._lock:
-            view = self._views.get(table)
-        if view is None:
-            view = open_table(self._url(table), self._options)
+            index = self._indexes.get(table)
+        if index is None:
+            index = _TableIndex(table, open_table(self._url(table), self._options))
             with self._lock:
-                view = self._views.setdefault(table, view)
-        return view
+                index = self._indexes.setdefault(table, index)
+        return index
 
     def invalidate_cache(self, path: str | None = None) -> None:
         """Forget the snapshots taken (all of them: a commit can change any directory)."""
         with self._lock:
             self._tables.clear()
-            self._views.clear()
+            self._indexes.clear()
         super().invalidate_cache(path)
 
     @staticmethod
@@ -116,30 +145,11 @@ class _CommittedFileSystem(AbstractFileSystem):
 
     def _entries(self, table: str, rel_dir: str) -> list[dict[str, Any]] | None:
         """Visible entries directly under ``rel_dir`` of ``table``; None if it is no directory."""
-        prefix = rel_dir + "/" if rel_dir else ""
-        files: list[dict[str, Any]] = []
-        dirs: set[str] = set()
-        for f in self._view(table).visible_files():
-            if not f.path.startswith(prefix):
-                continue
-            rest = f.path[len(prefix) :]
-            head, sep, _ = rest.partition("/")
-            if sep:
-                dirs.add(head)
-            else:
-                name = posixpath.join(table, f.path)
-                files.append({"name": name, "size": f.size, "type": "file"})
-        if not files and not dirs and rel_dir:
-            return None
-        base = posixpath.join(table, rel_dir) if rel_dir else table
-        out = [{"name": posixpath.join(base, d), "size": 0, "type": "directory"} for d in dirs]
-        return sorted(out + files, key=lambda e: e["name"])
+        return self._index(table).entries(rel_dir)
 
     def _visible_file(self, table: str, rel: str) -> dict[str, Any] | None:
-        for f in self._view(table).visible_files():
-            if f.path == rel:
-                return {"name": posixpath.join(table, rel), "size": f.size, "type": "file"}
-        return None
+        found = self._index(table).files.get(rel)
+        return dict(found) if found is not None else None
 
     # -- fsspec's read operations --------------------------------------------------------
 
