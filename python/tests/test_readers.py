@@ -378,7 +378,10 @@ def test_the_cli_commands_have_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_corrupt_records_fail_every_reader_naming_the_file(
-    built: Built, s3_env: None, capsys: pytest.CaptureFixture[str]
+    built: Built,
+    s3_env: None,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     key = f"_txcommit/replace/{log.replace_record_name(3)}"
     good = built.ref.read(key)
@@ -396,6 +399,7 @@ def test_corrupt_records_fail_every_reader_naming_the_file(
     # Opting in hides that transaction (F) and applies none of its removals (E is back).
     ds = txcommit.dataset(built.url, storage_options=built.options, ignore_corrupt_records=True)
     assert ids(ds.to_table()) == [3, 10, 11, 20, 50]
+    assert key in caplog.text and "hiding its files" in caplog.text
     built.ref.write(key, good[: len(good) // 2])
     with pytest.raises(CorruptCommitRecordError, match="truncated"):
         txcommit.dataset(built.url, storage_options=built.options)

@@ -23,6 +23,7 @@ only the records committed since.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import threading
@@ -49,6 +50,7 @@ READ_THREADS = 16
 RECORD_CACHE_LIMIT = 200_000
 
 _LOG_PREFIX = LOG_DIR_NAME + "/"
+_log = logging.getLogger("txcommit.view")
 _records: dict[tuple[str, str, int], CommitRecord] = {}
 _records_lock = threading.Lock()
 
@@ -338,7 +340,7 @@ def _read_records(
         except CorruptCommitRecordError as e:
             if not ignore_corrupt:
                 raise
-            print(f"{e} (hiding it: ignore_corrupt_records=True)", file=sys.stderr)
+            _log.warning("%s (hiding its files: ignore_corrupt_records=True)", e)
             return None
 
     # replace/ records first: for a replacing commit, its replace/ record IS the commit (its
