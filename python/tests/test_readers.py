@@ -204,6 +204,20 @@ def test_duckdb_and_polars_see_the_same_rows(built: Built) -> None:
     assert sorted(frame.select("id").collect()["id"].to_list()) == built.visible_ids
 
 
+def test_a_directory_inside_a_table_follows_the_tables_rule(
+    built: Built, s3_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reading one partition directory: the enclosing table's records decide, as in Spark."""
+    sub = f"{built.url}/k=1"
+    view = open_table(sub, built.options)
+    assert [f.path for f in view.visible_files()] == [name(T["D"], 5)]
+    assert view.url.endswith("/k=1") and not view.table_url.endswith("/k=1")
+    ds = txcommit.dataset(sub, storage_options=built.options)
+    assert ids(ds.to_table()) == [10, 11]
+    assert ls_main([sub, "--json", *cli_args(built)]) == 0
+    assert [f["path"] for f in json.loads(capsys.readouterr().out)] == [name(T["D"], 5)]
+
+
 def test_an_empty_or_missing_table_is_an_empty_dataset(tmp_path: Path) -> None:
     schema = pa.schema([("id", pa.int64())])
     assert txcommit.dataset(tmp_path / "nothing", schema=schema).to_table().num_rows == 0

@@ -11,8 +11,10 @@ be the committed records of the table (``_txcommit/commits/*.json`` and
 * (b) F is in the ``removed`` of no record of R.
 
 Data files are those with no path segment starting with ``_`` or ``.`` (Spark's rule), so the
-log, ``_SUCCESS`` and hidden temporary files are never data. A directory with no
-``_txcommit/`` is not a txcommit table: every data file in it is shown (I7).
+log, ``_SUCCESS`` and hidden temporary files are never data. A directory with no ``_txcommit/``
+is read under the rule of the nearest directory above it that has one (a partition of a
+table), as the JVM's filter does; with no such ancestor it is not a txcommit table and every
+data file in it is shown (I7).
 
 A view is one snapshot: the table is listed once (one flat listing on S3, 1000 keys a
 request), every record is read once and, because records are immutable, kept in a
@@ -163,11 +165,33 @@ class TableView:
         self.pending = dict(pending)
         self.aborted = dict(aborted)
         self._visible: list[TableFile] | None = None
+        #: The table's URL (without credentials); ``url`` differs for a view of a directory
+        #: inside the table (:meth:`below`).
+        self.table_url = store.root_url
 
     @property
     def url(self) -> str:
-        """The table's URL, without credentials."""
+        """The URL of what was opened (the table or a directory in it), without credentials."""
         return self.store.root_url
+
+    def below(self, prefix: str, store: Store) -> TableView:
+        """This table's view of the directory ``prefix`` (relative to the table), whose store
+        is ``store``: its files, relative to it; the table's records and history."""
+        cut = prefix.rstrip("/") + "/"
+
+        def inside(files: list[TableFile]) -> list[TableFile]:
+            return [
+                TableFile(f.path[len(cut) :], f.size, f.txn)
+                for f in files
+                if f.path.startswith(cut)
+            ]
+
+        view = TableView(
+            store, True, inside(self.data_files), self.records, self.pending, self.aborted
+        )
+        view._visible = inside(self.visible_files())
+        view.table_url = self.table_url
+        return view
 
     def removed_paths(self) -> set[str]:
         """Every path some committed record logically deletes (rule b)."""
@@ -253,11 +277,41 @@ def open_table(
     report the listing and the reads on stderr.
     """
     report = progress if isinstance(progress, Progress) else Progress(bool(progress))
-    store = open_store(os.fspath(url), **dict(storage_options or {}))
+    options = dict(storage_options or {})
+    store = open_store(os.fspath(url), **options)
     try:
-        return _build(store, ignore_corrupt_records, with_markers, report)
+        view = _build(store, ignore_corrupt_records, with_markers, report)
+        if view.is_table:
+            return view
+        # A directory inside a table (a partition): the table's rule applies, as the JVM's
+        # filter finds the nearest ancestor holding _txcommit/.
+        enclosing = _enclosing_table(store, options)
+        if enclosing is None:
+            return view
+        table, below = enclosing
+        return _build(table, ignore_corrupt_records, with_markers, report).below(below, store)
     finally:
         report.done()
+
+
+def _enclosing_table(store: Store, options: Mapping[str, Any]) -> tuple[Store, str] | None:
+    """The nearest directory above ``store``'s root holding ``_txcommit/`` (as a store) and
+    the root's path below it, or None. S3 is searched up to the bucket, not above."""
+    if isinstance(store, LocalStore):
+        for parent in store.root.parents:
+            if (parent / LOG_DIR_NAME).is_dir():
+                return LocalStore(parent), store.root.relative_to(parent).as_posix()
+        return None
+    location = getattr(store, "location", None)  # an S3 store
+    if location is None or not location.prefix:
+        return None
+    segments = location.prefix.split("/")
+    for cut in range(len(segments) - 1, -1, -1):
+        above = f"{location.scheme}://{location.bucket}/" + "/".join(segments[:cut])
+        candidate = open_store(above.rstrip("/"), **options)
+        if candidate.walk(LOG_DIR_NAME):
+            return candidate, "/".join(segments[cut:])
+    return None
 
 
 def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progress) -> TableView:
