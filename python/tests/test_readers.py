@@ -422,6 +422,9 @@ def test_corrupt_records_fail_every_reader_naming_the_file(
 def test_bad_locations_get_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(StoreError, match="carries credentials"):
         txcommit.dataset("s3://key:secret@bucket/t")
+    (tmp_path / "f.parquet").write_bytes(parquet([1]))
+    with pytest.raises(StoreError, match="is a file; pass the table's directory"):
+        txcommit.dataset(tmp_path / "f.parquet")
     assert ls_main(["gs://bucket/t"]) == 1
     assert "no store adapter serves scheme 'gs'" in capsys.readouterr().err
     assert ls_main([str(tmp_path), "--endpoint", "http://x"]) == 1

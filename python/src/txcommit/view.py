@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from txcommit.adapters import LocalStore, Store, open_store
-from txcommit.errors import CorruptCommitRecordError
+from txcommit.errors import CorruptCommitRecordError, StoreError
 from txcommit.log import (
     LOG_DIR_NAME,
     CommitRecord,
@@ -279,6 +279,12 @@ def open_table(
     report = progress if isinstance(progress, Progress) else Progress(bool(progress))
     options = dict(storage_options or {})
     store = open_store(os.fspath(url), **options)
+    if isinstance(store, LocalStore) and store.root.is_file():
+        raise StoreError(
+            f"txcommit: {store.root_url} is a file; pass the table's directory (a reader "
+            "needs the table's log to know whether a file is committed)",
+            url=store.root_url,
+        )
     try:
         view = _build(store, ignore_corrupt_records, with_markers, report)
         if view.is_table:
