@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import posixpath
 import threading
-from typing import Any, ClassVar
+from typing import Any
 
 from fsspec import AbstractFileSystem
 
@@ -66,10 +66,10 @@ class _TableIndex:
 
 
 class _CommittedFileSystem(AbstractFileSystem):
-    """The shared logic; subclasses give the store's URL scheme and its plain file system."""
+    """The shared logic; subclasses give the store's plain file system, how to tell a table
+    directory, and a path's store URL."""
 
     cachable = False
-    scheme: ClassVar[str]
 
     def __init__(self, **storage_options: Any) -> None:
         super().__init__(**storage_options)
@@ -205,7 +205,6 @@ class CommittedLocalFileSystem(_CommittedFileSystem):
 
     protocol = ("txcommit+file",)
     root_marker = "/"
-    scheme = "file"
 
     @classmethod
     def _strip_protocol(cls, path: Any) -> str:
@@ -238,7 +237,6 @@ class CommittedS3FileSystem(_CommittedFileSystem):
 
     protocol = ("txcommit+s3", "txcommit+s3a")
     root_marker = ""
-    scheme = "s3"
 
     @classmethod
     def _strip_protocol(cls, path: Any) -> str:
