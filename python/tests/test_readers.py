@@ -453,3 +453,19 @@ def test_nested_partitions_list_level_by_level(tmp_path: Path) -> None:
         (1, 2),
         (2, 3),
     ]
+
+
+def test_store_walk_lists_every_depth_in_one_flat_listing_on_s3(built: Built) -> None:
+    from txcommit.adapters import open_store
+
+    store = open_store(built.url, **built.options)
+    keys = [f.key for f in store.walk()]
+    assert keys == sorted(built.ref.objects()) and f"_txcommit/replace/{'0' * 19}3.json" in keys
+    assert [f.key for f in store.walk("_txcommit/replace")] == [
+        f"_txcommit/replace/{log.replace_record_name(n)}" for n in (1, 2, 3)
+    ]
+    assert store.walk("no/such/dir") == []
+    if built.options:  # S3: one LIST request per 1000 keys, whatever the depth
+        before = store.requests.snapshot().get("LIST", 0)
+        store.walk()
+        assert store.requests.snapshot()["LIST"] - before == 1
