@@ -34,6 +34,10 @@ from txcommit.errors import (  # noqa: E402
     TxCommitError,
     TxCommitNotInstalledError,
 )
+from txcommit.fs import register as _register_fs  # noqa: E402
+from txcommit.readers import dataset, duckdb_relation, polars_frame  # noqa: E402
+
+_register_fs()  # txcommit+file://, txcommit+s3:// (the entry points cover installed copies)
 
 __version__ = "0.1.0"
 
@@ -48,9 +52,12 @@ __all__ = [
     "__version__",
     "abandon",
     "connect",
+    "dataset",
     "disable",
+    "duckdb_relation",
     "enable",
     "is_enabled",
+    "polars_frame",
     "server_version",
     "transactional",
 ]

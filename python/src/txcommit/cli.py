@@ -8,6 +8,8 @@
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
     txcommit conformance --store URL [--adapter NAME] [--endpoint URL] [--report out.json]
     txcommit version
+    txcommit log PATH [--json] [--endpoint URL] [--limit N]
+    txcommit ls PATH [--json] [--endpoint URL]
     txcommit demo [ARGS ...]
 
 To add a subcommand: write ``_add_<name>_parser`` + ``_cmd_<name>`` and register it in
@@ -47,6 +49,8 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
     "demo": ("txcommit.demo", "run an end-to-end demo (arguments go to txcommit.demo)"),
     "local-s3": ("txcommit.local_s3", "run a local S3 endpoint (moto) that counts requests"),
     "vacuum": ("txcommit.vacuum_cli", "delete a table's garbage through a Connect server"),
+    "log": ("txcommit.history", "show a table's transaction history (committed/pending/aborted)"),
+    "ls": ("txcommit.listing", "list a table's committed data files (what readers see)"),
 }
 
 

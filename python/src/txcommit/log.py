@@ -3,8 +3,8 @@
 Everything here must agree with the Scala code byte for byte, because the JVM writes what the
 Python readers, the CLI and the conformance kit read:
 
-* ``LogLayout`` (``LogLayout.scala``): ``<table>/_txcommit/{commits,pending,aborted}/<txn>.json``
-  and ``<table>/_SUCCESS``;
+* ``LogLayout`` (``LogLayout.scala``): ``<table>/_txcommit/{commits,pending,aborted}/<txn>.json``,
+  ``<table>/_txcommit/replace/<sequence, 20 digits>.json`` and ``<table>/_SUCCESS``;
 * transaction ids (``TxnId.scala``): 16 characters of ``[0-9a-z]``, 8 of base-36 epoch
   milliseconds then 8 random ones;
 * data file names (``DataFileName.scala``):
@@ -24,7 +24,7 @@ import re
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -33,7 +33,13 @@ from txcommit.errors import CorruptCommitRecordError
 LOG_DIR_NAME = "_txcommit"
 SUCCESS_NAME = "_SUCCESS"
 RECORD_FORMAT = "txcommit-commit-record"
-RECORD_FORMAT_VERSION = 1
+RECORD_FORMAT_VERSION = 2
+#: Versions a decoder accepts: 1 (appends only, before replacing commits) and 2.
+READABLE_FORMAT_VERSIONS = (1, 2)
+#: ``operation`` of a record: ``append`` is the only one of version 1 records.
+OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id")
+WRITE_ID_OPTION = "txcommit.writeId"
+SEQUENCE_DIGITS = 20
 IGNORE_CORRUPT_RECORDS_CONF = "spark.txcommit.read.ignoreCorruptRecords"
 
 TXN_LENGTH = 16
@@ -41,6 +47,8 @@ _TXN = re.compile(r"[0-9a-z]{16}")
 _DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?")
 _SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+_WRITE_ID = re.compile(r"[A-Za-z0-9._:@=+-]{1,200}")
+_SEQUENCE_NAME = re.compile(r"[0-9]{20}\.json")
 
 
 # --- transaction ids ------------------------------------------------------------------------
@@ -65,6 +73,17 @@ def generate_txn(now_millis: int | None = None) -> str:
     # Like the JVM: left-padded to 8, and (past the year 5188) longer rather than truncated.
     time_part = digits.rjust(8, "0")
     return time_part + "".join(secrets.choice(_BASE36) for _ in range(8))
+
+
+def check_write_id(write_id: str, option: str = WRITE_ID_OPTION) -> str:
+    """``write_id`` if it is a valid write id (1..200 characters of ``[A-Za-z0-9._:@=+-]``),
+    else a ValueError naming ``option`` and the value."""
+    if not isinstance(write_id, str) or _WRITE_ID.fullmatch(write_id) is None:
+        raise ValueError(
+            f"txcommit: {option}={write_id!r} is not a valid write id: use 1 to 200 characters "
+            "of letters, digits and . _ : @ = + - (for example 'daily-2026-11-20')"
+        )
+    return write_id
 
 
 # --- data file names ------------------------------------------------------------------------
@@ -154,6 +173,10 @@ class LogLayout:
         return join(self.log_dir, "aborted")
 
     @property
+    def replace_dir(self) -> str:
+        return join(self.log_dir, "replace")
+
+    @property
     def success(self) -> str:
         return join(self.table, SUCCESS_NAME)
 
@@ -165,6 +188,25 @@ class LogLayout:
 
     def aborted_record(self, txn: str) -> str:
         return join(self.aborted_dir, f"{txn}.json")
+
+    def replace_record(self, sequence: int) -> str:
+        """``replace/<sequence>.json``, the sequence zero-padded to 20 digits."""
+        return join(self.replace_dir, replace_record_name(sequence))
+
+
+def replace_record_name(sequence: int) -> str:
+    """``00000000000000000001.json`` for sequence 1 (sequences start at 1)."""
+    if not 1 <= sequence < 10**SEQUENCE_DIGITS:
+        raise ValueError(f"a replace sequence is 1 to {10**SEQUENCE_DIGITS - 1}, got {sequence}")
+    return f"{sequence:0{SEQUENCE_DIGITS}d}.json"
+
+
+def sequence_of_record_name(name: str) -> int | None:
+    """The sequence of a file in ``replace/`` named ``<20 digits>.json`` (not 0), else None."""
+    if _SEQUENCE_NAME.fullmatch(name) is None:
+        return None
+    sequence = int(name[:SEQUENCE_DIGITS])
+    return sequence if sequence >= 1 else None
 
 
 def txn_of_record_name(name: str) -> str | None:
@@ -188,8 +230,16 @@ class AddedFile:
 
 @dataclass(frozen=True)
 class CommitRecord:
-    """The commit record: once ``_txcommit/commits/<txn>.json`` exists, every file in ``added``
-    is visible and nothing else of that transaction ever is (``CommitRecord.scala``)."""
+    """The commit record: once ``_txcommit/commits/<txn>.json`` (or a ``replace/`` record
+    naming ``txn``) exists, every file in ``added`` is visible and nothing else of that
+    transaction ever is (``CommitRecord.scala``); every file in ``removed`` is hidden from then
+    on, whoever added it.
+
+    Version 2 fields: ``operation`` (one of :data:`OPERATIONS`), ``write_id``, and, for a
+    *replacing* commit only (an overwrite, or any write with a write id), ``sequence`` (its
+    number in ``replace/``), ``scope`` (the replaced directories relative to the table, ""
+    for the whole table) and ``removed`` (the files it logically deletes).
+    """
 
     txn: str
     token: str
@@ -199,6 +249,11 @@ class CommitRecord:
     added: tuple[AddedFile, ...] = field(default_factory=tuple)
     app_id: str | None = None
     writer: str = ""
+    operation: str = "append"
+    write_id: str | None = None
+    sequence: int | None = None
+    scope: tuple[str, ...] = field(default_factory=tuple)
+    removed: tuple[AddedFile, ...] = field(default_factory=tuple)
 
     @property
     def files(self) -> int:
@@ -209,13 +264,37 @@ class CommitRecord:
         return sum(f.size for f in self.added)
 
     @property
+    def is_replacing(self) -> bool:
+        """Whether the commit is a replacing one (an overwrite, or a write with a write id),
+        committed through ``replace/<sequence>.json``: it has a sequence, a scope and the
+        files it logically deletes (``CommitRecord.isReplacing`` on the JVM)."""
+        return self.sequence is not None
+
+    @property
+    def removed_files(self) -> int:
+        return len(self.removed)
+
+    @property
+    def removed_bytes(self) -> int:
+        return sum(f.size for f in self.removed)
+
+    @property
     def directories(self) -> tuple[str, ...]:
         """The distinct directories (relative to the table; "" is the table) holding files."""
         return tuple(sorted({f.path.rpartition("/")[0] for f in self.added}))
 
 
 def encode_record(record: CommitRecord) -> bytes:
-    """The record as the JVM's ``RecordCodec.encode`` writes it, byte for byte."""
+    """The record as the JVM's ``RecordCodec.encode`` writes it (format version 2), byte for
+    byte: the version 1 fields in their order, then ``operation``, ``writeId`` (only with a
+    write id) and, for a replacing commit only, ``sequence``, ``scope``, ``removedFiles``,
+    ``removedBytes`` and ``removed``."""
+    if record.operation not in OPERATIONS:
+        raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}: {record.operation!r}")
+    if record.operation != "append" and record.sequence is None:
+        raise ValueError(f"the {record.operation} of {record.txn} has no sequence")
+    if record.sequence is None and (record.removed or record.scope):
+        raise ValueError(f"{record.txn} has a scope or removed files but no sequence")
     fields: list[tuple[str, Any]] = [
         ("format", RECORD_FORMAT),
         ("version", RECORD_FORMAT_VERSION),
@@ -232,7 +311,18 @@ def encode_record(record: CommitRecord) -> bytes:
         ("files", record.files),
         ("bytes", record.bytes),
         ("added", [[("path", f.path), ("size", f.size)] for f in record.added]),
+        ("operation", record.operation),
     ]
+    if record.write_id is not None:
+        fields.append(("writeId", record.write_id))
+    if record.is_replacing:
+        fields += [
+            ("sequence", record.sequence),
+            ("scope", list(record.scope)),
+            ("removedFiles", record.removed_files),
+            ("removedBytes", record.removed_bytes),
+            ("removed", [[("path", f.path), ("size", f.size)] for f in record.removed]),
+        ]
     return _jackson_pretty(fields, 0).encode("utf-8")
 
 
@@ -264,7 +354,7 @@ def _jackson_pretty(fields: Sequence[tuple[str, Any]], depth: int) -> str:
             if not value:
                 rendered = "[ ]"
             else:
-                rendered = "[ " + ", ".join(_jackson_pretty(v, depth + 1) for v in value) + " ]"
+                rendered = "[ " + ", ".join(_jackson_value(v, depth + 1) for v in value) + " ]"
         elif isinstance(value, str):
             rendered = _jackson_string(value)
         else:
@@ -273,23 +363,36 @@ def _jackson_pretty(fields: Sequence[tuple[str, Any]], depth: int) -> str:
     return "{\n" + ",\n".join(lines) + "\n" + "  " * depth + "}"
 
 
+def _jackson_value(value: Any, depth: int) -> str:
+    """An array element: a string, or an object (a list of key/value pairs)."""
+    return _jackson_string(value) if isinstance(value, str) else _jackson_pretty(value, depth)
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def decode_record(data: bytes, where: str, expected_txn: str) -> CommitRecord:
-    """Decodes the record stored at ``where`` (named in every error) for ``expected_txn``.
+def decode_record(
+    data: bytes, where: str, expected_txn: str | None, expected_sequence: int | None = None
+) -> CommitRecord:
+    """Decodes the record stored at ``where`` (named in every error).
 
-    Strict, with the rules and messages of ``RecordCodec.decode``; numbers must be JSON
-    integers (the JVM never writes anything else).
+    A record of ``commits/<txn>.json`` is decoded with ``expected_txn`` (its ``txn`` must
+    match); one of ``replace/<sequence>.json`` with ``expected_txn=None`` and
+    ``expected_sequence`` (its ``sequence`` must match, and it must be a replacing commit).
+    Strict, with the rules and messages of ``RecordCodec.decode``: versions 1 and 2 are read
+    (a version 1 record is an ``append``); numbers must be JSON integers (the JVM never
+    writes anything else); a path in ``added``, ``removed`` or ``scope`` outside the table is
+    refused.
     """
+    log_dir = "replace" if expected_sequence is not None else "commits"
 
     def corrupt(why: str) -> CorruptCommitRecordError:
         return CorruptCommitRecordError(
             f"txcommit: commit record {where} is corrupt: {why}. Its transaction's files stay "
             f"hidden from this read only if you set {IGNORE_CORRUPT_RECORDS_CONF}=true; "
-            "otherwise restore the record from a backup, or move it out of _txcommit/commits/ "
-            "to treat the transaction as never committed."
+            "otherwise restore the record from a backup, or move it out of "
+            f"_txcommit/{log_dir}/ to treat the transaction as never committed."
         )
 
     try:
@@ -311,57 +414,137 @@ def decode_record(data: bytes, where: str, expected_txn: str) -> CommitRecord:
             raise corrupt(f"field '{field_name}' is missing or not a number")
         return v
 
+    def outside(list_name: str, path: str, why: str) -> CorruptCommitRecordError:
+        return corrupt(
+            f"it names a file outside its table directory ('{path}' in '{list_name}': {why}); "
+            "nothing outside the table is read or deleted because of it"
+        )
+
+    def files(list_name: str) -> tuple[AddedFile, ...]:
+        node = root.get(list_name)
+        if not isinstance(node, list):
+            raise corrupt(f"field '{list_name}' is missing or not a list")
+        out: list[AddedFile] = []
+        for entry in node:
+            if not isinstance(entry, dict):
+                raise corrupt(f"an entry of '{list_name}' is not an object")
+            path = entry.get("path")
+            if not isinstance(path, str):
+                raise corrupt(f"an entry of '{list_name}' has no path")
+            why = unsafe_relative_path(path)
+            if why is not None:
+                raise outside(list_name, path, why)
+            out.append(AddedFile(path, long(entry, "size")))
+        return tuple(out)
+
     if text("format") != RECORD_FORMAT:
         raise corrupt(f"field 'format' is not {RECORD_FORMAT}")
     version = long(root, "version")
-    if version != RECORD_FORMAT_VERSION:
+    if version not in READABLE_FORMAT_VERSIONS:
         raise corrupt(
-            f"it has format version {version}, which this txcommit (reads version "
-            f"{RECORD_FORMAT_VERSION}) does not understand; upgrade the plugin"
+            f"it has format version {version}, which this txcommit (reads versions "
+            f"{', '.join(map(str, READABLE_FORMAT_VERSIONS))}) does not understand; upgrade "
+            "the plugin"
         )
     txn = text("txn")
-    if txn != expected_txn:
+    if not is_valid_txn(txn):
+        raise corrupt(f"field 'txn' is not a transaction id: '{txn}'")
+    if expected_txn is not None and txn != expected_txn:
         raise corrupt(f"it names transaction '{txn}' but its file name says '{expected_txn}'")
-    added_node = root.get("added")
-    if not isinstance(added_node, list):
-        raise corrupt("field 'added' is missing or not a list")
-    added: list[AddedFile] = []
-    for entry in added_node:
-        if not isinstance(entry, dict):
-            raise corrupt("an entry of 'added' is not an object")
-        path = entry.get("path")
-        if not isinstance(path, str):
-            raise corrupt("an entry of 'added' has no path")
-        why = unsafe_relative_path(path)
-        if why is not None:
-            raise corrupt(
-                f"it names a file outside its table directory ('{path}': {why}); "
-                "nothing outside the table is read or deleted because of it"
-            )
-        added.append(AddedFile(path, long(entry, "size")))
+    added = files("added")
     declared = long(root, "files")
     if declared != len(added):
         raise corrupt(f"it declares {declared} files but lists {len(added)}")
     app_id = root.get("appId")
-    return CommitRecord(
+    record = CommitRecord(
         txn=txn,
         token=text("token"),
         job_id=text("jobId"),
         started_at=long(root, "startedAt"),
         committed_at=long(root, "committedAt"),
-        added=tuple(added),
+        added=added,
         app_id=app_id if isinstance(app_id, str) else None,
         writer=text("writer"),
     )
+    if version == 1:
+        if expected_sequence is not None:
+            raise corrupt("a version 1 record cannot be a replacing commit (it has no sequence)")
+        return record
+    return _decode_version_2(root, record, expected_sequence, corrupt, text, long, files, outside)
+
+
+def _decode_version_2(
+    root: dict[str, Any],
+    record: CommitRecord,
+    expected_sequence: int | None,
+    corrupt: Any,
+    text: Any,
+    long: Any,
+    files: Any,
+    outside: Any,
+) -> CommitRecord:
+    """The version 2 fields of ``root`` added to ``record`` (the helpers raise the errors of
+    :func:`decode_record`)."""
+    operation = text("operation")
+    if operation not in OPERATIONS:
+        raise corrupt(f"field 'operation' is '{operation}', not one of {', '.join(OPERATIONS)}")
+    write_id: str | None = None
+    if "writeId" in root:
+        write_id = text("writeId")
+        if _WRITE_ID.fullmatch(write_id) is None:
+            raise corrupt(f"field 'writeId' is not a valid write id: '{write_id}'")
+    if "sequence" not in root:  # not a replacing commit (JVM: no Replacement)
+        if operation != "append":
+            raise corrupt(
+                f"operation '{operation}' replaces data, but the record has no 'sequence'"
+            )
+        extra = [k for k in _REPLACING_FIELDS if k in root]
+        if extra:
+            raise corrupt(f"it has {', '.join(extra)} but no 'sequence'")
+        if expected_sequence is not None:
+            raise corrupt("it is in replace/ but is not a replacing commit (it has no 'sequence')")
+        return replace(record, operation=operation, write_id=write_id)
+    sequence = long(root, "sequence")
+    if sequence < 1:
+        raise corrupt(f"field 'sequence' is {sequence}; sequences start at 1")
+    if expected_sequence is not None and sequence != expected_sequence:
+        raise corrupt(f"it has sequence {sequence} but its file name says {expected_sequence}")
+    scope_node = root.get("scope")
+    if not isinstance(scope_node, list) or not all(isinstance(d, str) for d in scope_node):
+        raise corrupt("field 'scope' is missing or not a list of directories")
+    for d in scope_node:
+        why = unsafe_relative_path(d) if d != "" else None
+        if why is not None:
+            raise outside("scope", d, why)
+    removed = files("removed")
+    declared = long(root, "removedFiles")
+    if declared != len(removed):
+        raise corrupt(f"it declares {declared} removed files but lists {len(removed)}")
+    long(root, "removedBytes")
+    return replace(
+        record,
+        operation=operation,
+        write_id=write_id,
+        sequence=sequence,
+        scope=tuple(scope_node),
+        removed=removed,
+    )
+
+
+_REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")
 
 
 __all__ = [
     "LOG_DIR_NAME",
+    "OPERATIONS",
+    "READABLE_FORMAT_VERSIONS",
     "RECORD_FORMAT",
     "RECORD_FORMAT_VERSION",
+    "WRITE_ID_OPTION",
     "SUCCESS_NAME",
     "TXN_LENGTH",
     "AddedFile",
+    "check_write_id",
     "CommitRecord",
     "LogLayout",
     "data_file_name",
@@ -371,6 +554,8 @@ __all__ = [
     "generate_txn",
     "is_valid_txn",
     "join",
+    "replace_record_name",
+    "sequence_of_record_name",
     "txn_of",
     "txn_of_record_name",
     "unsafe_relative_path",

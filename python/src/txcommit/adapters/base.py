@@ -9,11 +9,11 @@ import abc
 import builtins
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from txcommit.errors import AlreadyExistsError, StoreError
+from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.log import join, unsafe_relative_path
 
 if TYPE_CHECKING:
@@ -175,6 +175,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete(self, key: str) -> bool:
         """Deletes ``key``; True if it existed, False (no error) if it did not."""
+
+    def walk(
+        self, prefix: str = "", progress: Callable[[int], None] | None = None
+    ) -> builtins.list[StoreFile]:
+        """Every file at any depth under the directory ``prefix`` ("" = the root), sorted by
+        key, with the list-after-write consistency of :meth:`list`. ``progress`` is called with
+        the number of files found so far after each directory or listing page (readers show
+        it for tables of many directories). A store without a recursive listing says so."""
+        raise UnsupportedStoreError(
+            f"txcommit: {type(self).__name__} ({self._root_url}) cannot list recursively yet"
+        )
 
     def check_ready(self) -> None:  # noqa: B027 - a no-op unless the store must prove itself
         """Point 5: proves the declared primitive works here (a no-op where it cannot lie)."""

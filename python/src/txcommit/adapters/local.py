@@ -19,6 +19,7 @@ import builtins
 import contextlib
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -206,6 +207,30 @@ class LocalStore(Store):
             raise self._failure("list", prefix, e) from None
         files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
+
+    def walk(
+        self, prefix: str = "", progress: Callable[[int], None] | None = None
+    ) -> builtins.list[StoreFile]:
+        prefix = self.check_prefix(prefix)
+        top = self.root.joinpath(*prefix.split("/")) if prefix else self.root
+        found: builtins.list[StoreFile] = []
+
+        def failed(e: OSError) -> None:
+            if not isinstance(e, FileNotFoundError):  # a directory deleted meanwhile is empty
+                raise self._failure("list", prefix, e) from None
+
+        for directory, _, names in os.walk(top, onerror=failed):
+            self.requests.add("LIST")
+            base = Path(directory).relative_to(self.root).as_posix()
+            for name in names:
+                try:
+                    size = os.stat(os.path.join(directory, name)).st_size
+                except FileNotFoundError:  # deleted between listing and stat
+                    continue
+                found.append(StoreFile(name if base == "." else f"{base}/{name}", size))
+            if progress is not None:
+                progress(len(found))
+        return sorted(found, key=lambda f: f.key)
 
     def exists(self, key: str) -> bool:
         self.check_key(key)

@@ -27,7 +27,7 @@ import builtins
 import os
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -291,6 +291,23 @@ class S3Store(Store):
         self.requests.add("LIST", max(1, -(-entries // 1000)))
         files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
+
+    def walk(
+        self, prefix: str = "", progress: Callable[[int], None] | None = None
+    ) -> builtins.list[StoreFile]:
+        prefix = self.check_prefix(prefix)
+        found: builtins.list[StoreFile] = []
+        try:
+            # One flat listing (1000 keys a page), not one request per directory.
+            for page in obstore.list(self._obstore, prefix or None, chunk_size=1000):
+                self.requests.add("LIST")
+                found += [StoreFile(m["path"], int(m["size"])) for m in page]
+                if progress is not None:
+                    progress(len(found))
+        except (OSError, obstore.exceptions.BaseError) as e:
+            self.requests.add("LIST")
+            raise self._failure("list", prefix, e) from None
+        return sorted(found, key=lambda f: f.key)
 
     def exists(self, key: str) -> bool:
         self.check_key(key)

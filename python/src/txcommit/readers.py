@@ -1,0 +1,99 @@
+"""Readers outside Spark: a table's committed files as a pyarrow dataset, a DuckDB relation or
+a polars LazyFrame, on the local file system and on S3, with no JVM.
+
+    import txcommit
+    ds = txcommit.dataset("s3://bucket/events", storage_options={"endpoint": "http://..."})
+    ds.to_table()                                    # pyarrow
+    txcommit.duckdb_relation("/data/events").df()    # DuckDB (pip install 'txcommit[readers]')
+    txcommit.polars_frame("/data/events").collect()  # polars
+
+Each call takes one snapshot of the table (:func:`txcommit.view.open_table`): the files of the
+transactions committed when it listed the table, minus the files replacing commits removed.
+The dataset holds that exact file list, so a commit made later is not seen (open a new one);
+a file a VACUUM deletes while the dataset is in use fails the read, as it would in Spark.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from txcommit.adapters import LocalStore
+from txcommit.log import join
+from txcommit.view import open_table
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars
+    import pyarrow
+    import pyarrow.dataset
+
+
+def dataset(
+    path: str | os.PathLike[str],
+    format: str = "parquet",
+    partitioning: Any = "hive",
+    storage_options: Mapping[str, Any] | None = None,
+    *,
+    schema: pyarrow.Schema | None = None,
+    ignore_corrupt_records: bool = False,
+    **dataset_options: Any,
+) -> pyarrow.dataset.Dataset:
+    """A ``pyarrow.dataset.Dataset`` of the committed files of the table at ``path``.
+
+    ``format``: any pyarrow dataset format (``parquet``, ``csv``, ``json``, ``orc``, ``ipc``)
+    or a ``FileFormat``. ``partitioning``: ``"hive"`` (``k=v`` directories, as Spark writes),
+    None, or any pyarrow partitioning. ``storage_options``: the store's options (S3:
+    ``endpoint``, ``region``, ``access_key_id``, ``secret_access_key``, ``session_token``,
+    ``path_style``, ``allow_http``, ``max_retries``). ``schema``: the dataset's schema (needed
+    for an empty table, else inferred from the first file). ``ignore_corrupt_records``: hide
+    a transaction whose record is corrupt instead of failing. Other keyword arguments go to
+    ``pyarrow.dataset.dataset``.
+    """
+    import pyarrow.dataset as pads
+    import pyarrow.fs as pafs
+
+    view = open_table(path, storage_options, ignore_corrupt_records=ignore_corrupt_records)
+    store = view.store
+    filesystem: Any
+    if isinstance(store, LocalStore):
+        filesystem, root = pafs.LocalFileSystem(), str(store.root)
+    else:
+        fs, root = store.fsspec()
+        filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(fs))
+    files = [join(root, f.path) for f in view.visible_files()]
+    return pads.dataset(
+        files,
+        schema=schema,
+        format=format,
+        filesystem=filesystem,
+        partitioning=partitioning,
+        partition_base_dir=root,
+        **dataset_options,
+    )
+
+
+def duckdb_relation(
+    path: str | os.PathLike[str],
+    connection: duckdb.DuckDBPyConnection | None = None,
+    **options: Any,
+) -> duckdb.DuckDBPyRelation:
+    """The committed files of the table as a DuckDB relation (``connection``, default DuckDB's
+    default connection); ``options`` are those of :func:`dataset`. DuckDB scans the pyarrow
+    dataset lazily, pushing projections and filters into it."""
+    import duckdb
+
+    con = connection if connection is not None else duckdb.default_connection()
+    return con.from_arrow(dataset(path, **options))
+
+
+def polars_frame(path: str | os.PathLike[str], **options: Any) -> polars.LazyFrame:
+    """The committed files of the table as a polars ``LazyFrame`` (``options`` are those of
+    :func:`dataset`), scanned through the pyarrow dataset."""
+    import polars
+
+    return polars.scan_pyarrow_dataset(dataset(path, **options))
+
+
+__all__ = ["dataset", "duckdb_relation", "polars_frame"]

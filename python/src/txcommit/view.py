@@ -1,0 +1,443 @@
+"""The committed view of a txcommit table, outside Spark: which files a reader may see, and the
+table's transaction history. The readers (:mod:`txcommit.readers`), the fsspec file system
+(:mod:`txcommit.fs`) and the ``txcommit ls``/``txcommit log`` commands all build on it.
+
+The reader rule (docs/protocol.md, "Reading"; the JVM's read filter applies the same): let R
+be the committed records of the table (``_txcommit/commits/*.json`` and
+``_txcommit/replace/*.json``). A data file F (relative to the table) is visible iff
+
+* (a) its name carries a transaction id T and T is committed and F is in T's ``added``, or
+  its name carries no transaction id (data written without txcommit, I7); and
+* (b) F is in the ``removed`` of no record of R.
+
+Data files are those with no path segment starting with ``_`` or ``.`` (Spark's rule), so the
+log, ``_SUCCESS`` and hidden temporary files are never data. A directory with no ``_txcommit/``
+is read under the rule of the nearest directory above it that has one (a partition of a
+table), as the JVM's filter does; with no such ancestor it is not a txcommit table and every
+data file in it is shown (I7).
+
+A view is one snapshot: the table is listed once (one flat listing on S3, 1000 keys a
+request), every record is read once and, because records are immutable, kept in a
+process-wide cache keyed by store, key and size, so a second view of the same table reads
+only the records committed since.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from txcommit.adapters import LocalStore, Store, open_store
+from txcommit.errors import CorruptCommitRecordError, StoreError
+from txcommit.log import (
+    LOG_DIR_NAME,
+    CommitRecord,
+    decode_record,
+    sequence_of_record_name,
+    txn_of,
+    txn_of_record_name,
+)
+
+#: Parallel reads of records and markers (S3 answers each GET in a round trip).
+READ_THREADS = 16
+#: Records kept in the process-wide cache before it is emptied and refilled.
+RECORD_CACHE_LIMIT = 200_000
+
+_LOG_PREFIX = LOG_DIR_NAME + "/"
+_log = logging.getLogger("txcommit.view")
+_records: dict[tuple[str, str, int], CommitRecord] = {}
+_records_lock = threading.Lock()
+
+
+def is_data_path(rel: str) -> bool:
+    """Spark's rule: a path with a segment starting with ``_`` or ``.`` is not data."""
+    return not any(part.startswith(("_", ".")) for part in rel.split("/"))
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A data file of a table: path relative to the table, size in bytes, and the
+    transaction id its name carries (None for a file written without txcommit)."""
+
+    path: str
+    size: int
+    txn: str | None
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One transaction of a table. ``state`` is committed, pending (started, neither
+    committed nor aborted: running, or its driver died) or aborted. ``rows`` is always None:
+    Spark's commit API gives a committer no row counts. ``files``/``bytes`` and the removed
+    counts are known for committed transactions only."""
+
+    txn: str
+    state: str
+    started_at: int | None
+    committed_at: int | None
+    operation: str | None
+    write_id: str | None
+    files: int | None
+    bytes: int | None
+    rows: int | None
+    removed_files: int | None
+    removed_bytes: int | None
+    sequence: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row with the history's column names (shared with the JVM's history)."""
+        return {
+            "txn": self.txn,
+            "state": self.state,
+            "startedAt": self.started_at,
+            "committedAt": self.committed_at,
+            "operation": self.operation,
+            "writeId": self.write_id,
+            "files": self.files,
+            "bytes": self.bytes,
+            "rows": self.rows,
+            "removedFiles": self.removed_files,
+            "removedBytes": self.removed_bytes,
+            "sequence": self.sequence,
+        }
+
+
+class Progress:
+    """A one-line progress report on ``stream`` (stderr), rewritten at most every
+    ``interval`` seconds; silent unless ``enabled``."""
+
+    def __init__(self, enabled: bool, stream: TextIO | None = None, interval: float = 0.2) -> None:
+        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, message: str, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if force or now - self._last >= self.interval:
+            self._last = now
+            self.stream.write(f"\rtxcommit: {message}\x1b[K")
+            self.stream.flush()
+            self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._shown = False
+
+
+def _no_progress(message: str, force: bool = False) -> None:
+    return None
+
+
+class TableView:
+    """One snapshot of a table: its data files, its committed records and its markers.
+
+    Build it with :func:`open_table`. ``visible_files()`` applies the reader rule;
+    ``history()`` gives one :class:`HistoryRow` per transaction, newest first.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        is_table: bool,
+        data_files: list[TableFile],
+        records: Mapping[str, CommitRecord],
+        pending: Mapping[str, Mapping[str, Any]],
+        aborted: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.store = store
+        self.is_table = is_table
+        self.data_files = data_files
+        self.records = dict(records)
+        self.pending = dict(pending)
+        self.aborted = dict(aborted)
+        self._visible: list[TableFile] | None = None
+        #: The table's URL (without credentials); ``url`` differs for a view of a directory
+        #: inside the table (:meth:`below`).
+        self.table_url = store.root_url
+
+    @property
+    def url(self) -> str:
+        """The URL of what was opened (the table or a directory in it), without credentials."""
+        return self.store.root_url
+
+    def below(self, prefix: str, store: Store) -> TableView:
+        """This table's view of the directory ``prefix`` (relative to the table), whose store
+        is ``store``: its files, relative to it; the table's records and history."""
+        cut = prefix.rstrip("/") + "/"
+
+        def inside(files: list[TableFile]) -> list[TableFile]:
+            return [
+                TableFile(f.path[len(cut) :], f.size, f.txn)
+                for f in files
+                if f.path.startswith(cut)
+            ]
+
+        view = TableView(
+            store, True, inside(self.data_files), self.records, self.pending, self.aborted
+        )
+        view._visible = inside(self.visible_files())
+        view.table_url = self.table_url
+        return view
+
+    def removed_paths(self) -> set[str]:
+        """Every path some committed record logically deletes (rule b)."""
+        return {f.path for r in self.records.values() for f in r.removed}
+
+    def visible_files(self) -> list[TableFile]:
+        """The data files a reader sees, sorted by path."""
+        if self._visible is None:
+            if not self.is_table:
+                self._visible = list(self.data_files)
+            else:
+                added = {txn: {f.path for f in r.added} for txn, r in self.records.items()}
+                removed = self.removed_paths()
+                self._visible = [
+                    f
+                    for f in self.data_files
+                    if f.path not in removed and (f.txn is None or f.path in added.get(f.txn, ()))
+                ]
+        return self._visible
+
+    def history(self) -> list[HistoryRow]:
+        """Every transaction the log knows, newest first (txn ids are time-ordered)."""
+        rows: list[HistoryRow] = []
+        for txn, r in self.records.items():
+            replacing = r.is_replacing
+            rows.append(
+                HistoryRow(
+                    txn=txn,
+                    state="committed",
+                    started_at=r.started_at,
+                    committed_at=r.committed_at,
+                    operation=r.operation,
+                    write_id=r.write_id,
+                    files=r.files,
+                    bytes=r.bytes,
+                    rows=None,
+                    removed_files=r.removed_files if replacing else 0,
+                    removed_bytes=r.removed_bytes if replacing else 0,
+                    sequence=r.sequence,
+                )
+            )
+        for state, markers in (("aborted", self.aborted), ("pending", self.pending)):
+            for txn, marker in markers.items():
+                if txn in self.records or (state == "pending" and txn in self.aborted):
+                    continue
+                started = marker.get("startedAt")
+                rows.append(
+                    HistoryRow(
+                        txn=txn,
+                        state=state,
+                        started_at=started if isinstance(started, int) else None,
+                        committed_at=None,
+                        operation=None,
+                        write_id=None,
+                        files=None,
+                        bytes=None,
+                        rows=None,
+                        removed_files=None,
+                        removed_bytes=None,
+                        sequence=None,
+                    )
+                )
+        return sorted(rows, key=lambda row: row.txn, reverse=True)
+
+
+def open_table(
+    url: str | os.PathLike[str],
+    storage_options: Mapping[str, Any] | None = None,
+    *,
+    ignore_corrupt_records: bool = False,
+    with_markers: bool = False,
+    progress: bool | Progress = False,
+) -> TableView:
+    """The committed view of the table at ``url``: a local path, ``file://``, ``s3://`` or
+    ``s3a://`` URL. ``storage_options`` go to the store (for S3: ``endpoint``, ``region``,
+    ``access_key_id``, ``secret_access_key``, ``session_token``, ``path_style``,
+    ``allow_http``, ``max_retries``; unset ones come from the AWS environment variables).
+
+    ``ignore_corrupt_records``: hide the files of a transaction whose record is corrupt (and
+    apply none of its removals) instead of failing, like the JVM's
+    ``spark.txcommit.read.ignoreCorruptRecords``. ``with_markers``: also read the
+    ``pending/`` and ``aborted/`` markers (for :meth:`TableView.history`). ``progress``:
+    report the listing and the reads on stderr.
+    """
+    report = progress if isinstance(progress, Progress) else Progress(bool(progress))
+    options = dict(storage_options or {})
+    store = open_store(os.fspath(url), **options)
+    if isinstance(store, LocalStore) and store.root.is_file():
+        raise StoreError(
+            f"txcommit: {store.root_url} is a file; pass the table's directory (a reader "
+            "needs the table's log to know whether a file is committed)",
+            url=store.root_url,
+        )
+    try:
+        view = _build(store, ignore_corrupt_records, with_markers, report)
+        if view.is_table:
+            return view
+        # A directory inside a table (a partition): the table's rule applies, as the JVM's
+        # filter finds the nearest ancestor holding _txcommit/.
+        enclosing = _enclosing_table(store, options)
+        if enclosing is None:
+            return view
+        table, below = enclosing
+        return _build(table, ignore_corrupt_records, with_markers, report).below(below, store)
+    finally:
+        report.done()
+
+
+def _enclosing_table(store: Store, options: Mapping[str, Any]) -> tuple[Store, str] | None:
+    """The nearest directory above ``store``'s root holding ``_txcommit/`` (as a store) and
+    the root's path below it, or None. S3 is searched up to the bucket, not above."""
+    if isinstance(store, LocalStore):
+        for parent in store.root.parents:
+            if (parent / LOG_DIR_NAME).is_dir():
+                return LocalStore(parent), store.root.relative_to(parent).as_posix()
+        return None
+    location = getattr(store, "location", None)  # an S3 store
+    if location is None or not location.prefix:
+        return None
+    segments = location.prefix.split("/")
+    for cut in range(len(segments) - 1, -1, -1):
+        above = f"{location.scheme}://{location.bucket}/" + "/".join(segments[:cut])
+        candidate = open_store(above.rstrip("/"), **options)
+        if candidate.walk(LOG_DIR_NAME):
+            return candidate, "/".join(segments[cut:])
+    return None
+
+
+def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progress) -> TableView:
+    keys = store.walk("", progress=lambda n: report(f"listing {store.root_url}: {n} files"))
+    report(f"listed {store.root_url}: {len(keys)} files", force=True)
+    data: list[TableFile] = []
+    commits: list[tuple[str, str, int]] = []  # (key, txn, size)
+    replaces: list[tuple[str, int, int]] = []  # (key, sequence, size)
+    markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": []}
+    has_log = False
+    for f in keys:
+        if f.key.startswith(_LOG_PREFIX):
+            has_log = True
+            kind, _, name = f.key[len(_LOG_PREFIX) :].partition("/")
+            if "/" in name:
+                continue
+            if kind == "commits" and (txn := txn_of_record_name(name)) is not None:
+                commits.append((f.key, txn, f.size))
+            elif kind == "replace" and (seq := sequence_of_record_name(name)) is not None:
+                replaces.append((f.key, seq, f.size))
+            elif kind in markers and (txn := txn_of_record_name(name)) is not None:
+                markers[kind].append((f.key, txn))
+        elif is_data_path(f.key):
+            data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2])))
+    if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
+        has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()
+    records = _read_records(store, commits, replaces, ignore_corrupt, report)
+    pending: dict[str, Mapping[str, Any]] = {}
+    aborted: dict[str, Mapping[str, Any]] = {}
+    if with_markers:
+        pending = _read_markers(store, markers["pending"], report)
+        aborted = _read_markers(store, markers["aborted"], report)
+    return TableView(store, has_log, data, records, pending, aborted)
+
+
+def _parallel(fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str) -> list:
+    items = list(items)
+    if not items:
+        return []
+    done = 0
+    out = []
+    with ThreadPoolExecutor(min(READ_THREADS, len(items))) as pool:
+        for result in pool.map(fn, items):
+            out.append(result)
+            done += 1
+            report(f"reading {what}: {done}/{len(items)}", force=done == len(items))
+    return out
+
+
+def _cached_record(
+    store: Store, key: str, size: int, txn: str | None, sequence: int | None
+) -> CommitRecord | None:
+    cache_key = (store.root_url, key, size)
+    with _records_lock:
+        found = _records.get(cache_key)
+    if found is not None:
+        return found
+    data = store.read(key)
+    if data is None:  # deleted since the listing (VACUUM of an old record)
+        return None
+    record = decode_record(data, store.url_for(key), txn, sequence)
+    with _records_lock:
+        if len(_records) >= RECORD_CACHE_LIMIT:
+            _records.clear()
+        _records[cache_key] = record
+    return record
+
+
+def _read_records(
+    store: Store,
+    commits: list[tuple[str, str, int]],
+    replaces: list[tuple[str, int, int]],
+    ignore_corrupt: bool,
+    report: Progress,
+) -> dict[str, CommitRecord]:
+    def load(item: tuple[str, str | None, int | None, int]) -> CommitRecord | None:
+        key, txn, sequence, size = item
+        try:
+            return _cached_record(store, key, size, txn, sequence)
+        except CorruptCommitRecordError as e:
+            if not ignore_corrupt:
+                raise
+            _log.warning("%s (hiding its files: ignore_corrupt_records=True)", e)
+            return None
+
+    # replace/ records first: for a replacing commit, its replace/ record IS the commit (its
+    # commits/ copy is derived and has the same bytes).
+    items: list[tuple[str, str | None, int | None, int]] = [
+        (key, None, seq, size) for key, seq, size in replaces
+    ] + [(key, txn, None, size) for key, txn, size in commits]
+    records: dict[str, CommitRecord] = {}
+    for record in _parallel(load, items, report, "commit records"):
+        if record is not None:
+            records.setdefault(record.txn, record)
+    return records
+
+
+def _read_markers(
+    store: Store, markers: list[tuple[str, str]], report: Progress
+) -> dict[str, Mapping[str, Any]]:
+    """``pending/`` or ``aborted/`` markers: small JSON objects for the history only (never
+    trusted for visibility), so an unreadable one is shown without its times."""
+
+    def load(item: tuple[str, str]) -> tuple[str, Mapping[str, Any]]:
+        key, txn = item
+        data = store.read(key)
+        try:
+            parsed = json.loads(data) if data is not None else {}
+        except ValueError:
+            parsed = {}
+        return txn, parsed if isinstance(parsed, dict) else {}
+
+    return dict(_parallel(load, markers, report, "markers"))
+
+
+__all__ = [
+    "HistoryRow",
+    "Progress",
+    "TableFile",
+    "TableView",
+    "is_data_path",
+    "open_table",
+]

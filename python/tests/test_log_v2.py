@@ -1,0 +1,225 @@
+"""Record format version 2 in the Python codec (``txcommit.log``): decodes versions 1 and 2,
+encodes version 2 byte for byte as the JVM's ``RecordCodec`` (Jackson's default pretty
+printer) writes it, and refuses corrupt replacing records naming the file.
+
+The ``JVM_*`` records below were written by Jackson 2.21 (the jars of pyspark 4.3.0) building
+an ``ObjectNode`` with the fields in the order of SPEC-issue5 ("Record format version 2") and
+``writerWithDefaultPrettyPrinter()``, i.e. exactly what ``RecordCodec.encode`` produces.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from txcommit import log
+from txcommit.errors import CorruptCommitRecordError
+
+TXN = "mwrb6d3zh3ckkd3q"
+WHERE = "/data/t/_txcommit/replace/00000000000000000003.json"
+
+JVM_OVERWRITE = (
+    b"{\n"
+    b'  "format" : "txcommit-commit-record",\n'
+    b'  "version" : 2,\n'
+    b'  "txn" : "mwrb6d3zh3ckkd3q",\n'
+    b'  "token" : "tok-2",\n'
+    b'  "jobId" : "job-2",\n'
+    b'  "startedAt" : 1700000000000,\n'
+    b'  "committedAt" : 1700000001234,\n'
+    b'  "writer" : "txcommit/0.1.0",\n'
+    b'  "files" : 1,\n'
+    b'  "bytes" : 42,\n'
+    b'  "added" : [ {\n'
+    b'    "path" : "k=1/part-00000-tid-mwrb6d3zh3ckkd3q-117.c000.snappy.parquet",\n'
+    b'    "size" : 42\n'
+    b"  } ],\n"
+    b'  "operation" : "overwrite-partitions",\n'
+    b'  "writeId" : "daily-2026-11-20",\n'
+    b'  "sequence" : 3,\n'
+    b'  "scope" : [ "k=1", "k=2" ],\n'
+    b'  "removedFiles" : 2,\n'
+    b'  "removedBytes" : 17,\n'
+    b'  "removed" : [ {\n'
+    b'    "path" : "k=1/part-00000-tid-0000000000000001-1.c000.snappy.parquet",\n'
+    b'    "size" : 10\n'
+    b"  }, {\n"
+    b'    "path" : "k=2/old.parquet",\n'
+    b'    "size" : 7\n'
+    b"  } ]\n"
+    b"}"
+)
+JVM_EMPTY_OVERWRITE = (
+    b"{\n"
+    b'  "format" : "txcommit-commit-record",\n'
+    b'  "version" : 2,\n'
+    b'  "txn" : "mwrb6d3zh3ckkd3q",\n'
+    b'  "token" : "t",\n'
+    b'  "jobId" : "j",\n'
+    b'  "startedAt" : 1,\n'
+    b'  "committedAt" : 2,\n'
+    b'  "writer" : "w",\n'
+    b'  "files" : 0,\n'
+    b'  "bytes" : 0,\n'
+    b'  "added" : [ ],\n'
+    b'  "operation" : "overwrite",\n'
+    b'  "sequence" : 1,\n'
+    b'  "scope" : [ "" ],\n'
+    b'  "removedFiles" : 0,\n'
+    b'  "removedBytes" : 0,\n'
+    b'  "removed" : [ ]\n'
+    b"}"
+)
+JVM_WRITE_ID = (
+    b"{\n"
+    b'  "format" : "txcommit-commit-record",\n'
+    b'  "version" : 2,\n'
+    b'  "txn" : "mwrb6d3zh3ckkd3q",\n'
+    b'  "token" : "tok-1",\n'
+    b'  "jobId" : "job-1",\n'
+    b'  "startedAt" : 1700000000000,\n'
+    b'  "committedAt" : 1700000001234,\n'
+    b'  "appId" : "app-20240101",\n'
+    b'  "writer" : "txcommit/0.1.0",\n'
+    b'  "files" : 1,\n'
+    b'  "bytes" : 7,\n'
+    b'  "added" : [ {\n'
+    b'    "path" : "d=\xc3\xa9 \\"q\\"/\\u0001\\tf",\n'
+    b'    "size" : 7\n'
+    b"  } ],\n"
+    b'  "operation" : "write-id",\n'
+    b'  "writeId" : "a.B_c:d@e=f+g-1",\n'
+    b'  "sequence" : 12345678901,\n'
+    b'  "scope" : [ "d=\xc3\xa9 \\"q\\"" ],\n'
+    b'  "removedFiles" : 0,\n'
+    b'  "removedBytes" : 0,\n'
+    b'  "removed" : [ ]\n'
+    b"}"
+)
+JVM_APPEND = (
+    b"{\n"
+    b'  "format" : "txcommit-commit-record",\n'
+    b'  "version" : 2,\n'
+    b'  "txn" : "mwrb6d3zh3ckkd3q",\n'
+    b'  "token" : "t",\n'
+    b'  "jobId" : "j",\n'
+    b'  "startedAt" : 1,\n'
+    b'  "committedAt" : 2,\n'
+    b'  "writer" : "w",\n'
+    b'  "files" : 0,\n'
+    b'  "bytes" : 0,\n'
+    b'  "added" : [ ],\n'
+    b'  "operation" : "append"\n'
+    b"}"
+)
+
+
+def test_version_2_records_the_jvm_wrote_decode_and_reencode_byte_for_byte() -> None:
+    overwrite = log.decode_record(JVM_OVERWRITE, WHERE, None, 3)
+    assert (overwrite.operation, overwrite.write_id, overwrite.sequence) == (
+        "overwrite-partitions",
+        "daily-2026-11-20",
+        3,
+    )
+    assert overwrite.scope == ("k=1", "k=2") and overwrite.is_replacing
+    assert overwrite.removed == (
+        log.AddedFile("k=1/part-00000-tid-0000000000000001-1.c000.snappy.parquet", 10),
+        log.AddedFile("k=2/old.parquet", 7),
+    )
+    assert (overwrite.removed_files, overwrite.removed_bytes) == (2, 17)
+    assert log.encode_record(overwrite) == JVM_OVERWRITE
+    # The same bytes in commits/<txn>.json (derived copy) decode the same.
+    assert log.decode_record(JVM_OVERWRITE, "commits/x.json", TXN) == overwrite
+    whole = log.decode_record(JVM_EMPTY_OVERWRITE, WHERE, TXN, 1)
+    assert whole.scope == ("",) and whole.removed == () and whole.operation == "overwrite"
+    assert log.encode_record(whole) == JVM_EMPTY_OVERWRITE
+    write_id = log.decode_record(JVM_WRITE_ID, WHERE, TXN, 12345678901)
+    assert write_id.write_id == "a.B_c:d@e=f+g-1" and write_id.added[0].path == 'd=é "q"/\x01\tf'
+    assert log.encode_record(write_id) == JVM_WRITE_ID
+    append = log.decode_record(JVM_APPEND, WHERE, TXN)
+    assert append.operation == "append" and not append.is_replacing and append.sequence is None
+    assert log.encode_record(append) == JVM_APPEND
+
+
+def test_version_1_records_read_as_appends_and_are_rewritten_as_version_2() -> None:
+    v1 = JVM_APPEND.replace(b'"version" : 2', b'"version" : 1').replace(
+        b',\n  "operation" : "append"', b""
+    )
+    record = log.decode_record(v1, WHERE, TXN)
+    assert record.operation == "append" and record.write_id is None and record.removed == ()
+    assert log.encode_record(record) == JVM_APPEND
+    with pytest.raises(CorruptCommitRecordError, match="version 1 record cannot be a replacing"):
+        log.decode_record(v1, WHERE, None, 1)
+
+
+def corrupt(data: bytes, sequence: int | None = 3, txn: str | None = None) -> str:
+    with pytest.raises(CorruptCommitRecordError) as caught:
+        log.decode_record(data, WHERE, txn, sequence)
+    message = str(caught.value)
+    assert WHERE in message and "ignoreCorruptRecords" in message
+    return message
+
+
+def test_corrupt_version_2_records_are_refused_naming_the_file() -> None:
+    assert "upgrade" in corrupt(JVM_OVERWRITE.replace(b'"version" : 2', b'"version" : 3'))
+    assert "truncated" in corrupt(JVM_OVERWRITE[:-40])
+    assert "file name says 4" in corrupt(JVM_OVERWRITE, 4)
+    assert "'operation' is 'delete'" in corrupt(
+        JVM_OVERWRITE.replace(b"overwrite-partitions", b"delete")
+    )
+    assert "declares 3 removed files but lists 2" in corrupt(
+        JVM_OVERWRITE.replace(b'"removedFiles" : 2', b'"removedFiles" : 3')
+    )
+    assert "'sequence' is missing" in corrupt(
+        JVM_OVERWRITE.replace(b'"sequence" : 3', b'"sequence" : "3"')
+    )
+    assert "sequences start at 1" in corrupt(
+        JVM_OVERWRITE.replace(b'"sequence" : 3', b'"sequence" : 0'), None, TXN
+    )
+    assert "not a valid write id" in corrupt(JVM_OVERWRITE.replace(b"daily-2026", b"daily 2026"))
+    no_sequence = JVM_OVERWRITE.replace(b'  "sequence" : 3,\n', b"")
+    assert "replaces data, but the record has no 'sequence'" in corrupt(no_sequence, None, TXN)
+    append_removing = no_sequence.replace(b"overwrite-partitions", b"append")
+    assert "but no 'sequence'" in corrupt(append_removing, None, TXN)
+    assert "is not a replacing commit" in corrupt(JVM_APPEND, 1)
+    assert "not a transaction id" in corrupt(JVM_OVERWRITE.replace(TXN.encode(), b"NOT-A-TXN"))
+
+
+@pytest.mark.parametrize("bad", ["../../x", "/etc/passwd", "s3a://other/x", "a//b", "a\\b"])
+@pytest.mark.parametrize("field", ["removed", "scope"])
+def test_a_removed_path_or_scope_outside_the_table_is_corrupt(bad: str, field: str) -> None:
+    escaped = json.dumps(bad)[1:-1].encode()
+    if field == "removed":
+        data = JVM_OVERWRITE.replace(b"k=2/old.parquet", escaped)
+    else:
+        data = JVM_OVERWRITE.replace(b'[ "k=1", "k=2" ]', b'[ "k=1", "' + escaped + b'" ]')
+    message = corrupt(data)
+    assert "outside its table directory" in message and f"in '{field}'" in message
+
+
+def test_write_ids_and_replace_record_names() -> None:
+    assert log.check_write_id("daily-2026-11-20") == "daily-2026-11-20"
+    assert log.check_write_id("x" * 200) == "x" * 200
+    for bad in ("", "x" * 201, "a b", "a/b", "ü"):
+        with pytest.raises(ValueError, match=r"txcommit\.writeId=.* is not a valid write id"):
+            log.check_write_id(bad)
+    assert log.replace_record_name(1) == "00000000000000000001.json"
+    assert log.LogLayout("s3://b/t").replace_record(12) == (
+        "s3://b/t/_txcommit/replace/00000000000000000012.json"
+    )
+    assert log.sequence_of_record_name("00000000000000000012.json") == 12
+    for name in ("00000000000000000000.json", "12.json", "0000000000000000001a.json", "x"):
+        assert log.sequence_of_record_name(name) is None
+    with pytest.raises(ValueError):
+        log.replace_record_name(0)
+
+
+def test_encoding_refuses_inconsistent_records() -> None:
+    append = log.decode_record(JVM_APPEND, WHERE, TXN)
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="overwrite of .* has no sequence"):
+        log.encode_record(replace(append, operation="overwrite"))
+    with pytest.raises(ValueError, match="no sequence"):
+        log.encode_record(replace(append, scope=("k=1",)))
