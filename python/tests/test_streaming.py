@@ -24,12 +24,15 @@ from pyspark.sql import functions as F
 import txcommit
 
 from conftest import make_table, new_session, server_with_s3
-from tables import TableRef, is_data, txn_of
+from servers import ServerProcess
+from tables import TableRef, txn_of
 
 MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"
 ROWS_PER_SECOND = 40
-KILLS = int(os.environ.get("TXCOMMIT_TEST_STREAMING_KILLS", "3"))
+KILLS = int(os.environ.get("TXCOMMIT_TEST_STREAMING_KILLS", "2"))
+HALT = "streaming.beforeSinkLog"
+ADOPTED = "was committed before as txn"
 STREAM_STORES = ("local", "s3")
 
 
@@ -153,26 +156,39 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
     for store in STREAM_STORES:
         base = make_table(store, workdir, s3_client)
         streams.append(Stream(store, base.child("checkpoint"), base.child("out")))
-    for round_ in range(KILLS + 1):
+    # Round 0 ends at a named point (the sink's record created, `_spark_metadata` not yet
+    # written), rounds 1..KILLS at random moments; the last round stops the queries cleanly.
+    rounds = KILLS + 2
+    for round_ in range(rounds):
         server = server_with_s3(workdir / f"stream-{round_}", local_s3)
         server.start()
         try:
             sessions = [new_session(server.url) for _ in streams]
-            queries = []
             for spark, st in zip(sessions, streams, strict=True):
                 configure(spark, st.store)
-                queries.append(start_query(spark, st.ckpt, st.out))
+            queries = [
+                start_query(sp, st.ckpt, st.out) for sp, st in zip(sessions, streams, strict=True)
+            ]
             for query, st in zip(queries, streams, strict=True):
                 # The restarted query makes progress from its checkpoint, with no repair.
                 st.last_batch = wait_for_batches(query, st.last_batch, f"seed={seed} {st.store}")
-            if round_ < KILLS:
+            if round_ == 1:
+                adopted = [line for line in server_log(server) if ADOPTED in line]
+                assert adopted, "the batch cut short at the halt point was replayed and adopted"
+            if round_ == 0:
+                # Restart the queries with the halt point set (a running query keeps the confs
+                # it started with): the first batch to commit halts the server.
+                for query in queries:
+                    query.stop()
+                for spark in sessions:
+                    spark.conf.set("spark.txcommit.test.haltAt", HALT)
+                for spark, st in zip(sessions, streams, strict=True):
+                    start_query(spark, st.ckpt, st.out)
+                server.wait_dead(timeout=180)
+            elif round_ < rounds - 1:
                 time.sleep(rng.uniform(0.2, 3.0))
                 server.kill_jvm()
                 server.wait_dead()
-                for spark in sessions:
-                    txcommit.abandon(spark)
-                for st in streams:
-                    check_checkpoint(st.ckpt)
             else:
                 for query, st in zip(queries, streams, strict=True):
                     st.last_batch = wait_for_batches(query, st.last_batch + 2, st.store)
@@ -181,8 +197,35 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
                 for spark, st in zip(sessions, streams, strict=True):
                     verify_output(spark, st.ckpt, st.out, f"seed={seed} {st.store}")
                     spark.stop()
+                no_copies(local_s3, streams)
+                return
+            for spark in sessions:
+                txcommit.abandon(spark)
+            for st in streams:
+                check_checkpoint(st.ckpt)
         finally:
             server.stop()
+
+
+def server_log(server: ServerProcess) -> list[str]:
+    """The Spark log of a `txcommit server` (it prints where it writes it)."""
+    ready = next(line for line in server.output if "(log: " in line)
+    path = ready.rsplit("(log: ", 1)[1].rstrip().rstrip(")")
+    return Path(path).read_text(errors="replace").splitlines()
+
+
+def no_copies(local_s3, streams: list[Stream]) -> None:  # noqa: ANN001
+    """On S3 no checkpoint or sink-log file was ever renamed (copied) into place: it was PUT
+    (or its upload completed) exactly where it belongs."""
+    for st in streams:
+        if st.store == "local":
+            continue
+        prefixes = (st.ckpt.prefix + "/", st.out.prefix + "/_spark_metadata/")
+        ops = [
+            e["op"] for e in local_s3.front.log.since(0)
+            if e["bucket"] == st.ckpt.bucket and e["key"].startswith(prefixes)
+        ]  # fmt: skip
+        assert "PUT" in ops and "COPY" not in ops, sorted(set(ops))
 
 
 def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # noqa: ANN001
@@ -191,11 +234,27 @@ def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # 
     spark_rows = [(r["n"], r["lo"], r["hi"]) for r in spark.read.parquet(out.url).collect()]
     covered = check_windows(spark_rows, f"{where}: Spark (_spark_metadata)")
     assert covered >= ROWS_PER_SECOND * 2, "the query ran a few windows"
-    # txcommit's view: commit records, read raw; the same files, every batch whole.
-    visible = sorted(txcommit_view(out))
-    listed = sorted(spark.read.parquet(out.url).inputFiles())
-    assert [v.rsplit("/", 1)[-1] for v in visible] == [p.rsplit("/", 1)[-1] for p in listed]
+    # txcommit's view: commit records, read raw. It holds every file of Spark's view, and at
+    # most the batch that the final stop cut short between its record and its sink-log entry
+    # (the next start of the query would adopt it into _spark_metadata, as after a crash).
+    visible = {v.rsplit("/", 1)[-1] for v in txcommit_view(out)}
+    listed = {p.rsplit("/", 1)[-1] for p in spark.read.parquet(out.url).inputFiles()}
+    assert listed <= visible, f"{where}: files in _spark_metadata but not committed"
+    extra_txns = {txn_of(name) for name in visible - listed}
+    assert len(extra_txns) <= 1, f"{where}: committed batches missing from _spark_metadata"
+    if extra_txns:
+        sink_batches = [
+            int(k.rsplit("/", 1)[-1]) for k in out.objects()
+            if k.startswith("_spark_metadata/") and k.rsplit("/", 1)[-1].isdigit()
+        ]  # fmt: skip
+        markers = {
+            json.loads(out.read(k) or b"{}").get("txn"): k for k in out.objects()
+            if k.startswith("_txcommit/streaming/")
+        }  # fmt: skip
+        marker = markers.get(extra_txns.pop(), "")
+        assert marker.endswith(f"/{max(sink_batches) + 1}.json"), (where, marker, sink_batches)
+    # Spark reading the directory through the txcommit filter (not through _spark_metadata).
     spark.conf.set("spark.sql.streaming.fileStreamSink.ignoreMetadata", "true")
     filtered = [(r["n"], r["lo"], r["hi"]) for r in spark.read.parquet(out.url).collect()]
-    assert sorted(filtered) == sorted(spark_rows), "Spark with the txcommit filter agrees"
-    assert all(is_data(v) for v in visible)
+    check_windows(filtered, f"{where}: Spark with the txcommit filter")
+    assert set(spark_rows) <= set(filtered), f"{where}: the filtered view holds Spark's"

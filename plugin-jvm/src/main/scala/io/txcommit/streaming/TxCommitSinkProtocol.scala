@@ -18,6 +18,7 @@ import org.apache.spark.sql.execution.streaming.sinks.{FileStreamSinkLog, SinkFi
 
 import io.txcommit.{Paths, UnsupportedWriteException, Version}
 import io.txcommit.commit._
+import io.txcommit.fault.HaltPoint
 import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
 import io.txcommit.store.{Adapters, CommitStore, StagedFile}
 
@@ -140,6 +141,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
           Option(org.apache.spark.SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
           s"txcommit/${Version.current}")
         PublishCommitRecord.run(ctx, record, timings)
+        HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
         addToSinkLog(record.added)
         DerivedWork.apply(ctx, record, timings)
     }
