@@ -51,6 +51,7 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
     "vacuum": ("txcommit.vacuum_cli", "delete a table's garbage through a Connect server"),
     "log": ("txcommit.history", "show a table's transaction history (committed/pending/aborted)"),
     "ls": ("txcommit.listing", "list a table's committed data files (what readers see)"),
+    "bench-streaming": ("txcommit.streaming_bench", "checkpoint store requests per micro-batch"),
 }
 
 

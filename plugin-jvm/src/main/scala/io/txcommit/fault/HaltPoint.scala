@@ -22,10 +22,12 @@ object HaltPoint {
     "the per-directory cleanup has finished its first directory of several")
   case object JobBeforeSuccess extends HaltPoint("job.beforeSuccess",
     "cleanup is done; _SUCCESS is not yet written")
+  case object StreamingBeforeSinkLog extends HaltPoint("streaming.beforeSinkLog",
+    "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
 
   val all: Seq[HaltPoint] =
     Seq(TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
-      JobBeforeSuccess)
+      JobBeforeSuccess, StreamingBeforeSinkLog)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 
   private val log = LoggerFactory.getLogger(getClass)

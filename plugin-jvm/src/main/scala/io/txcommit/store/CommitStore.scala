@@ -31,6 +31,19 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  *  7. `openUploads` lists the staged data under a table that is neither published nor
  *     discarded (open multipart uploads), and `abortUpload` forgets one: VACUUM uses them to
  *     stop paying for uploads of dead transactions. Stores that never stage have none.
+ *  8. `openAtomic(target, overwrite)` (streaming checkpoint files, through
+ *     [[io.txcommit.streaming.TxCommitCheckpointFileManager]]) returns a stream whose bytes
+ *     become visible at `target` all at once when it is closed, and never in part. Without
+ *     `overwrite` the publish is exclusive as in point 1: of concurrent writers of one target
+ *     exactly one `close` succeeds, every other fails with [[AtomicFileExistsException]] and an
+ *     existing file is never replaced. With `overwrite` the new content replaces the old
+ *     atomically (readers see one or the other). `cancel` leaves nothing visible and nothing
+ *     billed (temporary files deleted, uploads aborted). The bytes stream to the store as they
+ *     are written: a store never holds a whole file in memory. Each store publishes with its
+ *     own primitive: `rename` stores write a temporary file and link/rename it into place,
+ *     `conditional-put` sends the file on close with `If-None-Match: *` (a multipart upload
+ *     completed with `If-None-Match: *` once it outgrows one part), `multipart-complete`
+ *     uploads parts as they fill and completes the upload on close.
  */
 trait CommitStore {
   def declaration: AdapterDeclaration
@@ -43,6 +56,21 @@ trait CommitStore {
   def list(dir: Path): Seq[FileStatus]
   def exists(path: Path): Boolean
   def delete(path: Path): Boolean
+
+  /**
+   * Point 7: a stream that publishes `target` atomically when closed. Stores that cannot do
+   * it say so; they never fall back to a non-atomic write.
+   */
+  def openAtomic(target: Path, overwrite: Boolean): AtomicOutput =
+    throw new io.txcommit.UnsupportedStoreException(s"adapter '${declaration.name}' cannot write " +
+      s"atomic files such as streaming checkpoints (${io.txcommit.Paths.display(target)}); use " +
+      "Spark's own checkpoint file manager for this store, or an adapter that implements openAtomic.")
+
+  /**
+   * Before the first exclusive `openAtomic` under `root`: proves what point 7 relies on (on S3,
+   * that the endpoint honours If-None-Match). Cheap after the first call in a JVM.
+   */
+  def checkAtomicReady(root: Path): Unit = ()
 
   /** Called on the driver when a job starts; see point 5. */
   def checkReady(table: Path): Unit = ()

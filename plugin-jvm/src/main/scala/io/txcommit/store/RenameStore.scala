@@ -81,6 +81,92 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     try { requests.add("HEAD"); Some(StagedFile(rel, fs.getFileStatus(written).getLen)) }
     catch { case _: FileNotFoundException => None } // a writer that never opened its file
 
+  override def openAtomic(target: Path, overwrite: Boolean): AtomicOutput = {
+    val tmp = tempFor(target)
+    requests.add("PUT")
+    if (local) new LocalAtomicOutput(target, tmp, overwrite)
+    else new HadoopAtomicOutput(target, tmp, overwrite)
+  }
+
+  /**
+   * Local: the temp file is written with java.nio (no Hadoop `.crc` side files), forced to disk,
+   * then published with `link(2)` (refuses an existing target) or, to overwrite, an atomic
+   * `rename(2)`.
+   */
+  private final class LocalAtomicOutput(target: Path, tmp: Path, overwrite: Boolean)
+    extends AtomicOutput(target) {
+    private val tmpFile = localFile(tmp).toPath
+    private val channel = {
+      Files.createDirectories(tmpFile.getParent)
+      java.nio.channels.FileChannel.open(tmpFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+    }
+    private val out = java.nio.channels.Channels.newOutputStream(channel)
+    private var done = false
+
+    override def write(b: Int): Unit = out.write(b)
+    override def write(b: Array[Byte], off: Int, len: Int): Unit = out.write(b, off, len)
+
+    override def close(): Unit = synchronized {
+      if (!done) {
+        done = true
+        try {
+          channel.force(true) // durable before it is published
+          channel.close()
+          requests.add("RENAME")
+          val dest = localFile(target).toPath
+          if (overwrite) {
+            Files.move(tmpFile, dest, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+          } else {
+            try Files.createLink(dest, tmpFile)
+            catch { case _: FileAlreadyExistsException => throw new AtomicFileExistsException(target, "link(2) refused it") }
+          }
+        } finally Files.deleteIfExists(tmpFile)
+      }
+    }
+
+    override def cancel(): Unit = synchronized {
+      if (!done) {
+        done = true
+        try channel.close() finally Files.deleteIfExists(tmpFile)
+      }
+    }
+  }
+
+  /** HDFS: the NameNode's rename refuses an existing target; FileContext's OVERWRITE replaces. */
+  private final class HadoopAtomicOutput(target: Path, tmp: Path, overwrite: Boolean)
+    extends AtomicOutput(target) {
+    private val out = fs.create(tmp, false)
+    private var done = false
+
+    override def write(b: Int): Unit = out.write(b)
+    override def write(b: Array[Byte], off: Int, len: Int): Unit = out.write(b, off, len)
+
+    override def close(): Unit = synchronized {
+      if (!done) {
+        done = true
+        try {
+          out.close()
+          requests.add("RENAME")
+          if (overwrite) {
+            org.apache.hadoop.fs.FileContext.getFileContext(target.toUri, fs.getConf)
+              .rename(tmp, target, org.apache.hadoop.fs.Options.Rename.OVERWRITE)
+          } else if (!fs.rename(tmp, target)) {
+            if (fs.exists(target)) throw new AtomicFileExistsException(target, "the rename refused it")
+            throw new java.io.IOException(s"txcommit: could not rename ${Paths.display(tmp)} to " +
+              s"${Paths.display(target)}")
+          }
+        } finally if (fs.exists(tmp)) fs.delete(tmp, false)
+      }
+    }
+
+    override def cancel(): Unit = synchronized {
+      if (!done) {
+        done = true
+        try out.close() finally fs.delete(tmp, false)
+      }
+    }
+  }
+
   private def tempFor(target: Path): Path =
     new Path(target.getParent, s".${target.getName}.${UUID.randomUUID()}.tmp")
 

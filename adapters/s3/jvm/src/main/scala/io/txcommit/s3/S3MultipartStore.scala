@@ -13,7 +13,7 @@ import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.{Paths, UnsupportedStoreException}
 import io.txcommit.log.DataFileName
-import io.txcommit.store.{AdapterDeclaration, StagedFile}
+import io.txcommit.store.{AdapterDeclaration, AtomicOutput, StagedFile}
 
 /**
  * The `multipart-complete` store. Tasks write each data file to an S3A magic path
@@ -39,6 +39,10 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
         "fs.s3a.committer.magic.enabled=true (spark.hadoop.fs.s3a.committer.magic.enabled).")
     }
   }
+
+  /** Always a multipart upload, completed on close (with If-None-Match: * unless overwriting). */
+  override def openAtomic(target: Path, overwrite: Boolean): AtomicOutput =
+    new S3AtomicOutput(this, target, overwrite, multipart = true)
 
   override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path = {
     val rel = Paths.relativize(table, target).getOrElse(throw new IllegalArgumentException(

@@ -13,7 +13,7 @@ import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.CommitConflictException
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.store.{AdapterDeclaration, CommitStore, OpenUpload, StagedFile}
+import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, OpenUpload, StagedFile}
 
 /**
  * The `conditional-put` store: data files are written by Spark's writers through S3A straight
@@ -26,7 +26,7 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
   import loc.{bucket, client, key, url}
 
   /** Runs one request, counted as `kind`; SDK errors become IOExceptions naming the key. */
-  protected def request[T](kind: String, k: String)(f: => T): T = {
+  private[s3] def request[T](kind: String, k: String)(f: => T): T = {
     requests.add(kind)
     try f
     catch {
@@ -67,6 +67,12 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
       s"${url(k)} already exists, so it was not overwritten (the store refused If-None-Match: *); " +
         "another writer published it first")
   }
+
+  override def openAtomic(target: Path, overwrite: Boolean): AtomicOutput =
+    new S3AtomicOutput(this, target, overwrite, multipart = false)
+
+  /** Checkpoints need the conditional put only (not, for s3-multipart, S3A's magic paths). */
+  override def checkAtomicReady(root: Path): Unit = verifyConditionalPut(root)
 
   override def writeReplacing(target: Path, bytes: Array[Byte]): Unit = {
     val k = key(target)
@@ -158,7 +164,9 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
   override def abortUpload(table: Path, upload: OpenUpload): Boolean =
     abort(key(new Path(table, upload.path)), upload.uploadId)
 
-  override def checkReady(table: Path): Unit =
+  override def checkReady(table: Path): Unit = verifyConditionalPut(table)
+
+  protected final def verifyConditionalPut(table: Path): Unit =
     if (TxCommitConf.bool(loc.jobConf, TxCommitConf.VerifyConditionalPut, default = true)) {
       ConditionalPutProbe.verify(this, table)
     } else {

@@ -1,0 +1,131 @@
+package io.txcommit.s3
+
+import java.io.{ByteArrayOutputStream, IOException}
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
+import software.amazon.awssdk.core.sync.RequestBody
+import software.amazon.awssdk.services.s3.model._
+
+import io.txcommit.store.{AtomicFileExistsException, AtomicOutput}
+
+/**
+ * An S3 object that becomes visible only when this stream is closed (CommitStore point 7).
+ *
+ * Bytes are buffered up to one part ([[S3AtomicOutput.PartSize]]); a file that outgrows it is
+ * sent as a multipart upload, one part at a time as it fills, so memory stays bounded by one
+ * part whatever the file's size. An S3 object appears only when its PUT or its multipart
+ * upload completes, so a reader never sees part of it. Without `overwrite` the final request
+ * (the PUT, or CompleteMultipartUpload) carries `If-None-Match: *`: S3 answers 412 if the key
+ * exists, and the loser's upload is aborted. `multipart` forces a multipart upload even for a
+ * small file (the `multipart-complete` primitive).
+ */
+final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, multipart: Boolean)
+  extends AtomicOutput(target) {
+  import store.loc.{bucket, client, key}
+  private val k = key(target)
+  private val buffer = new ByteArrayOutputStream()
+  private var uploadId: Option[String] = None
+  private val etags = Seq.newBuilder[String]
+  private var parts = 0
+  private var done = false
+
+  override def write(b: Int): Unit = { buffer.write(b); if (buffer.size >= S3AtomicOutput.PartSize) flushPart() }
+
+  override def write(b: Array[Byte], off: Int, len: Int): Unit = {
+    var at = off
+    val end = off + len
+    while (at < end) {
+      val n = math.min(end - at, S3AtomicOutput.PartSize - buffer.size)
+      buffer.write(b, at, n)
+      at += n
+      if (buffer.size >= S3AtomicOutput.PartSize) flushPart()
+    }
+  }
+
+  private def upload(): String = uploadId.getOrElse {
+    val id = store.request("MULTIPART_INITIATE", k)(client.createMultipartUpload(
+      CreateMultipartUploadRequest.builder().bucket(bucket).key(k).build())).uploadId()
+    uploadId = Some(id)
+    id
+  }
+
+  private def flushPart(): Unit = {
+    val id = upload()
+    parts += 1
+    val bytes = buffer.toByteArray
+    buffer.reset()
+    etags += store.request("MULTIPART_PART", k)(client.uploadPart(UploadPartRequest.builder()
+      .bucket(bucket).key(k).uploadId(id).partNumber(parts).contentLength(bytes.length.toLong).build(),
+      RequestBody.fromBytes(bytes))).eTag()
+  }
+
+  override def close(): Unit = synchronized {
+    if (!done) {
+      done = true
+      try publish()
+      catch { case e: Throwable => abortQuietly(); throw e }
+    }
+  }
+
+  private def publish(): Unit =
+    if (uploadId.isEmpty && !multipart) {
+      val bytes = buffer.toByteArray
+      if (overwrite) {
+        store.request("PUT", k)(client.putObject(
+          PutObjectRequest.builder().bucket(bucket).key(k).build(), RequestBody.fromBytes(bytes)))
+      } else if (!store.putIfAbsent(k, bytes)) {
+        throw new AtomicFileExistsException(target, "the store refused If-None-Match: *")
+      }
+    } else {
+      if (buffer.size > 0 || parts == 0) flushPart()
+      val id = upload()
+      val completed = etags.result().zipWithIndex.map { case (e, i) =>
+        CompletedPart.builder().partNumber(i + 1).eTag(e).build()
+      }
+      val req = CompleteMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id)
+        .multipartUpload(CompletedMultipartUpload.builder().parts(completed.asJava).build())
+      if (!overwrite) req.ifNoneMatch("*")
+      complete(req.build(), attempt = 0)
+    }
+
+  /** 409: another conditional write of this key is in flight; retry, the winner then shows as 412. */
+  @scala.annotation.tailrec
+  private def complete(req: CompleteMultipartUploadRequest, attempt: Int): Unit = {
+    val retry =
+      try { store.request("MULTIPART_COMPLETE", k)(client.completeMultipartUpload(req)); false }
+      catch {
+        case e: IOException if S3AtomicOutput.status(e) == 412 =>
+          throw new AtomicFileExistsException(target, "the store refused If-None-Match: * on completing the upload")
+        case e: IOException if S3AtomicOutput.status(e) == 409 && attempt < 6 => true
+      }
+    if (retry) { Thread.sleep(25L << attempt); complete(req, attempt + 1) }
+  }
+
+  override def cancel(): Unit = synchronized {
+    if (!done) {
+      done = true
+      abortQuietly()
+    }
+  }
+
+  /** Nothing stays billed: an upload this stream started is aborted (a completed one is not there). */
+  private def abortQuietly(): Unit = uploadId.foreach { id =>
+    uploadId = None
+    try store.request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
+      AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id).build()))
+    catch { case NonFatal(_) => () } // already completed or aborted; VACUUM reports any leftover
+  }
+}
+
+object S3AtomicOutput {
+  /** One part (S3's minimum part size is 5 MiB): the most a stream ever holds in memory. */
+  val PartSize: Int = 8 * 1024 * 1024
+
+  private def status(e: Throwable): Int = e.getCause match {
+    case s: S3Exception => s.statusCode()
+    case _ => -1
+  }
+}

@@ -1,0 +1,87 @@
+package io.txcommit.s3
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import software.amazon.awssdk.services.s3.model.ListMultipartUploadsRequest
+
+import io.txcommit.streaming.CheckpointManagerContractSuite
+
+/** Checkpoint files on a real S3 endpoint (moto over HTTP), through S3A's SDK client. */
+abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite with WithLocalS3 {
+  protected def adapterConf: Map[String, String] = Map.empty
+
+  override protected def freshCheckpoint(): (Path, Configuration) = {
+    val conf = s3.conf()
+    adapterConf.foreach { case (k, v) => conf.set(k, v) }
+    (s3.freshTable(), conf)
+  }
+
+  override protected def openUploads(root: Path, conf: Configuration): Seq[String] = {
+    val b = S3Bucket(root, conf)
+    b.client.listMultipartUploads(ListMultipartUploadsRequest.builder().bucket(b.bucket)
+      .prefix(b.key(root) + "/").build()).uploads().asScala.map(_.key()).toSeq
+  }
+
+  test("a file larger than one part streams as a multipart upload and appears whole on close") {
+    val (root, conf, fm) = manager()
+    val target = new Path(root, "state/0/0/5.snapshot")
+    val size = S3AtomicOutput.PartSize * 2 + 12345
+    val out = fm.createAtomic(target, false)
+    val chunk = Array.tabulate[Byte](64 * 1024)(i => (i % 251).toByte)
+    var written = 0
+    while (written < size) { val n = math.min(chunk.length, size - written); out.write(chunk, 0, n); written += n }
+    assert(!fm.exists(target), "parts uploaded so far are not visible")
+    assert(openUploads(root, conf).size == 1, "the upload is in flight")
+    out.close()
+    val in = fm.open(target)
+    val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
+    assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))
+    assert(openUploads(root, conf).isEmpty)
+  }
+
+  test("4 writers race for one large batch file: one completion wins, the losers' uploads are aborted") {
+    race(writers = 4, size = S3AtomicOutput.PartSize + 1000)
+  }
+
+  test("an endpoint that ignores If-None-Match is refused before the first exclusive checkpoint file") {
+    val liar = new LocalS3Process(ignoreIfNoneMatch = true)
+    try {
+      ConditionalPutProbe.reset()
+      val conf = liar.conf()
+      adapterConf.foreach { case (k, v) => conf.set(k, v) }
+      conf.set(io.txcommit.streaming.TxCommitCheckpointFileManager.ConfKey,
+        classOf[io.txcommit.streaming.TxCommitCheckpointFileManager].getName)
+      val root = liar.freshTable()
+      val fm = org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(root, conf)
+      val e = intercept[io.txcommit.UnsupportedStoreException](fm.createAtomic(new Path(root, "offsets/0"), false))
+      assert(e.getMessage.contains(liar.endpoint) && e.getMessage.contains("If-None-Match"))
+      assert(!fm.exists(new Path(root, "offsets/0")))
+    } finally { liar.close(); ConditionalPutProbe.reset() }
+  }
+
+  test("store requests per small exclusive checkpoint file are counted by the adapter") {
+    val (root, conf, _) = manager()
+    val store = io.txcommit.store.Adapters.open(root, conf)
+    val out = store.openAtomic(new Path(root, "commits/0"), overwrite = false)
+    out.write("v1".getBytes(UTF_8)); out.close()
+    assert(store.requests.snapshot == expectedRequestsPerFile)
+  }
+
+  protected def expectedRequestsPerFile: Map[String, Long]
+}
+
+class S3ConditionalPutCheckpointSuite extends S3CheckpointManagerSuite {
+  override protected def expectedAdapter = "s3"
+  override protected def expectedRequestsPerFile = Map("PUT" -> 1L)
+}
+
+class S3MultipartCheckpointSuite extends S3CheckpointManagerSuite {
+  override protected def expectedAdapter = "s3-multipart"
+  override protected def adapterConf = Map("spark.txcommit.adapter.s3a" -> "s3-multipart")
+  override protected def expectedRequestsPerFile =
+    Map("MULTIPART_INITIATE" -> 1L, "MULTIPART_PART" -> 1L, "MULTIPART_COMPLETE" -> 1L)
+}

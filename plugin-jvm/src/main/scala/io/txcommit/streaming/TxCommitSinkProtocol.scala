@@ -1,0 +1,202 @@
+package io.txcommit.streaming
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
+
+import scala.collection.mutable.ArrayBuffer
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.fs.Path
+import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
+import org.apache.spark.TaskContext
+import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
+import org.apache.spark.internal.io.FileNameSpec
+import org.apache.spark.mapred.SparkHadoopMapRedUtil
+import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
+import org.apache.spark.sql.execution.streaming.sinks.{FileStreamSinkLog, SinkFileStatus}
+
+import io.txcommit.{Paths, UnsupportedWriteException, Version}
+import io.txcommit.commit._
+import io.txcommit.fault.HaltPoint
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
+import io.txcommit.store.{Adapters, CommitStore, StagedFile}
+
+/**
+ * The streaming file sink's commit protocol (`spark.sql.streaming.commitProtocolClass`): each
+ * micro-batch is one txcommit transaction, and Spark's `_spark_metadata` log keeps working
+ * (Spark requires a [[ManifestFileCommitProtocol]] there, or the sink log stays empty).
+ *
+ * Tasks write files named `part-NNNNN-tid-<txn>-<attempt>...` in place (or, on
+ * `s3-multipart`, as uploads completed at commit). The batch commit, in this order:
+ *
+ *  1. publish staged data (multipart completions), then write the batch marker
+ *     `_txcommit/streaming/<batch>.json` naming this batch's txn;
+ *  2. create the commit record `_txcommit/commits/<txn>.json` exclusively: txcommit readers
+ *     now see the batch, whole;
+ *  3. add the batch to `_spark_metadata` (through the checkpoint file manager, exclusively):
+ *     Spark's sink readers now see it, and a replay of the batch is skipped by Spark.
+ *
+ * A crash before 2 leaves files no record names (hidden); Spark replays the batch under a new
+ * txn. A crash between 2 and 3: Spark replays the batch (its sink log lacks it); the replay
+ * finds the marker, sees the earlier txn committed, discards its own files and adds the
+ * EARLIER txn's files to `_spark_metadata`, so both views show the same files exactly once.
+ * docs/streaming.md explains why this order and not the other.
+ */
+class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileCommitProtocol(jobId, path) {
+  private val table = new Path(path)
+  private val txn: String = TxnId.generate()
+  private val token: String = UUID.randomUUID().toString
+  private val startedAt: Long = System.currentTimeMillis()
+
+  @transient private var sinkLog: FileStreamSinkLog = _
+  private var batchId: Long = -1L
+
+  /** Driver side: files of task attempts that committed (for abort clean-up). */
+  @transient private lazy val committedByTasks = ArrayBuffer.empty[StagedFile]
+  @transient private var taskFiles: ArrayBuffer[(String, Path)] = _
+  @transient private var taskStore: CommitStore = _
+
+  override def setupManifestOptions(fileLog: FileStreamSinkLog, batchId: Long): Unit = {
+    super.setupManifestOptions(fileLog, batchId)
+    this.sinkLog = fileLog
+    this.batchId = batchId
+  }
+
+  private def context(jc: JobContext): TxnContext = {
+    val conf = jc.getConfiguration
+    TxnContext(table, txn, token, s"streaming-batch-$batchId", startedAt, conf, Adapters.open(table, conf))
+  }
+
+  override def setupJob(jobContext: JobContext): Unit = {
+    super.setupJob(jobContext) // checks setupManifestOptions ran
+    StartTransaction.run(context(jobContext), (), new StageTimings)
+    logInfo(s"txcommit: streaming batch $batchId of ${Paths.display(table)} is txn $txn")
+  }
+
+  override def setupTask(taskContext: TaskAttemptContext): Unit = {
+    taskFiles = ArrayBuffer.empty
+    taskStore = null
+  }
+
+  override def newTaskTempFile(taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String = {
+    val split = taskContext.getTaskAttemptID.getTaskID.getId
+    val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(taskContext.getTaskAttemptID.getId.toLong)
+    val name = DataFileName(spec.prefix, split, txn, attempt, spec.suffix)
+    val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
+    Paths.unsafeRelativePath(rel).foreach { why =>
+      throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is not " +
+        s"inside the sink directory ($why)")
+    }
+    val written = store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
+    taskFiles += rel -> written
+    written.toString
+  }
+
+  override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
+    throw new UnsupportedWriteException(s"the streaming sink to ${Paths.display(table)} cannot write " +
+      s"outside its directory ($absoluteDir)")
+
+  override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
+    val attempt = taskContext.getTaskAttemptID
+    SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
+    val files = Option(taskFiles).toSeq.flatten.flatMap { case (rel, written) =>
+      store(taskContext).stagedFile(table, rel, written)
+    }
+    new TaskCommitMessage(TaskManifest(attempt.toString, files))
+  }
+
+  override def abortTask(taskContext: TaskAttemptContext): Unit =
+    Option(taskFiles).toSeq.flatten.foreach { case (rel, written) =>
+      try {
+        val s = store(taskContext)
+        s.stagedFile(table, rel, written).foreach(f => s.discardData(table, Seq(f)))
+      } catch { case NonFatal(e) => logWarning(s"txcommit: could not discard aborted file $rel: ${e.getMessage}") }
+    }
+
+  override def onTaskCommit(taskCommit: TaskCommitMessage): Unit = taskCommit.obj match {
+    case m: TaskManifest => committedByTasks.synchronized { committedByTasks ++= m.files }
+    case _ => ()
+  }
+
+  override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
+    require(sinkLog != null, "setupManifestOptions must be called before commitJob")
+    val ctx = context(jobContext)
+    val timings = new StageTimings
+    val staged = CollectManifests.run(ctx, taskCommits, timings)
+    val marker = TxCommitSinkProtocol.markerPath(table, batchId)
+    earlierCommit(ctx, marker) match {
+      case Some(record) =>
+        logWarning(s"txcommit: streaming batch $batchId of ${Paths.display(table)} was committed " +
+          s"before as txn ${record.txn} (a crash came before Spark's sink log); keeping that " +
+          s"commit and discarding this replay's ${staged.size} file(s)")
+        try ctx.store.discardData(table, staged)
+        catch { case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}") }
+        addToSinkLog(record.added)
+      case None =>
+        PublishData.run(ctx, staged, timings)
+        ctx.store.writeReplacing(marker, TxCommitSinkProtocol.markerBytes(batchId, txn))
+        val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),
+          staged.map(f => AddedFile(f.path, f.size)),
+          Option(org.apache.spark.SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
+          s"txcommit/${Version.current}")
+        PublishCommitRecord.run(ctx, record, timings)
+        HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
+        addToSinkLog(record.added)
+        DerivedWork.apply(ctx, record, timings)
+    }
+  }
+
+  /** The record of an earlier attempt of this batch, if the marker names a committed txn. */
+  private def earlierCommit(ctx: TxnContext, marker: Path): Option[CommitRecord] =
+    ctx.store.read(marker).flatMap(TxCommitSinkProtocol.markerTxn).filter(_ != txn).flatMap { earlier =>
+      val rec = ctx.layout.commitRecord(earlier)
+      ctx.store.read(rec).map(bytes => RecordCodec.decode(bytes, Paths.display(rec), earlier))
+    }
+
+  private def addToSinkLog(files: Seq[AddedFile]): Unit = {
+    val now = System.currentTimeMillis()
+    val statuses = files.map { f =>
+      SinkFileStatus(new Path(table, f.path).toUri.toString, f.size, false, now, 1, 0L, FileStreamSinkLog.ADD_ACTION)
+    }.toArray
+    if (!sinkLog.add(batchId, statuses)) {
+      throw new IllegalStateException(s"Race while writing batch $batchId of ${Paths.display(table)}")
+    }
+  }
+
+  override def abortJob(jobContext: JobContext): Unit =
+    scala.util.Try(context(jobContext)) match {
+      case scala.util.Success(ctx) =>
+        AbortTransaction.run(ctx, committedByTasks.synchronized(committedByTasks.toList), new StageTimings)
+      case scala.util.Failure(e) =>
+        logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
+    }
+
+  private def store(taskContext: TaskAttemptContext): CommitStore = {
+    if (taskStore == null) taskStore = Adapters.open(table, taskContext.getConfiguration)
+    taskStore
+  }
+}
+
+object TxCommitSinkProtocol {
+  private val mapper = new ObjectMapper()
+
+  /** `<sink>/_txcommit/streaming/<batch>.json`: which txn the latest attempt of a batch used. */
+  def markerPath(table: Path, batchId: Long): Path = new Path(table, s"_txcommit/streaming/$batchId.json")
+
+  def markerBytes(batchId: Long, txn: String): Array[Byte] =
+    s"""{"format":"txcommit-streaming-batch","batch":$batchId,"txn":"$txn"}""".getBytes(UTF_8)
+
+  def markerTxn(bytes: Array[Byte]): Option[String] =
+    try Option(mapper.readTree(bytes).get("txn")).filter(_.isTextual).map(_.asText()).filter(TxnId.isValid)
+    catch { case NonFatal(_) => None }
+
+  /** Asks Spark's output commit coordinator only: the data is already in place. */
+  private object Authorizer extends org.apache.hadoop.mapreduce.OutputCommitter {
+    override def setupJob(jobContext: JobContext): Unit = ()
+    override def setupTask(taskContext: TaskAttemptContext): Unit = ()
+    override def needsTaskCommit(taskContext: TaskAttemptContext): Boolean = true
+    override def commitTask(taskContext: TaskAttemptContext): Unit = ()
+    override def abortTask(taskContext: TaskAttemptContext): Unit = ()
+  }
+}

@@ -1,0 +1,260 @@
+"""Structured Streaming on txcommit, end to end: a stateful query whose Connect server is
+killed with SIGKILL at random moments and restarted, on the local file system and on S3
+(moto over HTTP, Hadoop's S3A). Checkpoint files go through txcommit's checkpoint file
+manager, the output through txcommit's streaming sink protocol.
+
+What a user relies on, checked by content: every window of the rate source's values is in the
+output exactly once (the rate source numbers rows 0, 1, 2, ... so a window's count must equal
+its max - min + 1, and consecutive windows must continue where the previous one ended); the
+checkpoint never holds a partial or duplicate log file; the query restarts every time without
+repair; and txcommit's readers (commit records) and Spark's `_spark_metadata` agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+import txcommit
+
+from conftest import make_table, new_session, server_with_s3
+from servers import ServerProcess
+from tables import TableRef, txn_of
+
+MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
+SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"
+ROWS_PER_SECOND = 40
+KILLS = int(os.environ.get("TXCOMMIT_TEST_STREAMING_KILLS", "2"))
+HALT = "streaming.beforeSinkLog"
+ADOPTED = "was committed before as txn"
+STREAM_STORES = ("local", "s3")
+
+
+def configure(spark, store: str) -> None:  # noqa: ANN001 - a Connect SparkSession
+    """Per-session confs, as a JVM-less client sets them."""
+    spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", MANAGER)
+    spark.conf.set("spark.sql.streaming.commitProtocolClass", SINK_PROTOCOL)
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    if store != "local":
+        spark.conf.set("spark.txcommit.adapter.s3a", store)
+
+
+def start_query(spark, ckpt: TableRef, out: TableRef):  # noqa: ANN001, ANN201
+    rate = (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", ROWS_PER_SECOND)
+        .option("numPartitions", 2)
+        .load()
+    )
+    windows = (
+        rate.withWatermark("timestamp", "1 second")
+        .groupBy(F.window("timestamp", "2 seconds"))
+        .agg(
+            F.count("*").alias("n"),
+            F.min("value").alias("lo"),
+            F.max("value").alias("hi"),
+        )
+        .select(F.col("window.start").alias("start"), "n", "lo", "hi")
+    )
+    return (
+        windows.writeStream.format("parquet")
+        .outputMode("append")
+        .option("checkpointLocation", ckpt.url)
+        .option("path", out.url)
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+
+
+def wait_for_batches(query, after: int, where: str, timeout: float = 120) -> int:  # noqa: ANN001
+    """Waits until the query has finished a batch numbered above `after`; returns it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        progress = query.lastProgress
+        if progress and progress["batchId"] > after:
+            return int(progress["batchId"])
+        exc = query.exception()
+        assert exc is None, f"{where}: the query failed: {exc}"
+        time.sleep(0.3)
+    raise AssertionError(f"{where}: no batch after {after} within {timeout} s: {query.status}")
+
+
+def check_checkpoint(ckpt: TableRef) -> tuple[int, int]:
+    """Every visible offset and commit log file is complete; returns (last offset, last commit)."""
+    names = ckpt.objects()
+    logs: dict[str, dict[int, bytes]] = {"offsets": {}, "commits": {}}
+    for rel in names:
+        parts = rel.split("/")
+        if len(parts) == 2 and parts[0] in logs and parts[1] and not parts[1].startswith("."):
+            assert parts[1].isdigit(), f"unexpected file in the {parts[0]} log: {rel}"
+            data = ckpt.read(rel)
+            assert data, f"{rel} is empty"
+            logs[parts[0]][int(parts[1])] = data
+        if parts[-1] and not parts[-1].startswith("."):
+            assert ckpt.read(rel) is not None
+    for batch, data in logs["commits"].items():
+        version, body = data.decode().split("\n", 1)
+        assert version == "v1" and json.loads(body), f"commits/{batch} is not a whole commit"
+        assert batch in logs["offsets"], f"commits/{batch} without offsets/{batch}"
+    for batch, data in logs["offsets"].items():
+        lines = data.decode().split("\n")
+        assert lines[0] == "v1" and len(lines) >= 3, f"offsets/{batch} is not whole"
+        json.loads(lines[1])
+    offsets, commits = max(logs["offsets"], default=-1), max(logs["commits"], default=-1)
+    assert offsets - commits <= 1, f"offsets run {offsets - commits} batches ahead of commits"
+    assert sorted(logs["offsets"]) == list(range(len(logs["offsets"]))), "no gap in offsets"
+    if ckpt.store != "local":
+        assert not ckpt.open_uploads(), "no checkpoint upload is left open"
+    return offsets, commits
+
+
+def check_windows(rows: list[tuple[int, int, int]], where: str) -> int:
+    """(n, lo, hi) of every emitted window: exactly once, no gap. Returns the rows covered."""
+    rows = sorted(rows, key=lambda r: r[1])
+    assert rows, f"{where}: no window was emitted"
+    assert rows[0][1] == 0, f"{where}: the first window must start at value 0: {rows[:3]}"
+    for (n, lo, hi), nxt in zip(rows, [*rows[1:], None], strict=True):
+        assert n == hi - lo + 1, f"{where}: window [{lo}, {hi}] counted {n} rows: {rows}"
+        if nxt is not None:
+            assert nxt[1] == hi + 1, f"{where}: window after [{lo}, {hi}] starts at {nxt[1]}"
+    return rows[-1][2] + 1
+
+
+def txcommit_view(out: TableRef) -> list[str]:
+    """What txcommit's readers show: files named with a txn are visible iff its record names
+    them (tables.py reads the records raw, independent of the plugin)."""
+    committed = out.committed_paths()
+    return [f for f in out.data_files() if txn_of(f) is None or f in committed]
+
+
+@dataclass
+class Stream:
+    """One store's query: its checkpoint, its output and its last finished batch."""
+
+    store: str
+    ckpt: TableRef
+    out: TableRef
+    last_batch: int = -1
+
+
+def test_stateful_queries_killed_at_random_are_exactly_once(
+    workdir: Path,
+    local_s3,
+    s3_client,  # noqa: ANN001
+):
+    """One server runs a query on each store; it is SIGKILLed at a random moment KILLS times
+    and restarted; every restart resumes both queries from their checkpoints."""
+    seed = int(os.environ.get("TXCOMMIT_TEST_SEED", time.time_ns() % 1_000_000))
+    rng = random.Random(seed)
+    streams = []
+    for store in STREAM_STORES:
+        base = make_table(store, workdir, s3_client)
+        streams.append(Stream(store, base.child("checkpoint"), base.child("out")))
+    # Round 0 ends at a named point (the sink's record created, `_spark_metadata` not yet
+    # written), rounds 1..KILLS at random moments; the last round stops the queries cleanly.
+    rounds = KILLS + 2
+    for round_ in range(rounds):
+        server = server_with_s3(workdir / f"stream-{round_}", local_s3)
+        server.start()
+        try:
+            sessions = [new_session(server.url) for _ in streams]
+            for spark, st in zip(sessions, streams, strict=True):
+                configure(spark, st.store)
+            queries = [
+                start_query(sp, st.ckpt, st.out) for sp, st in zip(sessions, streams, strict=True)
+            ]
+            for query, st in zip(queries, streams, strict=True):
+                # The restarted query makes progress from its checkpoint, with no repair.
+                st.last_batch = wait_for_batches(query, st.last_batch, f"seed={seed} {st.store}")
+            if round_ == 1:
+                adopted = [line for line in server_log(server) if ADOPTED in line]
+                assert adopted, "the batch cut short at the halt point was replayed and adopted"
+            if round_ == 0:
+                # Restart the queries with the halt point set (a running query keeps the confs
+                # it started with): the first batch to commit halts the server.
+                for query in queries:
+                    query.stop()
+                for spark in sessions:
+                    spark.conf.set("spark.txcommit.test.haltAt", HALT)
+                for spark, st in zip(sessions, streams, strict=True):
+                    start_query(spark, st.ckpt, st.out)
+                server.wait_dead(timeout=180)
+            elif round_ < rounds - 1:
+                time.sleep(rng.uniform(0.2, 3.0))
+                server.kill_jvm()
+                server.wait_dead()
+            else:
+                for query, st in zip(queries, streams, strict=True):
+                    st.last_batch = wait_for_batches(query, st.last_batch + 2, st.store)
+                for query in queries:
+                    query.stop()
+                for spark, st in zip(sessions, streams, strict=True):
+                    verify_output(spark, st.ckpt, st.out, f"seed={seed} {st.store}")
+                    spark.stop()
+                no_copies(local_s3, streams)
+                return
+            for spark in sessions:
+                txcommit.abandon(spark)
+            for st in streams:
+                check_checkpoint(st.ckpt)
+        finally:
+            server.stop()
+
+
+def server_log(server: ServerProcess) -> list[str]:
+    """The Spark log of a `txcommit server` (it prints where it writes it)."""
+    ready = next(line for line in server.output if "(log: " in line)
+    path = ready.rsplit("(log: ", 1)[1].rstrip().rstrip(")")
+    return Path(path).read_text(errors="replace").splitlines()
+
+
+def no_copies(local_s3, streams: list[Stream]) -> None:  # noqa: ANN001
+    """On S3 no checkpoint or sink-log file was ever renamed (copied) into place: it was PUT
+    (or its upload completed) exactly where it belongs."""
+    for st in streams:
+        if st.store == "local":
+            continue
+        prefixes = (st.ckpt.prefix + "/", st.out.prefix + "/_spark_metadata/")
+        ops = [
+            e["op"] for e in local_s3.front.log.since(0)
+            if e["bucket"] == st.ckpt.bucket and e["key"].startswith(prefixes)
+        ]  # fmt: skip
+        assert "PUT" in ops and "COPY" not in ops, sorted(set(ops))
+
+
+def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # noqa: ANN001
+    check_checkpoint(ckpt)
+    # Spark's view: _spark_metadata (the sink log).
+    spark_rows = [(r["n"], r["lo"], r["hi"]) for r in spark.read.parquet(out.url).collect()]
+    covered = check_windows(spark_rows, f"{where}: Spark (_spark_metadata)")
+    assert covered >= ROWS_PER_SECOND * 2, "the query ran a few windows"
+    # txcommit's view: commit records, read raw. It holds every file of Spark's view, and at
+    # most the batch that the final stop cut short between its record and its sink-log entry
+    # (the next start of the query would adopt it into _spark_metadata, as after a crash).
+    visible = {v.rsplit("/", 1)[-1] for v in txcommit_view(out)}
+    listed = {p.rsplit("/", 1)[-1] for p in spark.read.parquet(out.url).inputFiles()}
+    assert listed <= visible, f"{where}: files in _spark_metadata but not committed"
+    extra_txns = {txn_of(name) for name in visible - listed}
+    assert len(extra_txns) <= 1, f"{where}: committed batches missing from _spark_metadata"
+    if extra_txns:
+        sink_batches = [
+            int(k.rsplit("/", 1)[-1]) for k in out.objects()
+            if k.startswith("_spark_metadata/") and k.rsplit("/", 1)[-1].isdigit()
+        ]  # fmt: skip
+        markers = {
+            json.loads(out.read(k) or b"{}").get("txn"): k for k in out.objects()
+            if k.startswith("_txcommit/streaming/")
+        }  # fmt: skip
+        marker = markers.get(extra_txns.pop(), "")
+        assert marker.endswith(f"/{max(sink_batches) + 1}.json"), (where, marker, sink_batches)
+    # Spark reading the directory through the txcommit filter (not through _spark_metadata).
+    spark.conf.set("spark.sql.streaming.fileStreamSink.ignoreMetadata", "true")
+    filtered = [(r["n"], r["lo"], r["hi"]) for r in spark.read.parquet(out.url).collect()]
+    check_windows(filtered, f"{where}: Spark with the txcommit filter")
+    assert set(spark_rows) <= set(filtered), f"{where}: the filtered view holds Spark's"
