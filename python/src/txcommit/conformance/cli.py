@@ -24,6 +24,8 @@ from txcommit.errors import TxCommitError
 from txcommit.log import display_url, join
 
 _S3_SCHEMES = ("s3", "s3a")
+#: Stores reached at an --endpoint: S3-compatibles, GCS emulators, Azurite or custom domains.
+_ENDPOINT_SCHEMES = (*_S3_SCHEMES, "gs", "az", "abfs", "abfss")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,14 +43,22 @@ def _parser() -> argparse.ArgumentParser:
         "--store",
         required=True,
         metavar="URL",
-        help="where to test: a local directory or file: URL, or s3://bucket/prefix",
+        help="where to test: a local directory or file: URL, s3://bucket/prefix, "
+        "gs://bucket/prefix, or az://container/prefix (abfss://container@account.dfs.core."
+        "windows.net/prefix)",
     )
     p.add_argument(
         "--adapter",
         metavar="NAME",
         help="adapter to certify (default: the registry's choice for the URL's scheme)",
     )
-    p.add_argument("--endpoint", metavar="URL", help="S3-compatible endpoint (S3 stores only)")
+    p.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="the store's endpoint: an S3-compatible endpoint, a GCS emulator "
+        "(default $STORAGE_EMULATOR_HOST), or an Azure Blob endpoint such as Azurite's "
+        "http://127.0.0.1:10000/devstoreaccount1",
+    )
     p.add_argument("--region", help="S3 region (default: AWS_REGION, else us-east-1)")
     p.add_argument("--report", metavar="PATH", help="write the JSON report here")
     p.add_argument("--writers", type=int, default=16, metavar="N", help="race width (default 16)")
@@ -80,13 +90,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = str(ns.store)
     scheme = scheme_of(url)
     options: dict[str, str] = {}
-    if scheme in _S3_SCHEMES:
-        if ns.endpoint:
-            options["endpoint"] = ns.endpoint
-        if ns.region:
-            options["region"] = ns.region
-    elif ns.endpoint or ns.region:
-        return _usage(f"--endpoint and --region apply to s3:// stores only, not {scheme}:")
+    if ns.region and scheme not in _S3_SCHEMES:
+        return _usage(f"--region applies to s3:// stores only, not {scheme}:")
+    if ns.endpoint and scheme not in _ENDPOINT_SCHEMES:
+        return _usage(
+            f"--endpoint applies to s3://, gs:// and az:// (abfs://) stores only, not {scheme}:"
+        )
+    if ns.endpoint:
+        options["endpoint"] = ns.endpoint
+    if ns.region:
+        options["region"] = ns.region
     overrides = {scheme: ns.adapter} if ns.adapter else None
     root = join(url.rstrip("/") or "/", f"txcommit-conformance-{uuid.uuid4().hex[:12]}")
     try:

@@ -35,7 +35,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 #: Environment variables whose values never appear in a report, a table or an error.
-SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_STORAGE_ACCOUNT_KEY")
 
 
 @dataclass(frozen=True)
