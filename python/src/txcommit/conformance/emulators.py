@@ -106,8 +106,8 @@ class _Emulator:
         if self.process is not None and self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(10)
+            try:  # in memory: nothing to flush, so no long grace
+                self.process.wait(2)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.process.pid, signal.SIGKILL)
