@@ -419,9 +419,8 @@ def _halted(ctx: Level2Context, point: str) -> None:
                 f"{point} {url} holds {len(records)} commit records; expected "
                 f"{2 if visible else 1}"
             )
-        reader.range(10).withColumn("k", F.lit(0)).write.mode("append").partitionBy("k").parquet(
-            url
-        )
+        after = reader.range(base + n, base + n + 10).withColumn("k", F.col("id") % 4)
+        after.write.mode("append").partitionBy("k").parquet(url)
         ctx.tables[key] = expected + 10
         _count_once(ctx, reader, url, expected + 10, f"the next append after a halt at {point}")
 

@@ -120,7 +120,8 @@ class Report:
         if self.failed:
             names = ", ".join(r.name for r in self.failed)
             n = len(self.failed)
-            why.append(f"{n} declared check{'s' if n != 1 else ''} failed ({names})")
+            kind = "declared check" if self.levels == (1,) else "check"
+            why.append(f"{n} {kind}{'s' if n != 1 else ''} failed ({names})")
         if self.unavailable:
             why.append(f"level 2 {self.unavailable[0].explanation}")
         what = f"{d.name} ({d.primitive}) on {self.store}/{where}"
