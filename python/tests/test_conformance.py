@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from txcommit.adapters import open_store
+from txcommit.adapters import Store, open_store
 from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
 from txcommit.adapters.s3 import S3Store
 from txcommit.cli import main as txcommit_main
@@ -22,6 +22,7 @@ from txcommit.conformance.emulators import Azurite, FakeGcs
 from txcommit.conformance.protocol import HALT_POINTS
 from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
+from contract import StoreContract
 from servers import server_python
 
 BUCKET = "conformance"
@@ -373,3 +374,25 @@ def test_a_level_2_failure_is_reported_as_a_failure(tmp_path: Path) -> None:
     assert got["reader-check"]["result"] == FAIL
     assert "uncommitted data is visible" in got["reader-check"]["explanation"]
     assert "NOT certified at level 2" in printed
+
+
+# --- the store contract on the emulators (python/tests/contract.py) ------------------------------
+
+
+class TestGcsStoreContract(StoreContract):
+    adapter = "gcs"
+
+    @pytest.fixture
+    def store(self, fake_gcs: FakeGcs) -> Store:
+        return open_store(
+            f"gs://conformance/contract/{uuid.uuid4().hex}", endpoint=fake_gcs.endpoint
+        )
+
+
+class TestAzureStoreContract(StoreContract):
+    adapter = "azure"
+
+    @pytest.fixture
+    def store(self, azurite: Azurite) -> Store:
+        url = f"az://conformance/contract/{uuid.uuid4().hex}"
+        return open_store(url, endpoint=azurite.endpoint, emulator=True)

@@ -292,7 +292,7 @@ class GcsStore(Store):
         except ImportError:
             raise UnsupportedStoreError(
                 f"txcommit: reading {self.root_url} with fsspec needs gcsfs; install it: "
-                "pip install gcsfs"
+                "pip install 'txcommit[gcs]'"
             ) from None
         options: dict[str, Any] = {}
         if self.endpoint is not None:
