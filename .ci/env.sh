@@ -7,6 +7,9 @@ SBT_VERSION="1.11.7"
 PYTHON="${PYTHON:-python3}"
 M2_REPO="$CACHE/m2"
 SBT_LAUNCHER="$M2_REPO/org/scala-sbt/sbt-launch/$SBT_VERSION/sbt-launch-$SBT_VERSION.jar"
+# Azurite (Azure Blob emulator, npm) for the conformance kit; installed under the cache.
+AZURITE_VERSION="3.37.0"
+NPM_PREFIX="$CACHE/npm"
 
 log() { printf '\033[1m[txcommit]\033[0m %s\n' "$*" >&2; }
 die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }

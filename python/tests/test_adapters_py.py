@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -250,7 +251,7 @@ def declaration_json(**changes: Any) -> str:
 
 def test_the_shipped_declarations_load_with_their_promises() -> None:
     by_name = {d.name: d for d in known_adapters()}
-    assert sorted(by_name) == ["hdfs", "local", "s3", "s3-multipart"]
+    assert sorted(by_name) == ["azure", "gcs", "hdfs", "local", "s3", "s3-multipart"]
     assert by_name["local"] == AdapterDeclaration(
         name="local",
         title=by_name["local"].title,
@@ -260,12 +261,30 @@ def test_the_shipped_declarations_load_with_their_promises() -> None:
         schemes=("file",),
         default_for=("file",),
         notes=by_name["local"].notes,
+        implementations=("jvm", "python"),
     )
     assert by_name["s3"].primitive == "conditional-put"
     assert by_name["s3"].default_for == ("s3a", "s3")
     assert by_name["s3-multipart"].primitive == "multipart-complete"
     assert by_name["s3-multipart"].default_for == ()
     assert "link(2)" in by_name["local"].notes
+    assert by_name["gcs"].primitive == by_name["azure"].primitive == "conditional-put"
+    assert by_name["gcs"].default_for == ("gs",)
+    assert by_name["azure"].default_for == ("az", "abfs", "abfss")
+
+
+def test_the_declared_implementations_match_what_each_side_ships() -> None:
+    """A declaration says where the adapter exists: the Python registry has exactly the
+    adapters declaring ``python``, and sbt packages exactly those declaring ``jvm``."""
+    from txcommit.adapters.registry import _IMPLEMENTATIONS
+
+    declared = {d.name: d for d in known_adapters()}
+    assert sorted(_IMPLEMENTATIONS) == sorted(n for n, d in declared.items() if d.in_python)
+    sbt = (REPO / "build.sbt").read_text()
+    packaged = re.findall(r"declarations\((\"[^)]*)\)", sbt)
+    in_sbt = sorted(n.strip().strip('"') for group in packaged for n in group.split(","))
+    assert in_sbt == sorted(n for n, d in declared.items() if d.on_jvm)
+    assert not declared["gcs"].on_jvm and not declared["azure"].on_jvm
 
 
 @pytest.mark.parametrize(
@@ -283,6 +302,8 @@ def test_the_shipped_declarations_load_with_their_promises() -> None:
         ({"title": None}, "'title' is missing or not a string (found nothing)"),
         ({"name": "y"}, "'name' is 'y' but the declaration's directory is 'x'"),
         ({"notes": 5}, "'notes' must be a string"),
+        ({"implementations": []}, "'implementations' is empty"),
+        ({"implementations": ["go"]}, "unknown implementation 'go'"),
     ],
 )
 def test_an_invalid_declaration_is_refused_naming_the_file_and_the_key(
@@ -342,13 +363,13 @@ def test_an_override_per_scheme_wins() -> None:
 
 def test_an_unknown_scheme_is_refused_listing_the_known_adapters() -> None:
     with pytest.raises(UnknownAdapterError) as caught:
-        adapter_for("gs://AKID:secret@bucket/t")
+        adapter_for("wasb://AKID:secret@bucket/t")
     message = str(caught.value)
-    assert "'gs'" in message and "spark.txcommit.adapter.gs" in message
+    assert "'wasb'" in message and "spark.txcommit.adapter.wasb" in message
     assert "local (rename; schemes file)" in message
     assert "s3 (conditional-put; schemes s3a, s3)" in message
     assert "s3-multipart (multipart-complete; schemes s3a, s3)" in message
-    assert "secret" not in message and "gs://bucket/t" in message
+    assert "secret" not in message and "wasb://bucket/t" in message
 
 
 def test_an_override_to_an_unknown_adapter_is_refused() -> None:

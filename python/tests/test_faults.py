@@ -20,17 +20,16 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
 import txcommit
+from txcommit.conformance.protocol import HALT_POINTS as VISIBLE_AFTER
+from txcommit.conformance.protocol import KEEP_JUNK, fail_first_attempt_at
 
 from conftest import new_session, server_on_cluster, server_with_s3
 from servers import ServerProcess, running
 from tables import TableRef, txn_of
 
-KEEP_JUNK = {
-    # Leave the files of failed attempts on disk, as a dead executor would, so that the
-    # tests prove the READ side hides them rather than a clean-up that happened to run.
-    "spark.txcommit.test.keepAbortedFiles": "true",
-    "spark.txcommit.commit.cleanupAttempts": "false",
-}
+# Shared with the conformance kit's Level 2 (txcommit.conformance.protocol), which runs these
+# scenarios on any store: leave the files of failed attempts on disk (KEEP_JUNK), and which
+# fault points leave the interrupted job visible (VISIBLE_AFTER).
 
 
 def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
@@ -39,23 +38,6 @@ def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
         return spark.read.parquet(table.url).count()
     finally:
         spark.conf.set("spark.txcommit.read.filter", "true")
-
-
-def fail_first_attempt_at(*ids: int):  # noqa: ANN201
-    """A UDF that raises on the first attempt of the task that meets one of `ids`."""
-    targets = set(ids)
-
-    # Explicit type and arrow choice: otherwise pyspark reads them through the thread's active
-    # session, which after a crash test may be one whose server is dead (10 min of retries).
-    @F.udf(returnType=LongType(), useArrow=True)  # small arrow batches: see the caller
-    def maybe_fail(i):  # noqa: ANN001, ANN202 - hints would make Spark guess an eval type
-        from pyspark import TaskContext
-
-        if i in targets and TaskContext.get().attemptNumber() == 0:
-            raise RuntimeError(f"injected failure at id {i}")
-        return i
-
-    return maybe_fail
 
 
 @pytest.mark.parametrize("where", ["first-row", "last-row"])
@@ -131,15 +113,6 @@ def test_persistently_failing_task_makes_no_row_visible(
 
 
 # --- the server JVM killed at named points of the protocol ------------------------------------
-
-VISIBLE_AFTER = {
-    "task.beforeCommit": False,
-    "job.duringPublishData": False,
-    "job.beforeRecord": False,
-    "job.afterRecord": True,
-    "job.duringCleanup": True,
-    "job.beforeSuccess": True,
-}
 
 
 def crashing_server(workdir: Path, table: TableRef, request) -> ServerProcess:  # noqa: ANN001

@@ -29,6 +29,12 @@ FORMAT = "txcommit-adapter"
 FORMAT_VERSION = 1
 PRIMITIVES = ("rename", "conditional-put", "multipart-complete")
 LISTINGS = ("consistent", "eventual")
+#: Where an adapter is implemented: the JVM plugin (Spark writes and reads through it) and/or
+#: the Python mirror (readers, CLI, conformance kit Level 1).
+IMPLEMENTATIONS = ("jvm", "python")
+#: What a declaration without ``implementations`` means: the format's first users were JVM
+#: adapters, loaded from the declaration packaged in their jar.
+DEFAULT_IMPLEMENTATIONS = ("jvm",)
 DECLARATION_FILE = "adapter.json"
 
 
@@ -44,6 +50,19 @@ class AdapterDeclaration:
     schemes: tuple[str, ...]
     default_for: tuple[str, ...]
     notes: str = ""
+    #: Where the adapter is implemented (``jvm``, ``python``); only a ``jvm`` adapter can
+    #: serve Spark, and only it can be certified at Level 2 (the protocol through Spark).
+    implementations: tuple[str, ...] = DEFAULT_IMPLEMENTATIONS
+
+    @property
+    def on_jvm(self) -> bool:
+        """Whether the JVM plugin has this adapter (Spark can write tables through it)."""
+        return "jvm" in self.implementations
+
+    @property
+    def in_python(self) -> bool:
+        """Whether the Python mirror has this adapter."""
+        return "python" in self.implementations
 
     @property
     def summary(self) -> str:
@@ -114,6 +133,17 @@ def parse_declaration(
     notes = root.get("notes", "")
     if not isinstance(notes, str):
         raise bad(f"'notes' must be a string (found {_show(notes)})")
+    implementations = DEFAULT_IMPLEMENTATIONS
+    if "implementations" in root:
+        implementations = texts("implementations")
+        if not implementations:
+            raise bad("'implementations' is empty; list 'jvm' and/or 'python'")
+        for where_ in implementations:
+            if where_ not in IMPLEMENTATIONS:
+                raise bad(
+                    f"unknown implementation '{where_}' in 'implementations'; expected "
+                    f"{' or '.join(IMPLEMENTATIONS)}"
+                )
     return AdapterDeclaration(
         name=name,
         title=text("title"),
@@ -123,6 +153,7 @@ def parse_declaration(
         schemes=schemes,
         default_for=defaults,
         notes=notes,
+        implementations=implementations,
     )
 
 
@@ -178,7 +209,9 @@ def _sorted(children: Iterable[Traversable]) -> list[Traversable]:
 
 
 __all__ = [
+    "DEFAULT_IMPLEMENTATIONS",
     "FORMAT",
+    "IMPLEMENTATIONS",
     "LISTINGS",
     "PRIMITIVES",
     "AdapterDeclaration",

@@ -23,8 +23,11 @@ from txcommit.log import display_url
 #: ``spark.txcommit.adapter.<scheme>``: the adapter for tables with that scheme.
 CONF_PREFIX = "spark.txcommit.adapter."
 
-#: Adapters with a Python mirror: name -> (module, class).
+#: Adapters with a Python mirror: name -> (module, class). Exactly the declarations whose
+#: ``implementations`` list ``python`` (a test keeps the two in step).
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
+    "azure": ("txcommit.adapters.azure", "AzureBlobStore"),
+    "gcs": ("txcommit.adapters.gcs", "GcsStore"),
     "local": ("txcommit.adapters.local", "LocalStore"),
     "s3": ("txcommit.adapters.s3", "S3Store"),
     "s3-multipart": ("txcommit.adapters.s3", "S3MultipartStore"),
@@ -131,7 +134,8 @@ def open_store(
     """A :class:`Store` rooted at ``url_or_path``, of the adapter :func:`adapter_for` picks.
 
     ``options`` go to the store's constructor (for S3: ``endpoint``, ``region``,
-    ``path_style``, ``allow_http``, ``access_key_id``, ``secret_access_key``, ...).
+    ``path_style``, ``allow_http``, ``access_key_id``, ``secret_access_key``, ...; for GCS:
+    ``endpoint``; for Azure: ``account``, ``account_key``, ``endpoint``, ``emulator``).
     """
     declaration = adapter_for(url_or_path, overrides)
     return implementation(declaration)(url_or_path, declaration=declaration, **options)

@@ -1,5 +1,7 @@
 """The adapter conformance kit: does a store keep the promise its adapter declares?
 
+Level 2 (the protocol) runs the fault scenarios of :mod:`txcommit.conformance.protocol` through
+a Spark Connect server it starts on the store (adapters with a JVM implementation only).
 Level 1 (the primitive) runs the checks of :mod:`txcommit.conformance.checks` against a live
 store and certifies only what the adapter's declaration (``adapters/<name>/adapter.json``)
 promises. From a shell::
@@ -15,11 +17,13 @@ from __future__ import annotations
 
 from txcommit.conformance.checks import CHECKS, Check, CheckContext, CheckFailed
 from txcommit.conformance.cli import main
+from txcommit.conformance.protocol import HALT_POINTS, ProtocolTarget, run_level2, target_for
 from txcommit.conformance.runner import (
     EXIT_CERTIFIED,
     EXIT_FAILED,
     EXIT_USAGE,
     FAIL,
+    NOT_AVAILABLE,
     NOT_DECLARED,
     PASS,
     Report,
@@ -34,6 +38,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
     "FAIL",
+    "NOT_AVAILABLE",
     "NOT_DECLARED",
     "PASS",
     "Check",
@@ -41,7 +46,11 @@ __all__ = [
     "CheckFailed",
     "Report",
     "Row",
+    "HALT_POINTS",
+    "ProtocolTarget",
     "main",
     "run_level1",
+    "run_level2",
+    "target_for",
     "write_report",
 ]

@@ -29,13 +29,15 @@ from txcommit.errors import TxCommitError
 PASS = "pass"
 FAIL = "fail"
 NOT_DECLARED = "not declared"
+#: A Level 2 scenario that cannot run here (the adapter has no JVM implementation): not a pass.
+NOT_AVAILABLE = "not available"
 
 EXIT_CERTIFIED = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 #: Environment variables whose values never appear in a report, a table or an error.
-SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_STORAGE_ACCOUNT_KEY")
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,13 @@ class Row:
     result: str  # pass | fail | not declared
     seconds: float
     explanation: str
+    #: 1: the primitive (Level 1); 2: the protocol through Spark (Level 2).
+    level: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "level": self.level,
             "capability": self.capability,
             "result": self.result,
             "seconds": self.seconds,
@@ -68,15 +73,35 @@ class Report:
     endpoint: str | None
     rows: list[Row]
     cleanup: dict[str, Any] = field(default_factory=dict)
+    #: The levels that ran: (1,), (2,) or (1, 2).
+    levels: tuple[int, ...] = (1,)
 
     @property
     def failed(self) -> list[Row]:
         return [r for r in self.rows if r.result == FAIL]
 
     @property
+    def unavailable(self) -> list[Row]:
+        return [r for r in self.rows if r.result == NOT_AVAILABLE]
+
+    @property
     def certified(self) -> bool:
-        """Every declared check ran and passed (and at least one was declared)."""
-        return not self.failed and any(r.result == PASS for r in self.rows)
+        """Every declared check of every level asked for ran and passed (and at least one
+        was declared); a level that is not available is not certified."""
+        return not self.failed and not self.unavailable and any(r.result == PASS for r in self.rows)
+
+    def level_verdicts(self) -> dict[str, str]:
+        """``{"1": "certified" | "failed" | "not available", ...}`` for the levels that ran."""
+        out = {}
+        for level in self.levels:
+            rows = [r for r in self.rows if r.level == level]
+            if any(r.result == FAIL for r in rows):
+                out[str(level)] = "failed"
+            elif any(r.result == NOT_AVAILABLE for r in rows) or not rows:
+                out[str(level)] = "not available"
+            else:
+                out[str(level)] = "certified"
+        return out
 
     @property
     def exit_code(self) -> int:
@@ -88,21 +113,26 @@ class Report:
     def summary(self) -> str:
         d = self.declaration
         where = f" at {self.endpoint}" if self.endpoint else ""
+        levels = "" if self.levels == (1,) else f" at level {' and '.join(map(str, self.levels))}"
         if self.certified:
-            return f"certified: {d.name} ({d.primitive}) on {self.store}/{where}"
-        names = ", ".join(r.name for r in self.failed)
-        n = len(self.failed)
-        return (
-            f"NOT certified: {n} declared check{'s' if n != 1 else ''} failed ({names}); "
-            f"{d.name} ({d.primitive}) on {self.store}/{where}"
-        )
+            return f"certified{levels}: {d.name} ({d.primitive}) on {self.store}/{where}"
+        why = []
+        if self.failed:
+            names = ", ".join(r.name for r in self.failed)
+            n = len(self.failed)
+            kind = "declared check" if self.levels == (1,) else "check"
+            why.append(f"{n} {kind}{'s' if n != 1 else ''} failed ({names})")
+        if self.unavailable:
+            why.append(f"level 2 {self.unavailable[0].explanation}")
+        what = f"{d.name} ({d.primitive}) on {self.store}/{where}"
+        return f"NOT certified{levels}: {'; '.join(why)}; {what}"
 
     def table(self) -> str:
         """The rows as an aligned text table, the explanations of failures, and the summary."""
         header = ("check", "capability", "result", "time")
         cells = [header] + [
             (r.name, r.capability, r.result.upper() if r.result == FAIL else r.result,
-             f"{r.seconds:.2f}s" if r.result != NOT_DECLARED else "-")
+             f"{r.seconds:.2f}s" if r.result not in (NOT_DECLARED, NOT_AVAILABLE) else "-")
             for r in self.rows
         ]  # fmt: skip
         widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
@@ -139,7 +169,8 @@ class Report:
             },
             "store": self.store,
             "endpoint": self.endpoint,
-            "level": 1,
+            "level": self.levels[0] if len(self.levels) == 1 else "all",
+            "levels": self.level_verdicts(),
             "checks": [r.to_json() for r in self.rows],
             "certified": self.certified,
             "cleanup": self.cleanup,
@@ -252,6 +283,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
     "FAIL",
+    "NOT_AVAILABLE",
     "NOT_DECLARED",
     "PASS",
     "Report",

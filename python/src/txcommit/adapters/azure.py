@@ -1,0 +1,275 @@
+"""The ``azure`` adapter (primitive ``conditional-put``): Azure Blob Storage, Python mirror only.
+
+An exclusive create is one Put Blob with ``If-None-Match: *``, which Azure refuses with 409
+``BlobAlreadyExists`` when the blob exists: obstore's ``put(..., mode="create")`` (object_store
+sends the header on a single Put Blob whatever the size, and maps the refusal to
+``AlreadyExistsError``). A blob becomes visible whole when Put Blob (or Put Block List)
+completes. Everything goes through obstore.
+
+URLs: ``az://<container>/<prefix>`` (account from ``account`` or
+``AZURE_STORAGE_ACCOUNT_NAME``), or Hadoop's ``abfs[s]://<container>@<account>.dfs.core.windows.net/<prefix>``.
+Credentials: ``account_key`` (or ``AZURE_STORAGE_ACCOUNT_KEY``), else obstore's chain (SAS
+token, managed identity, Azure CLI). ``endpoint`` reaches an emulator or a custom domain; for
+Azurite give ``endpoint="http://127.0.0.1:10000/devstoreaccount1"`` and ``emulator=True``,
+which uses Azurite's documented well-known development account and key.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import uuid
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import obstore
+from obstore.store import AzureStore as _ObstoreAzure
+
+from txcommit.adapters.base import Store, StoreFile
+from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
+from txcommit.log import LOG_DIR_NAME, display_url, join
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+    from txcommit.adapters.declarations import AdapterDeclaration
+
+_SCHEMES = ("az", "abfs", "abfss")
+#: Azurite's well-known development account (public, documented by Microsoft; not a secret).
+EMULATOR_ACCOUNT = "devstoreaccount1"
+EMULATOR_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+_DENIED = (obstore.exceptions.PermissionDeniedError, obstore.exceptions.UnauthenticatedError)
+
+
+def parse_azure_url(url: str) -> tuple[str, str | None, str]:
+    """(container, account or None, prefix) of an ``az://`` or ``abfs[s]://`` URL."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    shown = display_url(url)
+    if scheme not in _SCHEMES:
+        raise StoreError(f"txcommit: {shown} is not an az://, abfs:// or abfss:// URL", url=shown)
+    if parts.password is not None or ":" in (parts.username or ""):
+        raise StoreError(
+            f"txcommit: {shown} carries credentials in the URL, which txcommit does not accept; "
+            "pass account_key or set AZURE_STORAGE_ACCOUNT_KEY",
+            url=shown,
+        )
+    prefix = parts.path.strip("/")
+    if scheme == "az":
+        if not parts.netloc or "@" in parts.netloc:
+            raise StoreError(
+                f"txcommit: {shown} names no container; use az://<container>/<path>", url=shown
+            )
+        return parts.netloc, None, prefix
+    container, at, host = parts.netloc.partition("@")
+    if not at or not container or not host:
+        raise StoreError(
+            f"txcommit: {shown} is not container@account.dfs.core.windows.net; use "
+            f"{scheme}://<container>@<account>.dfs.core.windows.net/<path>",
+            url=shown,
+        )
+    return container, host.split(".", 1)[0], prefix
+
+
+class _Secret:
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+
+class AzureBlobStore(Store):
+    """A container prefix on Azure Blob Storage (or Azurite), as a :class:`Store`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        account: str | None = None,
+        account_key: str | None = None,
+        endpoint: str | None = None,
+        emulator: bool = False,
+        declaration: AdapterDeclaration | None = None,
+    ) -> None:
+        if declaration is None:
+            from txcommit.adapters.registry import declaration_named
+
+            declaration = declaration_named("azure")
+        self.container, url_account, self.prefix = parse_azure_url(url)
+        if urlsplit(url).scheme.lower() == "az":
+            root = f"az://{self.container}" + (f"/{self.prefix}" if self.prefix else "")
+        else:
+            root = display_url(url).split("?", 1)[0].rstrip("/")
+        super().__init__(root, declaration)
+        if emulator:
+            account = account or EMULATOR_ACCOUNT
+            account_key = account_key or EMULATOR_KEY
+        self.account: str | None = (
+            account or url_account or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
+        )
+        if not self.account:
+            raise StoreError(
+                f"txcommit: {self.root_url} names no storage account; pass account=... or set "
+                "AZURE_STORAGE_ACCOUNT_NAME (or use abfss://<container>@<account>.dfs.core."
+                "windows.net/<path>)",
+                url=self.root_url,
+            )
+        key = account_key or os.environ.get("AZURE_STORAGE_ACCOUNT_KEY")
+        self._key = _Secret(key) if key else None
+        self.endpoint: str | None = endpoint.rstrip("/") if endpoint else None
+        self.emulator = emulator
+        self._allow_http = bool(self.endpoint and self.endpoint.startswith("http:"))
+        self._obstore = _ObstoreAzure(
+            self.container,
+            prefix=self.prefix or None,
+            config=self._config(),  # type: ignore[arg-type]
+            client_options={"allow_http": self._allow_http},
+        )
+
+    def _config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"account_name": self.account}
+        if self._key is not None:
+            config["account_key"] = self._key.reveal()
+        if self.endpoint:
+            config["endpoint"] = self.endpoint
+        return config
+
+    # -- errors --------------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        if self._key is not None and self._key.reveal():
+            text = text.replace(self._key.reveal(), "***")
+        return text
+
+    def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
+        url = self.url_for(key)
+        full = self._scrub(str(cause))
+        first = (full.splitlines() or [type(cause).__name__])[0][:300]
+        where = f" (endpoint {self.endpoint})" if self.endpoint else ""
+        if "ContainerNotFound" in full:
+            advice = f"container '{self.container}' does not exist{where}; create it"
+        elif isinstance(cause, _DENIED) or "AuthorizationFailure" in full or "403" in full:
+            advice = (
+                "access was denied; check the account key (AZURE_STORAGE_ACCOUNT_KEY) or the "
+                "identity's role on the container"
+            )
+        else:
+            advice = f"check that the endpoint{where} is reachable, then retry"
+        return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
+
+    # -- the contract --------------------------------------------------------------------
+
+    def create_exclusive(self, key: str, data: bytes) -> None:
+        self.check_key(key)
+        self.requests.add("PUT")
+        try:
+            # mode="create": one Put Blob with If-None-Match: * whatever the size.
+            obstore.put(self._obstore, key, data, mode="create")
+        except obstore.exceptions.AlreadyExistsError:
+            raise self.conflict(key, "Azure refused Put Blob with If-None-Match: *; ") from None
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("create", key, e) from None
+
+    def write_replacing(self, key: str, data: bytes) -> None:
+        self.check_key(key)
+        self.requests.add("PUT")
+        try:
+            obstore.put(self._obstore, key, data)
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("write", key, e) from None
+
+    def read(self, key: str) -> bytes | None:
+        self.check_key(key)
+        self.requests.add("GET")
+        try:
+            return bytes(obstore.get(self._obstore, key).bytes())
+        except FileNotFoundError as e:
+            if "ContainerNotFound" in str(e):
+                raise self._failure("read", key, e) from None
+            return None
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("read", key, e) from None
+
+    def list(self, prefix: str = "") -> builtins.list[StoreFile]:
+        prefix = self.check_prefix(prefix)
+        self.requests.add("LIST")
+        try:
+            result = self._obstore.list_with_delimiter(prefix or None)
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("list", prefix, e) from None
+        files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
+        return sorted(files, key=lambda f: f.key)
+
+    def exists(self, key: str) -> bool:
+        self.check_key(key)
+        self.requests.add("HEAD")
+        try:
+            obstore.head(self._obstore, key)
+        except FileNotFoundError as e:
+            if "ContainerNotFound" in str(e):
+                raise self._failure("check", key, e) from None
+            return False
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("check", key, e) from None
+        return True
+
+    def delete(self, key: str) -> bool:
+        self.check_key(key)
+        self.requests.add("DELETE")
+        try:
+            obstore.delete(self._obstore, key)
+        except FileNotFoundError as e:  # Azure answers 404 BlobNotFound
+            if "ContainerNotFound" in str(e):
+                raise self._failure("delete", key, e) from None
+            return False
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("delete", key, e) from None
+        return True
+
+    def check_ready(self) -> None:
+        """Proves the endpoint refuses a second ``If-None-Match: *`` create of one key."""
+        probe = f"{LOG_DIR_NAME}/probe/{uuid.uuid4()}.json"
+        self.create_exclusive(probe, b'{"probe":1}')
+        try:
+            try:
+                self.create_exclusive(probe, b'{"probe":2}')
+            except AlreadyExistsError:
+                return
+            raise UnsupportedStoreError(
+                f"txcommit: the Azure endpoint {self.endpoint or self.account} (container "
+                f"{self.container}) does not provide the conditional-put capability the "
+                f"'{self.declaration.name}' adapter relies on: it ignored If-None-Match: * (two "
+                f"exclusive creates of {self.url_for(probe)} both succeeded), so a commit record "
+                "could be overwritten."
+            )
+        finally:
+            self.delete(probe)
+
+    def fsspec(self) -> tuple[AbstractFileSystem, str]:
+        from obstore.fsspec import FsspecStore
+
+        fs = FsspecStore(
+            "azure",
+            config=self._config(),  # type: ignore[arg-type]
+            client_options={"allow_http": self._allow_http},
+        )
+        return fs, join(self.container, self.prefix)
+
+    def __repr__(self) -> str:
+        return (
+            f"AzureBlobStore({self.root_url!r}, adapter={self.declaration.name!r}, "
+            f"account={self.account!r}, endpoint={self.endpoint!r})"
+        )
+
+
+__all__ = ["EMULATOR_ACCOUNT", "AzureBlobStore", "parse_azure_url"]
