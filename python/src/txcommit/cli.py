@@ -46,6 +46,7 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
     "conformance": ("txcommit.conformance", "certify a store adapter against a live store"),
     "demo": ("txcommit.demo", "run an end-to-end demo (arguments go to txcommit.demo)"),
     "local-s3": ("txcommit.local_s3", "run a local S3 endpoint (moto) that counts requests"),
+    "bench": ("txcommit.bench", "benchmark txcommit against v1, v2, magic (docs/benchmarks.md)"),
 }
 
 
