@@ -17,7 +17,15 @@ from txcommit.client import (
 )
 
 ALGORITHM_VERSION = "mapreduce.fileoutputcommitter.algorithm.version"
+PARQUET_COMMITTER = "spark.sql.parquet.output.committer.class"
 STORES = ("local", "s3")
+#: Spark's and S3A's defaults of the keys the protocols below change.
+SESSION_DEFAULTS = {
+    PARQUET_COMMITTER: "org.apache.parquet.hadoop.ParquetOutputCommitter",
+    READ_FILTER_CONF: "false",
+    "spark.txcommit.adapter.s3a": "s3",
+}
+OPTION_DEFAULTS = {"fs.s3a.committer.name": "file", ALGORITHM_VERSION: "1"}
 
 
 @dataclass(frozen=True)
@@ -37,10 +45,17 @@ class Protocol:
         return self.confs.get(COMMIT_PROTOCOL_CONF) == PROTOCOL_CLASS
 
     def session_confs(self, store: str) -> dict[str, str]:
-        confs = dict(self.confs)
+        """Every conf any protocol sets, with this protocol's values and Spark's defaults for
+        the rest: written out in full because a value set in one Connect session was seen
+        to reach later sessions of the same server (the magic committer's Parquet committer
+        class made a later v1 write use the magic committer)."""
+        confs = {**SESSION_DEFAULTS, **self.confs}
         if self.is_txcommit and store == "s3" and self.adapter:
             confs["spark.txcommit.adapter.s3a"] = self.adapter
         return confs
+
+    def write_options(self) -> dict[str, str]:
+        return {**OPTION_DEFAULTS, **self.options}
 
 
 PROTOCOLS: tuple[Protocol, ...] = (
@@ -59,7 +74,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
         "magic", "S3A magic committer", ("s3",),
         {
             COMMIT_PROTOCOL_CONF: PATH_OUTPUT_PROTOCOL,
-            "spark.sql.parquet.output.committer.class": BINDING_PARQUET_COMMITTER,
+            PARQUET_COMMITTER: BINDING_PARQUET_COMMITTER,
         },
         {
             "fs.s3a.committer.name": "magic",
