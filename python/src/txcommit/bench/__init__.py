@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--s3-large-protocols",
         help="on S3, only these protocols run file counts above 1000 (default "
-        "floor,magic,txcommit: v1 commits at ~0.65 s per file on the modelled S3, "
+        "floor,txcommit: v1 commits at ~0.65 s per file on the modelled S3, "
         "so 5000 files would take about an hour; 'all' runs every protocol)",
     )
     p.add_argument("--rows-per-file", type=int, help="rows per file in the sweep (default 1000)")

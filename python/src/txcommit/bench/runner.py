@@ -46,7 +46,7 @@ class Sizes:
     overwrite_files: list[int] = field(default_factory=lambda: [10, 100])
     #: On S3, file counts above LARGE run only these protocols: v1 commits at ~0.65 s per
     #: file on the modelled S3 (5000 files: about an hour), which no 30-minute run can hold.
-    s3_large_protocols: list[str] = field(default_factory=lambda: ["floor", "magic", "txcommit"])
+    s3_large_protocols: list[str] = field(default_factory=lambda: ["floor", "txcommit"])
     rows_per_file: int = 1000
     partitions: int = 10
     seed_rows: int = 10_000_000
