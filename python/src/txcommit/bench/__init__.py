@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import tempfile
 import time
@@ -97,6 +98,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def option_rows() -> list[tuple[str, str, str]]:
+    """(flag, meaning, default) of every option, for the report's table."""
+    rows = []
+    for action in build_parser()._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        meaning = (action.help or "").split(" (default")[0]
+        default = (
+            "off"
+            if isinstance(action, argparse._StoreTrueAction)
+            else (str(action.default) if action.default is not None else "see meaning")
+        )
+        match = re.search(r"\(default:? ([^)]*)\)", action.help or "")
+        if match:
+            default = match.group(1).split(":")[0].split(";")[0]
+        rows.append((", ".join(f"`{o}`" for o in action.option_strings), meaning, default))
+    return rows
+
+
 def sizes_from(ns: argparse.Namespace) -> Any:
     from txcommit.bench.runner import Sizes
 
@@ -138,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         if bad or not stores:
             raise SystemExit(f"txcommit bench: --stores {ns.stores!r}: choose from "
                              f"{', '.join(STORES)}")  # fmt: skip
-        results = run(ns, stores, parse(ns.protocols), sizes_from(ns))
+        partial = assets / "results.partial.json"
+        results = run(ns, stores, parse(ns.protocols), sizes_from(ns), partial)
+        partial.unlink(missing_ok=True)
         assets.mkdir(parents=True, exist_ok=True)
         (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     write_report(results, out, assets, plots=not ns.no_plots)
@@ -154,14 +176,20 @@ def write_report(results: dict[str, Any], out: Path, assets: Path, plots: bool) 
 
         names = all_plots(results, assets)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(results, names))
+    out.write_text(render(results, names, assets.name, option_rows()))
     print(f"txcommit bench: wrote {out}" + (f" and {len(names)} plots in {assets}" if names
                                            else ""))  # fmt: skip
     for t in targets(results):
         print(f"  {verdict(t['held']).strip('*'):12} {t['target']}: {t['value']}")
 
 
-def run(ns: argparse.Namespace, stores: list[str], protocols: list[Any], sizes: Any) -> dict:
+def run(
+    ns: argparse.Namespace,
+    stores: list[str],
+    protocols: list[Any],
+    sizes: Any,
+    partial: Path | None = None,
+) -> dict:
     import txcommit  # noqa: F401 - before pyspark.sql.connect (see txcommit._spark_home)
     from txcommit.bench.jvm import HADOOP_CLOUD, floor_jar, hadoop_cloud_jar
     from txcommit.bench.runner import BUCKET, Bench
@@ -191,39 +219,54 @@ def run(ns: argparse.Namespace, stores: list[str], protocols: list[Any], sizes: 
     print(f"txcommit bench: starting the server (log {config.log_file})", flush=True)
     server = start(config)
     results: dict[str, Any] = {"sweep": [], "seed": [], "read": []}
+
+    def meta(done: bool) -> dict[str, Any]:
+        return {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "elapsed_s": round(time.monotonic() - started, 1),
+            "quick": bool(ns.quick),
+            "complete": done,
+            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}",
+            "note": ns.note,
+            "master": ns.master,
+            "latency_scale": ns.latency_scale,
+            "hadoop_cloud": HADOOP_CLOUD.filename,
+            "sizes": asdict(sizes),
+            "stores": stores,
+            "protocols": [p.key for p in protocols],
+        }
+
+    def checkpoint() -> None:
+        """What has been measured so far, so an interrupted run still leaves its data."""
+        if partial is not None:
+            partial.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({**results, "meta": meta(False)}, indent=1) + "\n")
+
+    # S3 first: the targets are measured there; then the read cost, the seed's job, local.
+    order = sorted(stores, key=lambda s: s != "s3")
     try:
         bench = Bench(server, s3, workdir, run_id, say=lambda m: print(m, flush=True))
         print("txcommit bench: warm-up", flush=True)
         bench.warm_up(protocols, stores)
-        for store in stores:
+        for store in order:
             for files in sizes.files:
                 results["sweep"] += bench.sweep_point(
                     protocols, store, files, sizes, files in sizes.overwrite_files
                 )
-        if sizes.seed_rows > 0:
-            for store in stores:
+                checkpoint()
+            tx = next((p for p in protocols if p.key == "txcommit"), None)
+            if store == "s3" and sizes.read_txns and tx is not None:
+                results["read"] = bench.read_cost(tx, sizes)
+                checkpoint()
+            if sizes.seed_rows > 0:
                 results["seed"] += bench.seed(protocols, store, sizes)
-        tx = next((p for p in protocols if p.key == "txcommit"), None)
-        if sizes.read_txns and tx is not None and "s3" in stores:
-            results["read"] = bench.read_cost(tx, sizes)
+                checkpoint()
     finally:
         server.stop()
         if s3 is not None:
             s3.stop()
         if not (ns.keep or ns.work_dir):
             shutil.rmtree(workdir, ignore_errors=True)
-    results["meta"] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "elapsed_s": round(time.monotonic() - started, 1),
-        "quick": bool(ns.quick),
-        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}",
-        "note": ns.note,
-        "master": ns.master,
-        "latency_scale": ns.latency_scale,
-        "hadoop_cloud": HADOOP_CLOUD.filename,
-        "sizes": asdict(sizes),
-        "stores": stores,
-        "protocols": [p.key for p in protocols],
-    }
+    results["meta"] = meta(True)
     return results
