@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         "size takes under 30 minutes on 2 cores; --quick is a smoke run of a few minutes.",
     )
     p.add_argument("--quick", action="store_true",
-                   help="smoke run: 10 and 100 files, 200k-row seed job, 1 and 3 transactions "
+                   help="smoke run: 10 and 40 files, 200k-row seed job, 1 and 3 transactions "
                    "for the read cost (the size flags below still override)")  # fmt: skip
     p.add_argument("--out", default="docs/benchmarks.md",
                    help="report to write (default docs/benchmarks.md); the plots and "

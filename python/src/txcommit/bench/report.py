@@ -260,7 +260,8 @@ def _method(results: dict[str, Any]) -> list[str]:
         "- **Job commit time**: Spark's own timer around `FileCommitProtocol.commitJob`, which "
         "`FileFormatWriter` logs for every protocol (`Write Job <id> committed. Elapsed time: "
         "<n> ms.`), read from the server log. It does not include task commits (v1 renames "
-        "each task's files at task commit; the magic committer uploads at task commit).",
+        "each task's output at task commit, v2 its files; the magic committer saves the "
+        "task's pending uploads), which show in the total.",
         "- **Requests**: every request the local S3 endpoint served during the write, "
         "executors included, from its request log (`GET /_txcommit/requests`). DELETE counts "
         "DeleteObject and DeleteObjects requests; *data deleted* counts data objects "

@@ -57,7 +57,7 @@ class Sizes:
     @classmethod
     def quick(cls) -> Sizes:
         return cls(
-            files=[10, 100], overwrite_files=[10], rows_per_file=200, partitions=10,
+            files=[10, 40], overwrite_files=[10], rows_per_file=200, partitions=10,
             seed_rows=200_000, seed_partitions=10, read_txns=[1, 3], repeats=1,
         )  # fmt: skip
 
