@@ -35,6 +35,16 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="txcommit bench",
@@ -62,18 +72,20 @@ def build_parser() -> argparse.ArgumentParser:
         "floor,txcommit: v1 commits at ~0.65 s per file on the modelled S3, "
         "so 5000 files would take about an hour; 'all' runs every protocol)",
     )
-    p.add_argument("--rows-per-file", type=int, help="rows per file in the sweep (default 1000)")
-    p.add_argument("--partitions", type=int,
+    p.add_argument(
+        "--rows-per-file", type=_positive, help="rows per file in the sweep (default 1000)"
+    )
+    p.add_argument("--partitions", type=_positive,
                    help="partition directories of every sweep write; each of files/partitions "
                    "tasks writes one file per directory (default 10)")  # fmt: skip
     p.add_argument("--seed-rows", type=int, help="rows of the seed's job (default 10000000; "
                    "0 skips it)")  # fmt: skip
-    p.add_argument("--seed-partitions", type=int, help="repartition() of the seed's job "
+    p.add_argument("--seed-partitions", type=_positive, help="repartition() of the seed's job "
                    "(default 100)")  # fmt: skip
     p.add_argument("--read-txns", type=_ints, help="committed transactions for the read cost "
                    "(default 1,10,100)")  # fmt: skip
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
-    p.add_argument("--repeats", type=int, help="timed repeats per read plan (default 3)")
+    p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
     p.add_argument("--stores", default=",".join(STORES),
                    help=f"stores to run on (default {','.join(STORES)})")  # fmt: skip
     p.add_argument("--protocols", default=",".join(x.key for x in PROTOCOLS),
@@ -151,7 +163,14 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"txcommit bench: --out {ns.out}: expected a .md file")
     assets = out.with_suffix("")
     if ns.from_json:
-        results = json.loads(Path(ns.from_json).read_text())
+        try:
+            results = json.loads(Path(ns.from_json).read_text())
+            results["meta"]["sizes"]  # noqa: B018 - a results file has these
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(
+                f"txcommit bench: --from-json {ns.from_json}: not a results.json written by "
+                f"txcommit bench ({e!r})"
+            ) from e
     else:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
         bad = [s for s in stores if s not in STORES]
