@@ -30,7 +30,7 @@ def commit_time(results: dict[str, Any], out: Path) -> list[str]:
         rows = [r for r in results.get("sweep", []) if r["store"] == store]
         if not rows:
             continue
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharex=True, sharey=True)
         for ax, mode in zip(axes, ("append", "overwrite"), strict=True):
             for proto in dict.fromkeys(r["protocol"] for r in rows):
                 pts = sorted((r["files"], r["commit_s"]) for r in rows
@@ -46,7 +46,7 @@ def commit_time(results: dict[str, Any], out: Path) -> list[str]:
             ax.set_xlabel("output files")
             ax.set_title(f"{mode}")
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel("job commit time (s)")
+        axes[0].set_ylabel("job commit time (s); 0 is drawn at 1 ms")
         axes[1].legend(fontsize=8)
         where = "S3 (moto + latency model)" if store == "s3" else "local file system"
         fig.suptitle(f"Job commit time vs output files, {where}")
