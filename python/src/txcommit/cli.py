@@ -52,6 +52,7 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
     "log": ("txcommit.history", "show a table's transaction history (committed/pending/aborted)"),
     "ls": ("txcommit.listing", "list a table's committed data files (what readers see)"),
     "bench-streaming": ("txcommit.streaming_bench", "checkpoint store requests per micro-batch"),
+    "bench": ("txcommit.bench", "benchmark txcommit against v1, v2, magic (docs/benchmarks.md)"),
 }
 
 

@@ -10,7 +10,10 @@ thin WSGI layer that:
   lock, so two racing conditional PUTs of one key could both succeed, which real S3 never
   allows; requests carrying a precondition are serialised here;
 * can play a store that lies (``ignore_if_none_match``): it strips ``If-None-Match`` so a
-  conditional put silently overwrites, which txcommit must detect and refuse.
+  conditional put silently overwrites, which txcommit must detect and refuse;
+* can charge what each request would cost on real S3 (``latency``, a
+  :class:`txcommit.latency_model.LatencyModel`): a per-operation delay, and a per-byte cost for
+  server-side copies, so a rename costs on it what it costs on S3 (``txcommit bench``).
 
 Start it with ``txcommit local-s3`` or ``LocalS3().start()``; it accepts any credentials.
 """
@@ -18,15 +21,22 @@ Start it with ``txcommit local-s3`` or ``LocalS3().start()``; it accepts any cre
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
+from xml.sax.saxutils import unescape
+
+if TYPE_CHECKING:
+    from txcommit.latency_model import LatencyModel
 
 REQUESTS_PATH = "/_txcommit/requests"
+_KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
 DEFAULT_REGION = "us-east-1"
 #: Credentials moto accepts; they open nothing outside this process.
 DUMMY_KEY = "txcommit-local"
@@ -75,14 +85,15 @@ def classify(method: str, path: str, query: str, headers: Environ) -> tuple[str,
 
 @dataclass
 class RequestLog:
-    """Every S3 request served, in order: operation, bucket, key and HTTP status."""
+    """Every S3 request served, in order: operation, bucket, key and HTTP status; ``bytes``
+    copied server-side (COPY) and the keys ``deleted`` (DELETE_BULK) where they apply."""
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, op: str, bucket: str, key: str, status: int) -> None:
+    def add(self, op: str, bucket: str, key: str, status: int, **extra: Any) -> None:
         with self.lock:
-            self.entries.append({"op": op, "bucket": bucket, "key": key, "status": status})
+            self.entries.append({"op": op, "bucket": bucket, "key": key, "status": status, **extra})
 
     def since(self, index: int) -> list[dict[str, Any]]:
         with self.lock:
@@ -92,11 +103,21 @@ class RequestLog:
 class S3Front:
     """WSGI middleware in front of moto: counting, atomic preconditions, optional lying."""
 
-    def __init__(self, app: WsgiApp, *, ignore_if_none_match: bool = False) -> None:
+    def __init__(
+        self,
+        app: WsgiApp,
+        *,
+        ignore_if_none_match: bool = False,
+        latency: LatencyModel | None = None,
+    ) -> None:
         self.app = app
         self.ignore_if_none_match = ignore_if_none_match
+        self.latency = latency
         self.log = RequestLog()
         self._preconditions = threading.Lock()
+        # Object sizes seen on the way in, for the per-byte cost of a server-side copy.
+        self._sizes: dict[str, int] = {}
+        self._part_sizes: dict[str, int] = {}
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -111,6 +132,9 @@ class S3Front:
             status[0] = int(status_line.split(" ", 1)[0])
             return start_response(status_line, headers, *rest)
 
+        extra = self._measure(op, bucket, key, environ)
+        if self.latency is not None:
+            self.latency.apply(op, int(extra.get("bytes", 0)))
         conditional = "HTTP_IF_NONE_MATCH" in environ or "HTTP_IF_MATCH" in environ
         if self.ignore_if_none_match:
             environ.pop("HTTP_IF_NONE_MATCH", None)
@@ -119,8 +143,35 @@ class S3Front:
                 body = list(self.app(environ, recording_start))
         else:
             body = list(self.app(environ, recording_start))
-        self.log.add(op, bucket, key, status[0])
+        self.log.add(op, bucket, key, status[0], **extra)
         return body
+
+    def _measure(self, op: str, bucket: str, key: str, environ: Environ) -> dict[str, Any]:
+        """Bytes a COPY moves and keys a bulk DELETE names; remembers sizes written."""
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        q = parse_qs(environ.get("QUERY_STRING", ""))
+        if op == "PUT":
+            self._sizes[f"{bucket}/{key}"] = length
+        elif op == "MULTIPART_PART":
+            upload = q.get("uploadId", [""])[0]
+            self._part_sizes[upload] = self._part_sizes.get(upload, 0) + length
+        elif op == "MULTIPART_COMPLETE":
+            self._sizes[f"{bucket}/{key}"] = self._part_sizes.pop(q.get("uploadId", [""])[0], 0)
+        elif op in ("COPY", "MULTIPART_PART_COPY"):
+            source = unquote(environ.get("HTTP_X_AMZ_COPY_SOURCE", "")).lstrip("/").split("?")[0]
+            size = self._sizes.get(source, 0)
+            span = environ.get("HTTP_X_AMZ_COPY_SOURCE_RANGE", "")  # "bytes=first-last"
+            if span.startswith("bytes=") and "-" in span:
+                first, last = span[len("bytes=") :].split("-", 1)
+                size = int(last) - int(first) + 1
+            if op == "COPY":
+                self._sizes[f"{bucket}/{key}"] = size
+            return {"bytes": size}
+        elif op == "DELETE_BULK":
+            body = environ["wsgi.input"].read(length) if length else b""
+            environ["wsgi.input"] = io.BytesIO(body)  # moto reads it again
+            return {"deleted": [unescape(k.decode()) for k in _KEY.findall(body)]}
+        return {}
 
     def _serve_log(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         q = parse_qs(environ.get("QUERY_STRING", ""))
@@ -142,11 +193,17 @@ class LocalS3:
     """moto's S3 server on loopback in a background thread, behind :class:`S3Front`."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, *, ignore_if_none_match: bool = False
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        ignore_if_none_match: bool = False,
+        latency: LatencyModel | None = None,
     ) -> None:
         self.host = host
         self.port = port
         self.ignore_if_none_match = ignore_if_none_match
+        self.latency = latency
         self.front: S3Front | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -175,6 +232,7 @@ class LocalS3:
         self.front = S3Front(
             DomainDispatcherApplication(create_backend_app),
             ignore_if_none_match=self.ignore_if_none_match,
+            latency=self.latency,
         )
         self._server = make_server(
             self.host, self.port, self.front, threaded=True, request_handler=QuietHandler
@@ -233,6 +291,8 @@ def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from txcommit.latency_model import MODELS, by_name
+
     parser = argparse.ArgumentParser(
         prog="txcommit local-s3",
         description="Run a local S3 endpoint (moto) on loopback, counting requests by type.",
@@ -245,8 +305,27 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="behave like a store that ignores If-None-Match (for testing detection)",
     )
+    parser.add_argument(
+        "--latency-model",
+        choices=MODELS,
+        default="none",
+        help="charge each request what it costs on real S3: 's3' = the documented model "
+        "(per-operation latency, per-byte cost of server-side copies; docs/benchmarks.md); "
+        "default none (moto's own speed)",
+    )
+    parser.add_argument(
+        "--latency-scale",
+        type=float,
+        default=1.0,
+        help="multiply every modelled latency by this factor (default 1.0)",
+    )
     args = parser.parse_args(argv)
-    s3 = LocalS3(args.host, args.port, ignore_if_none_match=args.ignore_if_none_match).start()
+    s3 = LocalS3(
+        args.host,
+        args.port,
+        ignore_if_none_match=args.ignore_if_none_match,
+        latency=by_name(args.latency_model, args.latency_scale),
+    ).start()
     for bucket in args.bucket:
         s3.create_bucket(bucket)
     print(f"txcommit: local S3 ready at {s3.endpoint} (request log: {REQUESTS_PATH})", flush=True)
