@@ -104,10 +104,11 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     assert not any(r["deleted"] for r in dry) and set(table.objects()) == on_disk
     assert all(r["reason"] for r in dry)
 
-    done = vacuum(spark, table.url).collect()
-    assert {r["path"] for r in done} == expected
-    assert all(r["deleted"] for r in done)
+    result = vacuum(spark, table.url)  # runs here, once: a command, not a lazy query
     left = set(table.objects())
+    done = result.collect()
+    assert {r["path"] for r in done} == expected, "the rows of the one run that deleted"
+    assert all(r["deleted"] for r in done)
     assert not (left & expected), "every listed item is gone"
     assert left == on_disk - expected, "nothing else was touched"
     assert young_file in left, "a young uncommitted txn may still be running: kept"

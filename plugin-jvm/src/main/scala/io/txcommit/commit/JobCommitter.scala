@@ -37,7 +37,6 @@ object JobCommitter {
 
   private def publish(ctx: TxnContext, staged: Seq[io.txcommit.store.StagedFile], intent: WriteIntent,
       base: ReplaceBase, timings: StageTimings): CommitRecord = {
-    PublishData.run(ctx, staged, timings)
     val added = staged.map(f => AddedFile(f.path, f.size))
     val record = CommitRecord(
       txn = ctx.txn,
@@ -48,10 +47,13 @@ object JobCommitter {
       added = added,
       appId = Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
       writer = s"txcommit/${Version.current}")
+    if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base), timings)
+    PublishData.run(ctx, staged, timings)
+    val stamped = record.copy(committedAt = System.currentTimeMillis())
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
     val committed =
-      if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(record, intent, base), timings)
-      else { PublishCommitRecord.run(ctx, record, timings); record }
+      if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(stamped, intent, base), timings)
+      else { PublishCommitRecord.run(ctx, stamped, timings); stamped }
     log.info(s"txcommit: ${ctx.describe}: COMMITTED ${committed.files} file(s), ${committed.bytes} " +
       s"bytes (${committed.operation}" + committed.replacement.map(r =>
         s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")

@@ -28,13 +28,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
     val state = new TableState(ctx.table, ctx.store, ctx.conf)
     val replaced = state.replaceLog
     val scope = req.intent.scope(req.record.directories)
-    conflict(replaced, req, scope).foreach { winner =>
-      throw new CommitConflictException(s"${ctx.describe} conflicts with txn ${winner.txn} " +
-        s"(replacement sequence ${winner.sequence.getOrElse(0L)}, committed at " +
-        s"${Instant.ofEpochMilli(winner.committedAt)}, ${describe(winner)}), which replaced data " +
-        s"this job also replaces (${describe(req.intent.operation, scope, req.intent.writeId)}) after this job " +
-        "started. This job's files stay hidden; re-run it to apply it on top of the winner.")
-    }
+    conflict(replaced, req, scope).foreach(winner => throw conflictError(ctx, req, scope, winner))
     val removed = toRemove(ctx, state, req, scope)
     val seq = replaced.highest + 1
     val record = req.record.copy(
@@ -60,6 +54,14 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
       case None => attempt(ctx, req, tries + 1)
     }
   }
+
+  def conflictError(ctx: TxnContext, req: ReplaceRequest, scope: Seq[String],
+      winner: CommitRecord): CommitConflictException =
+    new CommitConflictException(s"${ctx.describe} conflicts with txn ${winner.txn} " +
+      s"(replacement sequence ${winner.sequence.getOrElse(0L)}, committed at " +
+      s"${Instant.ofEpochMilli(winner.committedAt)}, ${describe(winner)}), which replaced data " +
+      s"this job also replaces (${describe(req.intent.operation, scope, req.intent.writeId)}) after this job " +
+      "started. This job's files stay hidden; re-run it to apply it on top of the winner.")
 
   /** The first replacing commit since the job started that overlaps it, if any. */
   def conflict(log: ReplaceLog, req: ReplaceRequest, scope: Seq[String]): Option[CommitRecord] =

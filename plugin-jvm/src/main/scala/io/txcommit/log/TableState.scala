@@ -46,6 +46,12 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
       else store.read(layout.commitRecord(t)).map(b =>
         RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t))))
 
+  private val addedSets = new ConcurrentHashMap[String, Option[Set[String]]]()
+
+  /** The paths `txn`'s record adds (None when `txn` is not committed), computed once per txn. */
+  def added(txn: String): Option[Set[String]] =
+    addedSets.computeIfAbsent(txn, t => record(t).map(_.added.iterator.map(_.path).toSet))
+
   /** Every committed record, replacing ones and appends. */
   def committedRecords: Seq[CommitRecord] =
     (commitTxns ++ replaceLog.byTxn.keySet).toSeq.sorted.flatMap(record)
@@ -54,7 +60,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   def isVisible(f: TableFile): Boolean =
     !replaceLog.removedPaths.contains(f.path) && (f.txn match {
       case None => true
-      case Some(t) => record(t).exists(_.added.exists(_.path == f.path))
+      case Some(t) => added(t).exists(_.contains(f.path))
     })
 
   /** Data files (names Spark lists) under `dir` ("" = the whole table), recursively. */

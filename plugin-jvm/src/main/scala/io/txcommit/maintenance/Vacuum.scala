@@ -121,8 +121,8 @@ object Vacuum {
         s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
     }
     f.txn match {
-      case Some(t) => state.record(t) match {
-        case Some(r) if !r.added.exists(_.path == f.path) =>
+      case Some(t) => state.added(t) match {
+        case Some(paths) if !paths.contains(f.path) =>
           Some((f, "data", s"file of a failed attempt of committed txn $t"))
         case Some(_) => removal
         case None if old(t) => Some((f, "data",
