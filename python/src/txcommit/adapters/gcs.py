@@ -294,10 +294,15 @@ class GcsStore(Store):
                 f"txcommit: reading {self.root_url} with fsspec needs gcsfs; install it: "
                 "pip install 'txcommit[gcs]'"
             ) from None
-        options: dict[str, Any] = {}
-        if self.endpoint is not None:
-            options = {"endpoint_url": self.endpoint, "token": "anon"}
-        return gcsfs.GCSFileSystem(**options), join(self.bucket, self.prefix)
+        path = join(self.bucket, self.prefix)
+        if self.endpoint is None:
+            return gcsfs.GCSFileSystem(), path
+        # gcsfs' default class (ExtendedGcsFileSystem in recent versions) first asks the
+        # storage-control gRPC API for the bucket type, which emulators do not serve (a minute
+        # of timeouts per bucket); the core class speaks the JSON API only.
+        from gcsfs.core import GCSFileSystem
+
+        return GCSFileSystem(endpoint_url=self.endpoint, token="anon"), path
 
     def __repr__(self) -> str:
         return (

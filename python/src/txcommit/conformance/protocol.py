@@ -605,7 +605,10 @@ def target_for(
     name = store.declaration.name
     confs: dict[str, str] = {}
     if name in ("s3", "s3-multipart"):
-        confs.update(s3a_confs(endpoint, region or os.environ.get("AWS_REGION") or "us-east-1"))
+        # The store's own settings (from its arguments or AWS_ENDPOINT_URL/AWS_REGION).
+        endpoint = endpoint or getattr(store, "endpoint", None)
+        region = region or getattr(store, "region", None) or os.environ.get("AWS_REGION")
+        confs.update(s3a_confs(endpoint, region or "us-east-1"))
     confs.update(server_confs or {})
     return ProtocolTarget(
         store=store,
