@@ -80,9 +80,12 @@ class RequestLog:
     entries: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, op: str, bucket: str, key: str, status: int) -> None:
+    def add(self, op: str, bucket: str, key: str, status: int, prefix: str = "") -> None:
+        entry = {"op": op, "bucket": bucket, "key": key, "status": status}
+        if prefix:
+            entry["prefix"] = prefix  # what a LIST asked for (its key is empty)
         with self.lock:
-            self.entries.append({"op": op, "bucket": bucket, "key": key, "status": status})
+            self.entries.append(entry)
 
     def since(self, index: int) -> list[dict[str, Any]]:
         with self.lock:
@@ -119,7 +122,10 @@ class S3Front:
                 body = list(self.app(environ, recording_start))
         else:
             body = list(self.app(environ, recording_start))
-        self.log.add(op, bucket, key, status[0])
+        prefix = ""
+        if op == "LIST":
+            prefix = parse_qs(environ.get("QUERY_STRING", "")).get("prefix", [""])[0]
+        self.log.add(op, bucket, key, status[0], prefix)
         return body
 
     def _serve_log(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
