@@ -92,8 +92,9 @@ class RequestLog:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, op: str, bucket: str, key: str, status: int, **extra: Any) -> None:
+        entry = {"op": op, "bucket": bucket, "key": key, "status": status, **extra}
         with self.lock:
-            self.entries.append({"op": op, "bucket": bucket, "key": key, "status": status, **extra})
+            self.entries.append(entry)
 
     def since(self, index: int) -> list[dict[str, Any]]:
         with self.lock:
@@ -143,6 +144,11 @@ class S3Front:
                 body = list(self.app(environ, recording_start))
         else:
             body = list(self.app(environ, recording_start))
+        if op == "LIST":
+            # what a LIST asked for (its key is empty), so counts can be split by area
+            prefix = parse_qs(environ.get("QUERY_STRING", "")).get("prefix", [""])[0]
+            if prefix:
+                extra["prefix"] = prefix
         self.log.add(op, bucket, key, status[0], **extra)
         return body
 

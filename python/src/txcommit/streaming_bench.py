@@ -100,8 +100,8 @@ def _checkpoint_key(key: str, prefix: str) -> str | None:
     if not key.startswith(prefix):
         return None
     rest = key[len(prefix) :]
-    if rest.startswith("ckpt/"):
-        return rest.split("/")[1]
+    if rest == "ckpt" or rest.startswith("ckpt/"):
+        return (rest.split("/") + [""])[1] or "ckpt"
     if rest.startswith("out/_spark_metadata"):
         return "_spark_metadata"
     return None
@@ -156,7 +156,8 @@ def _run_one(url: str, endpoint: str, name: str, args: argparse.Namespace) -> Re
         spark.stop()
     counts: Counter[str] = Counter()
     for r in log["requests"]:
-        if r["bucket"] == BUCKET and _checkpoint_key(r["key"], prefix) is not None:
+        key = r.get("prefix", "") if r["op"] == "LIST" else r["key"]
+        if r["bucket"] == BUCKET and _checkpoint_key(key, prefix) is not None:
             counts[r["op"]] += 1
     return Result(name, last - first, counts)
 

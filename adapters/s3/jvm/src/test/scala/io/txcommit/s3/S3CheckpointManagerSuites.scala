@@ -43,6 +43,17 @@ abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite w
     assert(openUploads(root, conf).isEmpty)
   }
 
+  test("a write cancelled from an interrupted thread (Spark cancelling a task) still aborts its upload") {
+    val (root, conf, fm) = manager()
+    val out = fm.createAtomic(new Path(root, "state/0/1/9.delta"), true)
+    out.write(Array.fill[Byte](S3AtomicOutput.PartSize + 10)(3)) // one part sent: an upload is open
+    assert(openUploads(root, conf).size == 1)
+    Thread.currentThread().interrupt()
+    try out.cancel()
+    finally assert(Thread.interrupted(), "the interrupt is kept for the caller")
+    assert(openUploads(root, conf).isEmpty, "nothing stays billed")
+  }
+
   test("4 writers race for one large batch file: one completion wins, the losers' uploads are aborted") {
     race(writers = 4, size = S3AtomicOutput.PartSize + 1000)
   }
