@@ -288,6 +288,10 @@ def _method(results: dict[str, Any]) -> list[str]:
         "The append writes a new table; the overwrite then replaces that table with the same "
         "shape.",
         "- A warm-up write per protocol and store runs first (untimed).",
+        "- moto is not thread-safe when a listing races a delete of the same bucket: it "
+        "occasionally answers such a LIST with HTTP 500 (seen with v1 and the magic "
+        "committer, which delete while they list); S3A retries it, so a write may show a "
+        "request or two more than its protocol needs.",
         "",
     ]
 
