@@ -104,7 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "new temporary directory, removed afterwards unless --keep)")  # fmt: skip
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.add_argument("--note", default="", help="a sentence added to the report's header")
+    p.add_argument(
+        "--note",
+        default="",
+        help="a sentence added to the report's header (with --from-json: appended to the "
+        "run's own note)",
+    )
     p.add_argument("--from-json", help="re-render the report (and plots) from a results.json "
                    "of an earlier run; runs nothing")  # fmt: skip
     return p
@@ -171,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"txcommit bench: --from-json {ns.from_json}: not a results.json written by "
                 f"txcommit bench ({e!r})"
             ) from e
+        if ns.note:  # a remark added after the run, e.g. from a follow-up measurement
+            results["meta"]["note"] = f"{results['meta'].get('note', '')} {ns.note}".strip()
     else:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
         bad = [s for s in stores if s not in STORES]
