@@ -118,6 +118,17 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{ratio:.2f}x the floor ({tx_n['total_s']:.1f} s vs "  # type: ignore[index]
                 f"{floor_n['total_s']:.1f} s)",  # type: ignore[index]
             )
+    for f in results.get("followup", []):
+        rows = f["sweep"]
+        tx_f, floor_f = _find(rows, protocol="txcommit"), _find(rows, protocol="floor")
+        ratio = _ratio(tx_f and tx_f["total_s"], floor_f and floor_f["total_s"])
+        if ratio is not None:
+            add(
+                f"total job time within 10% of the floor ({f['what']})",
+                ratio <= 1.10,
+                f"{ratio:.2f}x the floor ({tx_f['total_s']:.1f} s vs "  # type: ignore[index]
+                f"{floor_f['total_s']:.1f} s)",  # type: ignore[index]
+            )
     costs = {
         r["files"]: {k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items()
                      if k != "adapter"}
