@@ -104,7 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "new temporary directory, removed afterwards unless --keep)")  # fmt: skip
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.add_argument("--note", default="", help="a sentence added to the report's header")
+    p.add_argument(
+        "--note",
+        default="",
+        help="a sentence added to the report's header (with --from-json: appended to the "
+        "run's own note)",
+    )
+    p.add_argument("--followup", nargs=2, metavar=("RESULTS_JSON", "WHAT"),
+                   help="with --from-json: add the txcommit-vs-floor total of another run's "
+                   "results.json (e.g. the same point with the order reversed) as a target "
+                   "row described by WHAT")  # fmt: skip
     p.add_argument("--from-json", help="re-render the report (and plots) from a results.json "
                    "of an earlier run; runs nothing")  # fmt: skip
     return p
@@ -171,6 +180,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"txcommit bench: --from-json {ns.from_json}: not a results.json written by "
                 f"txcommit bench ({e!r})"
             ) from e
+        if ns.followup:
+            other = json.loads(Path(ns.followup[0]).read_text())
+            results.setdefault("followup", []).append(
+                {"what": ns.followup[1], "sweep": other["sweep"], "meta": other["meta"]}
+            )
+            (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+        if ns.note:  # a remark added after the run, e.g. from a follow-up measurement
+            results["meta"]["note"] = f"{results['meta'].get('note', '')} {ns.note}".strip()
     else:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
         bad = [s for s in stores if s not in STORES]

@@ -107,6 +107,28 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         None if ratio is None else ratio <= 1.10,
         "not measured" if ratio is None else f"{ratio:.2f}x the floor",
     )
+    for n in [f for f in files if at is not None and f > at]:
+        tx_n = _find(sweep, protocol="txcommit", files=n, mode="append")
+        floor_n = _find(sweep, protocol="floor", files=n, mode="append")
+        ratio = _ratio(tx_n and tx_n["total_s"], floor_n and floor_n["total_s"])
+        if ratio is not None:
+            add(
+                f"(also) total job time within 10% of the floor (S3, {n} files, append)",
+                ratio <= 1.10,
+                f"{ratio:.2f}x the floor ({tx_n['total_s']:.1f} s vs "  # type: ignore[index]
+                f"{floor_n['total_s']:.1f} s)",  # type: ignore[index]
+            )
+    for f in results.get("followup", []):
+        rows = f["sweep"]
+        tx_f, floor_f = _find(rows, protocol="txcommit"), _find(rows, protocol="floor")
+        ratio = _ratio(tx_f and tx_f["total_s"], floor_f and floor_f["total_s"])
+        if ratio is not None:
+            add(
+                f"total job time within 10% of the floor ({f['what']})",
+                ratio <= 1.10,
+                f"{ratio:.2f}x the floor ({tx_f['total_s']:.1f} s vs "  # type: ignore[index]
+                f"{floor_f['total_s']:.1f} s)",  # type: ignore[index]
+            )
     costs = {
         r["files"]: {k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items()
                      if k != "adapter"}
@@ -233,6 +255,14 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
             f"{t['PUT'] - f['PUT']:+d} PUT requests compared with the floor's. Totals of "
             "single runs on a shared 2-core machine vary by several percent between runs "
             "(compare the 10- and 100-file rows)."
+            + (
+                " Here txcommit even came out faster than the floor, which makes fewer "
+                "requests: the floor always runs first in its group of writes, and on this "
+                "loaded machine single totals are not precise to 10%, so read this target "
+                "as indicative; the request counts are exact."
+                if tx["total_s"] < floor["total_s"]
+                else ""
+            )
         )
     reads = results.get("read", [])
     if reads:
