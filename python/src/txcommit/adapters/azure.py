@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import obstore
 from obstore.store import AzureStore as _ObstoreAzure
 
-from txcommit.adapters.base import ObstoreStore, StoreFile, declared
+from txcommit.adapters.base import ObstoreStore, Secret, StoreFile, declared
 from txcommit.errors import StoreError
 from txcommit.log import display_url, join
 
@@ -72,21 +72,6 @@ def parse_azure_url(url: str) -> tuple[str, str | None, str]:
     return container, host.split(".", 1)[0], prefix
 
 
-class _Secret:
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "***"
-
-    __str__ = __repr__
-
-
 class AzureBlobStore(ObstoreStore):
     """A container prefix on Azure Blob Storage (or Azurite), as a :class:`Store`."""
 
@@ -122,7 +107,7 @@ class AzureBlobStore(ObstoreStore):
                 url=self.root_url,
             )
         key = account_key or os.environ.get("AZURE_STORAGE_ACCOUNT_KEY")
-        self._key = _Secret(key) if key else None
+        self._key = Secret(key) if key else None
         self.endpoint: str | None = endpoint.rstrip("/") if endpoint else None
         self.emulator = emulator
         self._allow_http = bool(self.endpoint and self.endpoint.startswith("http:"))
@@ -143,13 +128,8 @@ class AzureBlobStore(ObstoreStore):
 
     # -- errors --------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        if self._key is not None and self._key.reveal():
-            text = text.replace(self._key.reveal(), "***")
-        return text
-
     def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
-        full = self._scrub(str(cause))
+        full = Secret.scrub(str(cause), self._key)
         where = f" (endpoint {self.endpoint})" if self.endpoint else ""
         if "ContainerNotFound" in full:
             advice = f"container '{self.container}' does not exist{where}; create it"

@@ -54,6 +54,32 @@ class UploadedPart:
     etag: str
 
 
+class Secret:
+    """A credential: shown as *** by repr and str, so that no log line, error or ``repr``
+    of a store shows it; ``reveal()`` gives it to the client that needs it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+    @staticmethod
+    def scrub(text: str, *secrets: Secret | None) -> str:
+        """``text`` (an error from a client) with each of ``secrets`` replaced by ***."""
+        for secret in secrets:
+            if secret is not None and secret.reveal():
+                text = text.replace(secret.reveal(), "***")
+        return text
+
+
 class RequestCounter:
     """Store requests made, by kind (PUT, GET, HEAD, LIST, DELETE, RENAME, MULTIPART_INITIATE,
     MULTIPART_PART, MULTIPART_COMPLETE, MULTIPART_ABORT, MULTIPART_LIST), so that what an
@@ -372,6 +398,7 @@ __all__ = [
     "ObstoreStore",
     "MultipartUpload",
     "RequestCounter",
+    "Secret",
     "Store",
     "StoreFile",
     "UploadedPart",

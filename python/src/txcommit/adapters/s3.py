@@ -38,6 +38,7 @@ from txcommit.adapters.base import (
     MultipartStore,
     MultipartUpload,
     ObstoreStore,
+    Secret,
     StoreFile,
     UploadedPart,
     declared,
@@ -90,23 +91,6 @@ def parse_s3_url(url: str) -> S3Location:
     if not parts.netloc:
         raise StoreError(f"txcommit: {shown} names no bucket; use s3://<bucket>/<path>", url=shown)
     return S3Location(scheme, parts.netloc, parts.path.strip("/"))
-
-
-class _Secret:
-    """A credential: shown as *** by repr and str."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "***"
-
-    __str__ = __repr__
 
 
 def _setting(value: Any, *env_names: str) -> Any:
@@ -167,9 +151,9 @@ class S3Store(ObstoreStore):
                 "AWS_SECRET_ACCESS_KEY) or neither",
                 url=self.root_url,
             )
-        self._key = _Secret(key) if key else None
-        self._secret = _Secret(secret) if secret else None
-        self._token = _Secret(token) if token else None
+        self._key = Secret(key) if key else None
+        self._secret = Secret(secret) if secret else None
+        self._token = Secret(token) if token else None
         self._retry: dict[str, Any] = {}
         if max_retries is not None:
             self._retry["max_retries"] = max_retries
@@ -201,18 +185,12 @@ class S3Store(ObstoreStore):
 
     # -- errors --------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        for secret in (self._key, self._secret, self._token):
-            if secret is not None and secret.reveal():
-                text = text.replace(secret.reveal(), "***")
-        return text
-
     def _where(self) -> str:
         return f" (endpoint {self.endpoint})" if self.endpoint else ""
 
     def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
         """A StoreError for a failed request, naming the key's URL and what to do."""
-        full = self._scrub(str(cause))
+        full = Secret.scrub(str(cause), self._key, self._secret, self._token)
         if "NoSuchBucket" in full:
             advice = (
                 f"bucket '{self.location.bucket}' does not exist{self._where()}; create it or "
