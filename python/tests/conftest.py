@@ -80,6 +80,17 @@ def new_session(url: str):  # noqa: ANN201 - pyspark's connect SparkSession
     return SparkSession.builder.remote(url).create()
 
 
+def rows_per_b(url: str, table_url: str) -> dict[int, int]:
+    """The number of rows of each value of column ``b`` of the table, read in a new session
+    on the server at ``url`` (the view of a reader that did not write it)."""
+    reader = new_session(url)
+    try:
+        df = reader.read.parquet(table_url)
+        return {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
+    finally:
+        reader.stop()
+
+
 @pytest.fixture
 def spark(server: ServerProcess):  # noqa: ANN201
     session = new_session(server.url)

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
+
+import fsspec
+from pyspark.sql import functions as F
 
 import txcommit
+from txcommit.history import main as log_main
+from txcommit.listing import main as ls_main
+from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 STORES = ("local", "s3", "s3-multipart")
@@ -134,3 +143,79 @@ class TableRef:
             self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
             prefix=f"{self.prefix}/{name}",
         )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- readers outside Spark
+def spark_files(df, table: TableRef) -> set[str]:  # noqa: ANN001 - a Connect DataFrame
+    """The data files Spark (with the txcommit read filter) reads for ``df``, relative to the
+    table."""
+    return {
+        unquote(r[0]).split(f"{table.prefix or str(table.local)}/", 1)[1]
+        for r in df.select(F.input_file_name()).distinct().collect()
+    }
+
+
+def reader_target(table: TableRef, s3: LocalS3 | None) -> tuple[str, dict[str, Any]]:
+    """The table's location and storage options for the readers outside Spark."""
+    if table.local is not None:
+        return str(table.local), {}
+    assert s3 is not None
+    options = {
+        "endpoint": s3.endpoint,
+        "region": "us-east-1",
+        "access_key_id": DUMMY_KEY,
+        "secret_access_key": DUMMY_SECRET,
+    }
+    return f"s3://{table.bucket}/{table.prefix}", options
+
+
+def check_readers_see(
+    table: TableRef,
+    url: str,
+    options: dict[str, Any],
+    rows: list[tuple[Any, Any]],
+    files: set[str],
+) -> None:
+    """``txcommit.dataset`` (pyarrow), DuckDB and polars read exactly ``rows`` (``(id, k)``,
+    sorted) and the ``txcommit+`` fsspec file system finds exactly ``files``."""
+    arrow = txcommit.dataset(url, storage_options=options).to_table()
+    assert sorted(zip(arrow["id"].to_pylist(), arrow["k"].to_pylist(), strict=True)) == rows
+    rel = txcommit.duckdb_relation(url, storage_options=options)
+    assert sorted(rel.project("id, k").fetchall()) == rows
+    frame = txcommit.polars_frame(url, storage_options=options).select("id", "k").collect()
+    assert sorted(frame.iter_rows()) == rows
+    if table.local is None:
+        fs, root = fsspec.filesystem("txcommit+s3", **options), f"{table.bucket}/{table.prefix}"
+    else:
+        fs, root = fsspec.filesystem("txcommit+file"), str(Path(url).resolve())
+    assert {p[len(root) + 1 :] for p in fs.find(root)} == files
+
+
+def cli_history(
+    url: str,
+    options: dict[str, Any],
+    files: set[str],
+    capsys,  # noqa: ANN001 - pytest's fixtures
+    monkeypatch,  # noqa: ANN001
+) -> list[dict[str, Any]]:
+    """``txcommit ls --json`` lists exactly ``files``; the history ``txcommit log --json``
+    prints. The CLI takes S3 credentials from the environment only."""
+    cli = ["--endpoint", options["endpoint"]] if options else []
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
+    capsys.readouterr()
+    assert ls_main([url, "--json", *cli]) == 0
+    assert {f["path"] for f in json.loads(capsys.readouterr().out)} == files
+    assert log_main([url, "--json", *cli]) == 0
+    return list(json.loads(capsys.readouterr().out))
+
+
+@contextmanager
+def dynamic_overwrite(spark) -> Iterator[None]:  # noqa: ANN001 - a Connect SparkSession
+    """Within the block, an overwrite of a partitioned table replaces only the partitions it
+    writes (Spark's dynamic partition overwrite mode)."""
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -194,14 +195,25 @@ def running_tasks(server: ServerProcess, app_id: str) -> dict[int, str]:
     """Running tasks of the application's active stages, task index -> executor id, from the
     driver's REST API (store-independent: S3 shows no object before a file is closed)."""
     base = f"http://127.0.0.1:{server.confs['spark.ui.port']}/api/v1/applications/{app_id}"
-    with urllib.request.urlopen(f"{base}/stages?status=active", timeout=5) as r:
-        stages = json.load(r)
     running = {}
-    for st in stages:
+    for st in rest_json(f"{base}/stages?status=active"):
         url = f"{base}/stages/{st['stageId']}/{st['attemptId']}/taskList?status=running"
-        with urllib.request.urlopen(url, timeout=5) as r:
-            running.update({t["index"]: t["executorId"] for t in json.load(r)})
+        running.update({t["index"]: t["executorId"] for t in rest_json(url)})
     return running
+
+
+def rest_json(url: str, attempts: int = 4):  # noqa: ANN201 - parsed JSON
+    """GETs the driver's REST API, retrying a timed-out answer: on a loaded 2-core CI machine
+    the driver's UI thread can take more than a few seconds to answer while tasks run."""
+    for attempt in range(attempts):
+        try:
+            with urllib.request.urlopen(url, timeout=20) as r:
+                return json.load(r)
+        except (TimeoutError, urllib.error.URLError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(1)
+    raise AssertionError("unreachable")
 
 
 # --- an executor JVM killed while its task is writing ------------------------------------------

@@ -23,7 +23,7 @@ import txcommit
 from txcommit.conformance.protocol import HALT_POINTS as VISIBLE_AFTER
 from txcommit.conformance.protocol import KEEP_JUNK, fail_first_attempt_at
 
-from conftest import new_session, server_on_cluster, server_with_s3
+from conftest import new_session, rows_per_b, server_on_cluster, server_with_s3
 from servers import ServerProcess, running
 from tables import TableRef, txn_of
 
@@ -235,12 +235,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
             threading.Thread(target=kill_later, daemon=True).start()
             run_until_the_server_dies(crashing, spark, loop)
 
-    reader = new_session(server.url)
-    try:
-        df = reader.read.parquet(table.url)
-        counts = {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
-    finally:
-        reader.stop()
+    counts = rows_per_b(server.url, table.url)
     context = f"seed={seed} attempted={attempted} acked={acked} counts={counts}"
     assert all(c == rows for c in counts.values()), (
         "a job is visible whole or not at all: " + context

@@ -12,22 +12,20 @@ and writes no replace/ record); they pass once ``i5`` is merged.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from urllib.parse import unquote
 
-import fsspec
 import pytest
 from pyspark.sql import functions as F
-from test_readers_spark import reader_target
-
-import txcommit
-from txcommit.history import main as log_main
-from txcommit.listing import main as ls_main
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET
 
 from conftest import make_table
-from tables import TableRef
+from tables import (
+    TableRef,
+    check_readers_see,
+    cli_history,
+    dynamic_overwrite,
+    reader_target,
+    spark_files,
+)
 
 WRITE_ID = "txcommit.writeId"
 
@@ -51,11 +49,8 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     rows(1000, 30, 3).write.mode("overwrite").partitionBy("k").parquet(table.url)
     rows(2000, 12).write.mode("append").partitionBy("k").parquet(table.url)
     # A dynamic partition overwrite replaces only the partitions it writes (k=0).
-    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-    try:
+    with dynamic_overwrite(spark):
         rows(3000, 9).where("k = 0").write.mode("overwrite").partitionBy("k").parquet(table.url)
-    finally:
-        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
     # A write id, then its re-run with a different number of files: the re-run replaces
     # exactly what the first run added.
     rows(4000, 6, 3).write.mode("append").option(WRITE_ID, "daily").partitionBy("k").parquet(
@@ -68,35 +63,14 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     df = spark.read.parquet(table.url)
     spark_rows = sorted((r["id"], r["k"]) for r in df.collect())
     assert {i // 1000 for i, _ in spark_rows} == {1, 2, 3, 5}
-    spark_files = {
-        unquote(r[0]).split(f"{table.prefix or str(table.local)}/", 1)[1]
-        for r in df.select(F.input_file_name()).distinct().collect()
-    }
-    replaced = set(table.data_files()) - spark_files
+    files = spark_files(df, table)
+    replaced = set(table.data_files()) - files
     assert replaced, "overwritten and replaced files stay on disk until VACUUM"
     assert any(k.startswith("_txcommit/replace/") for k in table.objects())
 
     url, options = reader_target(table, s3)
-    arrow = txcommit.dataset(url, storage_options=options).to_table()
-    assert sorted(zip(arrow["id"].to_pylist(), arrow["k"].to_pylist(), strict=True)) == spark_rows
-    rel = txcommit.duckdb_relation(url, storage_options=options)
-    assert sorted(rel.project("id, k").fetchall()) == spark_rows
-    frame = txcommit.polars_frame(url, storage_options=options).select("id", "k").collect()
-    assert sorted(frame.iter_rows()) == spark_rows
-    if store == "s3":
-        fs, root = fsspec.filesystem("txcommit+s3", **options), f"{table.bucket}/{table.prefix}"
-    else:
-        fs, root = fsspec.filesystem("txcommit+file"), str(Path(url).resolve())
-    assert {p[len(root) + 1 :] for p in fs.find(root)} == spark_files
-
-    cli = ["--endpoint", options["endpoint"]] if options else []
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
-    capsys.readouterr()
-    assert ls_main([url, "--json", *cli]) == 0
-    assert {f["path"] for f in json.loads(capsys.readouterr().out)} == spark_files
-    assert log_main([url, "--json", *cli]) == 0
-    history = json.loads(capsys.readouterr().out)
+    check_readers_see(table, url, options, spark_rows, files)
+    history = cli_history(url, options, files, capsys, monkeypatch)
     ops = [r["operation"] for r in sorted(history, key=lambda r: r["txn"])]
     assert ops == ["append", "overwrite", "append", "overwrite-partitions", "write-id", "write-id"]
     sequences = [r["sequence"] for r in sorted(history, key=lambda r: r["txn"])]

@@ -10,42 +10,19 @@ Overwrites and write-id re-runs are compared in test_readers_replacing.py.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
 
-import fsspec
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-import txcommit
-from txcommit.history import main as log_main
-from txcommit.listing import main as ls_main
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
-
 from conftest import make_table
-from tables import TableRef
+from tables import TableRef, check_readers_see, cli_history, reader_target, spark_files
 
 KEEP_JUNK = {
     "spark.txcommit.test.keepAbortedFiles": "true",
     "spark.txcommit.commit.cleanupAttempts": "false",
 }
-
-
-def reader_target(table: TableRef, s3: LocalS3 | None) -> tuple[str, dict[str, Any]]:
-    """The table's location and storage options for the readers outside Spark."""
-    if table.local is not None:
-        return str(table.local), {}
-    assert s3 is not None
-    options = {
-        "endpoint": s3.endpoint,
-        "region": "us-east-1",
-        "access_key_id": DUMMY_KEY,
-        "secret_access_key": DUMMY_SECRET,
-    }
-    return f"s3://{table.bucket}/{table.prefix}", options
 
 
 def fail_first_attempt_at(target: int):  # noqa: ANN201
@@ -103,40 +80,16 @@ def test_readers_outside_spark_see_exactly_what_spark_sees(
     df = spark.read.parquet(table.url)
     spark_rows = sorted((r["id"], r["k"]) for r in df.collect())
     assert len(spark_rows) == 600 and len(set(spark_rows)) == 600
-    spark_files = {
-        unquote(r[0]).split(f"{table.prefix or str(table.local)}/", 1)[1]
-        for r in df.select(F.input_file_name()).distinct().collect()
-    }
+    files = spark_files(df, table)
     # The junk is real: files of the aborted job, the failed attempt and the planted copy.
-    junk = set(table.data_files()) - spark_files
+    junk = set(table.data_files()) - files
     assert len(junk) >= 3, junk
 
     url, options = reader_target(table, s3)
-    ds = txcommit.dataset(url, storage_options=options)
-    arrow = ds.to_table()
-    assert sorted(zip(arrow["id"].to_pylist(), arrow["k"].to_pylist(), strict=True)) == spark_rows
-    rel = txcommit.duckdb_relation(url, storage_options=options)
-    assert sorted(rel.project("id, k").fetchall()) == spark_rows
-    frame = txcommit.polars_frame(url, storage_options=options).select("id", "k").collect()
-    assert sorted(frame.iter_rows()) == spark_rows
-
-    if store == "s3":
-        fs = fsspec.filesystem("txcommit+s3", **options)
-        root = f"{table.bucket}/{table.prefix}"
-    else:
-        fs, root = fsspec.filesystem("txcommit+file"), str(Path(url).resolve())
-    assert {p[len(root) + 1 :] for p in fs.find(root)} == spark_files
-
-    cli = ["--endpoint", options["endpoint"]] if options else []
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)  # the CLI's credentials: environment only
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
-    capsys.readouterr()
-    assert ls_main([url, "--json", *cli]) == 0
-    assert {f["path"] for f in json.loads(capsys.readouterr().out)} == spark_files
-    assert log_main([url, "--json", *cli]) == 0
-    history = json.loads(capsys.readouterr().out)
+    check_readers_see(table, url, options, spark_rows, files)
+    history = cli_history(url, options, files, capsys, monkeypatch)
     states = sorted(r["state"] for r in history)
     assert states == ["aborted", "committed", "committed"]
     committed = [r for r in history if r["state"] == "committed"]
-    assert sum(r["files"] for r in committed) == len(spark_files)
+    assert sum(r["files"] for r in committed) == len(files)
     assert all(r["operation"] == "append" and r["committedAt"] for r in committed)

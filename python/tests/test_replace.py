@@ -15,9 +15,9 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-from conftest import make_table, new_session, server_with_s3
+from conftest import make_table, new_session, rows_per_b, server_with_s3
 from servers import ServerProcess, running
-from tables import TableRef, txn_of
+from tables import TableRef, dynamic_overwrite, txn_of
 
 WRITE_ID = "txcommit.writeId"
 
@@ -116,13 +116,10 @@ def test_static_partition_overwrite_replaces_that_partition_only(tx, any_table: 
 def test_dynamic_partition_overwrite_replaces_the_partitions_written(tx, any_table: TableRef):
     table = any_table
     rows(tx, 900).write.partitionBy("k").parquet(table.url)
-    tx.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-    try:
+    with dynamic_overwrite(tx):
         tx.range(10).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
             table.url
         )
-    finally:
-        tx.conf.unset("spark.sql.sources.partitionOverwriteMode")
     assert by_k(tx, table) == {0: 300, 1: 10, 2: 300}
     (rec,) = replace_records(table)
     assert rec["operation"] == "overwrite-partitions" and rec["scope"] == ["k=1"]
@@ -270,12 +267,7 @@ def test_eight_concurrent_appends_all_land(server: ServerProcess, any_table: Tab
     for t in threads:
         t.join(timeout=300)
     assert not errors, errors
-    reader = new_session(server.url)
-    try:
-        df = reader.read.parquet(table.url)
-        counts = {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
-    finally:
-        reader.stop()
+    counts = rows_per_b(server.url, table.url)
     assert counts == {b: 200 for b in range(8)}
     assert len(table.committed()) == 8
 

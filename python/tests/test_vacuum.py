@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
 
 from servers import ServerProcess
-from tables import TableRef, txn_of
+from tables import TableRef, dynamic_overwrite, txn_of
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -69,13 +69,10 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
     magic = f"__magic_job-{old_txn}/1/__base/k=0/x.pending"
     table.write(magic, b"{}")
     # A dynamic overwrite of k=1: its old files are logically deleted now (young).
-    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-    try:
+    with dynamic_overwrite(spark):
         spark.range(5).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
             table.url
         )
-    finally:
-        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
     upload_key = None
     if table.store != "local":
         upload_key = f"{table.prefix}/k=2/part-00009-tid-{old_txn}-7.c000.snappy.parquet"

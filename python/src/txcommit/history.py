@@ -18,8 +18,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from txcommit.errors import TxCommitError
-from txcommit.listing import add_table_arguments, human_bytes, open_from_args, render_table
+from txcommit.listing import add_table_arguments, human_bytes, open_or_report, render_table
 
 
 def _time(ms: int | None) -> str:
@@ -57,10 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.limit is not None and ns.limit < 0:
         print(f"txcommit: --limit must be 0 or more, got {ns.limit}", file=sys.stderr)
         return 2
-    try:
-        view = open_from_args(ns, with_markers=True)
-    except TxCommitError as e:
-        print(str(e) if str(e).startswith("txcommit:") else f"txcommit: {e}", file=sys.stderr)
+    view = open_or_report(ns, with_markers=True)
+    if view is None:
         return 1
     rows = view.history()
     if ns.limit is not None:
@@ -81,9 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _text(r.files),
             human_bytes(r.bytes),
             _text(r.rows),
-            "-"
-            if r.removed_files is None
-            else f"{r.removed_files} ({human_bytes(r.removed_bytes)})",
+            _removed(r.removed_files, r.removed_bytes),
             _text(r.sequence),
         ]
         for r in rows

@@ -69,6 +69,16 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
     )
 
 
+def open_or_report(ns: argparse.Namespace, with_markers: bool = False) -> TableView | None:
+    """:func:`open_from_args` for a command's ``main``: None (exit status 1) when the table
+    cannot be opened, after printing why on stderr."""
+    try:
+        return open_from_args(ns, with_markers=with_markers)
+    except TxCommitError as e:
+        print(str(e) if str(e).startswith("txcommit:") else f"txcommit: {e}", file=sys.stderr)
+        return None
+
+
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "-"
@@ -102,10 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    try:
-        view = open_from_args(ns)
-    except TxCommitError as e:
-        print(str(e) if str(e).startswith("txcommit:") else f"txcommit: {e}", file=sys.stderr)
+    view = open_or_report(ns)
+    if view is None:
         return 1
     files = view.visible_files()
     if ns.json:
@@ -120,4 +128,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["add_table_arguments", "build_parser", "main", "open_from_args"]
+__all__ = ["add_table_arguments", "build_parser", "main", "open_from_args", "open_or_report"]

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import builtins
 import os
-import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import obstore
 from obstore.store import AzureStore as _ObstoreAzure
 
-from txcommit.adapters.base import Store, StoreFile
-from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.log import LOG_DIR_NAME, display_url, join
+from txcommit.adapters.base import ObstoreStore, Secret, StoreFile, declared
+from txcommit.errors import StoreError
+from txcommit.log import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -73,23 +72,10 @@ def parse_azure_url(url: str) -> tuple[str, str | None, str]:
     return container, host.split(".", 1)[0], prefix
 
 
-class _Secret:
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "***"
-
-    __str__ = __repr__
-
-
-class AzureBlobStore(Store):
+class AzureBlobStore(ObstoreStore):
     """A container prefix on Azure Blob Storage (or Azurite), as a :class:`Store`."""
+
+    refusal = "Azure refused Put Blob with If-None-Match: *; "
 
     def __init__(
         self,
@@ -101,16 +87,12 @@ class AzureBlobStore(Store):
         emulator: bool = False,
         declaration: AdapterDeclaration | None = None,
     ) -> None:
-        if declaration is None:
-            from txcommit.adapters.registry import declaration_named
-
-            declaration = declaration_named("azure")
         self.container, url_account, self.prefix = parse_azure_url(url)
         if urlsplit(url).scheme.lower() == "az":
             root = f"az://{self.container}" + (f"/{self.prefix}" if self.prefix else "")
         else:
             root = display_url(url).split("?", 1)[0].rstrip("/")
-        super().__init__(root, declaration)
+        super().__init__(root, declared(declaration, "azure"))
         if emulator:
             account = account or EMULATOR_ACCOUNT
             account_key = account_key or EMULATOR_KEY
@@ -125,7 +107,7 @@ class AzureBlobStore(Store):
                 url=self.root_url,
             )
         key = account_key or os.environ.get("AZURE_STORAGE_ACCOUNT_KEY")
-        self._key = _Secret(key) if key else None
+        self._key = Secret(key) if key else None
         self.endpoint: str | None = endpoint.rstrip("/") if endpoint else None
         self.emulator = emulator
         self._allow_http = bool(self.endpoint and self.endpoint.startswith("http:"))
@@ -146,15 +128,8 @@ class AzureBlobStore(Store):
 
     # -- errors --------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        if self._key is not None and self._key.reveal():
-            text = text.replace(self._key.reveal(), "***")
-        return text
-
     def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
-        url = self.url_for(key)
-        full = self._scrub(str(cause))
-        first = (full.splitlines() or [type(cause).__name__])[0][:300]
+        full = Secret.scrub(str(cause), self._key)
         where = f" (endpoint {self.endpoint})" if self.endpoint else ""
         if "ContainerNotFound" in full:
             advice = f"container '{self.container}' does not exist{where}; create it"
@@ -165,20 +140,16 @@ class AzureBlobStore(Store):
             )
         else:
             advice = f"check that the endpoint{where} is reachable, then retry"
-        return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
+        return self.failure(action, key, full, advice, blank=type(cause).__name__)
+
+    def _root_missing(self, action: str, error: FileNotFoundError) -> bool:
+        # Azure's 404 says ContainerNotFound for a missing container, BlobNotFound for a key.
+        return "ContainerNotFound" in str(error)
 
     # -- the contract --------------------------------------------------------------------
 
-    def create_exclusive(self, key: str, data: bytes) -> None:
-        self.check_key(key)
-        self.requests.add("PUT")
-        try:
-            # mode="create": one Put Blob with If-None-Match: * whatever the size.
-            obstore.put(self._obstore, key, data, mode="create")
-        except obstore.exceptions.AlreadyExistsError:
-            raise self.conflict(key, "Azure refused Put Blob with If-None-Match: *; ") from None
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("create", key, e) from None
+    def _obstore_client(self, create: bool = False) -> _ObstoreAzure:
+        return self._obstore
 
     def write_replacing(self, key: str, data: bytes) -> None:
         self.check_key(key)
@@ -187,18 +158,6 @@ class AzureBlobStore(Store):
             obstore.put(self._obstore, key, data)
         except (OSError, obstore.exceptions.BaseError) as e:
             raise self._failure("write", key, e) from None
-
-    def read(self, key: str) -> bytes | None:
-        self.check_key(key)
-        self.requests.add("GET")
-        try:
-            return bytes(obstore.get(self._obstore, key).bytes())
-        except FileNotFoundError as e:
-            if "ContainerNotFound" in str(e):
-                raise self._failure("read", key, e) from None
-            return None
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("read", key, e) from None
 
     def list(self, prefix: str = "") -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
@@ -210,50 +169,12 @@ class AzureBlobStore(Store):
         files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
 
-    def exists(self, key: str) -> bool:
-        self.check_key(key)
-        self.requests.add("HEAD")
-        try:
-            obstore.head(self._obstore, key)
-        except FileNotFoundError as e:
-            if "ContainerNotFound" in str(e):
-                raise self._failure("check", key, e) from None
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("check", key, e) from None
-        return True
-
-    def delete(self, key: str) -> bool:
-        self.check_key(key)
-        self.requests.add("DELETE")
-        try:
-            obstore.delete(self._obstore, key)
-        except FileNotFoundError as e:  # Azure answers 404 BlobNotFound
-            if "ContainerNotFound" in str(e):
-                raise self._failure("delete", key, e) from None
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("delete", key, e) from None
-        return True
-
     def check_ready(self) -> None:
         """Proves the endpoint refuses a second ``If-None-Match: *`` create of one key."""
-        probe = f"{LOG_DIR_NAME}/probe/{uuid.uuid4()}.json"
-        self.create_exclusive(probe, b'{"probe":1}')
-        try:
-            try:
-                self.create_exclusive(probe, b'{"probe":2}')
-            except AlreadyExistsError:
-                return
-            raise UnsupportedStoreError(
-                f"txcommit: the Azure endpoint {self.endpoint or self.account} (container "
-                f"{self.container}) does not provide the conditional-put capability the "
-                f"'{self.declaration.name}' adapter relies on: it ignored If-None-Match: * (two "
-                f"exclusive creates of {self.url_for(probe)} both succeeded), so a commit record "
-                "could be overwritten."
-            )
-        finally:
-            self.delete(probe)
+        self.probe_exclusive_create(
+            f"Azure endpoint {self.endpoint or self.account} (container {self.container})",
+            "If-None-Match: *",
+        )
 
     def fsspec(self) -> tuple[AbstractFileSystem, str]:
         from obstore.fsspec import FsspecStore

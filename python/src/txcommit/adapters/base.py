@@ -8,13 +8,17 @@ from __future__ import annotations
 import abc
 import builtins
 import threading
+import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import obstore
 
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.log import join, unsafe_relative_path
+from txcommit.log import LOG_DIR_NAME, join, unsafe_relative_path
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -48,6 +52,32 @@ class UploadedPart:
 
     part_number: int
     etag: str
+
+
+class Secret:
+    """A credential: shown as *** by repr and str, so that no log line, error or ``repr``
+    of a store shows it; ``reveal()`` gives it to the client that needs it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+    @staticmethod
+    def scrub(text: str, *secrets: Secret | None) -> str:
+        """``text`` (an error from a client) with each of ``secrets`` replaced by ***."""
+        for secret in secrets:
+            if secret is not None and secret.reveal():
+                text = text.replace(secret.reveal(), "***")
+        return text
 
 
 class RequestCounter:
@@ -132,6 +162,15 @@ class Store(abc.ABC):
             url=url,
         )
 
+    def failure(
+        self, action: str, key: str, detail: str, advice: str, blank: str = ""
+    ) -> StoreError:
+        """The error of a failed request to ``key``: the first line of ``detail`` (``blank``
+        when it has none), then ``advice`` on what to do."""
+        url = self.url_for(key)
+        first = (detail.splitlines() or [blank])[0][:300]
+        return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
+
     def url_for(self, key: str) -> str:
         """The URL of ``key`` (for messages), without credentials."""
         return join(self._root_url, key)
@@ -190,6 +229,27 @@ class Store(abc.ABC):
     def check_ready(self) -> None:  # noqa: B027 - a no-op unless the store must prove itself
         """Point 5: proves the declared primitive works here (a no-op where it cannot lie)."""
 
+    def probe_exclusive_create(self, endpoint: str, ignored: str, advice: str = "") -> None:
+        """Point 5 for a ``conditional-put`` store, as the JVM's ``ConditionalPutProbe``: a
+        small object under ``_txcommit/probe/`` is created twice (the second create must be
+        refused), then deleted (3 to 4 requests). Otherwise the error says that ``endpoint``
+        (the store, for the message) ignored ``ignored`` (the precondition), then ``advice``."""
+        probe = f"{LOG_DIR_NAME}/probe/{uuid.uuid4()}.json"
+        self.create_exclusive(probe, b'{"probe":1}')
+        try:
+            try:
+                self.create_exclusive(probe, b'{"probe":2}')
+            except AlreadyExistsError:
+                return
+            raise UnsupportedStoreError(
+                f"txcommit: the {endpoint} does not provide the conditional-put capability the "
+                f"'{self.declaration.name}' adapter relies on: it ignored {ignored} (two "
+                f"exclusive creates of {self.url_for(probe)} both succeeded), so a commit record "
+                f"could be overwritten.{advice}"
+            )
+        finally:
+            self.delete(probe)
+
     @abc.abstractmethod
     def fsspec(self) -> tuple[AbstractFileSystem, str]:
         """An fsspec file system on this store and the root's path in it, for readers that
@@ -197,6 +257,108 @@ class Store(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._root_url!r}, adapter={self.declaration.name!r})"
+
+
+def declared(declaration: AdapterDeclaration | None, adapter: str) -> AdapterDeclaration:
+    """``declaration``, else the shipped declaration of ``adapter`` (a store's default)."""
+    if declaration is not None:
+        return declaration
+    from txcommit.adapters.registry import declaration_named  # the registry imports adapters
+
+    return declaration_named(adapter)
+
+
+class ObstoreStore(Store):
+    """A store whose requests go through an obstore client (adapters s3, azure and local):
+    the exclusive create, read, existence check and delete of a key, with obstore's errors
+    turned into StoreErrors that name the key's URL."""
+
+    #: How often a create answered 409 Conflict is retried (S3: another conditional write of
+    #: the key is in flight); the retry then finds the key if the other write won.
+    conflict_retries: ClassVar[int] = 0
+    #: How the store refused a second exclusive create, for the conflict's message.
+    refusal: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def _obstore_client(self, create: bool = False) -> Any:
+        """The obstore client on the root; None when the root does not exist and ``create``
+        is false (nothing is there to read)."""
+
+    @abc.abstractmethod
+    def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
+        """The error of a failed request (``action`` of ``key``), saying what to do."""
+
+    def _root_missing(self, action: str, error: FileNotFoundError) -> bool:
+        """Whether a not-found ``error`` of ``action`` is about the bucket or container rather
+        than the key (then it is raised, not taken as a missing key)."""
+        return False
+
+    def _conflict(self, key: str) -> AlreadyExistsError:
+        return self.conflict(key, self.refusal)
+
+    def create_exclusive(self, key: str, data: bytes) -> None:
+        self.check_key(key)
+        for attempt in range(self.conflict_retries + 1):
+            self.requests.add("PUT")
+            try:
+                # mode="create": a single PUT with If-None-Match: * whatever the size.
+                obstore.put(self._obstore_client(create=True), key, data, mode="create")
+                return
+            except obstore.exceptions.AlreadyExistsError:
+                raise self._conflict(key) from None
+            except (OSError, obstore.exceptions.BaseError) as e:
+                if "409 Conflict" in str(e) and attempt < self.conflict_retries:
+                    time.sleep(0.05 * 2**attempt)
+                    continue
+                raise self._failure("create", key, e) from None
+
+    def _missing(self, action: str, key: str, error: FileNotFoundError) -> None:
+        if self._root_missing(action, error):
+            raise self._failure(action, key, error) from None
+
+    def read(self, key: str) -> bytes | None:
+        self.check_key(key)
+        store = self._obstore_client()
+        self.requests.add("GET")
+        if store is None:
+            return None
+        try:
+            return bytes(obstore.get(store, key).bytes())
+        except FileNotFoundError as e:
+            self._missing("read", key, e)
+            return None
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("read", key, e) from None
+
+    def exists(self, key: str) -> bool:
+        self.check_key(key)
+        store = self._obstore_client()
+        self.requests.add("HEAD")
+        if store is None:
+            return False
+        try:
+            obstore.head(store, key)
+        except FileNotFoundError as e:
+            self._missing("check", key, e)
+            return False
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("check", key, e) from None
+        return True
+
+    def delete(self, key: str) -> bool:
+        self.check_key(key)
+        store = self._obstore_client()
+        self.requests.add("DELETE")
+        if store is None:
+            return False
+        try:
+            obstore.delete(store, key)
+        except FileNotFoundError as e:
+            self._missing("delete", key, e)
+            return False
+        except (OSError, obstore.exceptions.BaseError) as e:
+            raise self._failure("delete", key, e) from None
+        return True
 
 
 class MultipartStore(Store):
@@ -233,9 +395,12 @@ class MultipartStore(Store):
 
 __all__ = [
     "MultipartStore",
+    "ObstoreStore",
     "MultipartUpload",
     "RequestCounter",
+    "Secret",
     "Store",
     "StoreFile",
     "UploadedPart",
+    "declared",
 ]

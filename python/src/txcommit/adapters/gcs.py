@@ -28,9 +28,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from txcommit.adapters.base import Store, StoreFile
-from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.log import LOG_DIR_NAME, display_url, join
+from txcommit.adapters.base import Store, StoreFile, declared
+from txcommit.errors import StoreError, UnsupportedStoreError
+from txcommit.log import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -78,13 +78,9 @@ class GcsStore(Store):
         session: Any = None,
         declaration: AdapterDeclaration | None = None,
     ) -> None:
-        if declaration is None:
-            from txcommit.adapters.registry import declaration_named
-
-            declaration = declaration_named("gcs")
         self.bucket, self.prefix = parse_gs_url(url)
         root = f"gs://{self.bucket}" + (f"/{self.prefix}" if self.prefix else "")
-        super().__init__(root, declaration)
+        super().__init__(root, declared(declaration, "gcs"))
         chosen = endpoint or os.environ.get(EMULATOR_ENV)
         if chosen and "://" not in chosen:  # STORAGE_EMULATOR_HOST may be host:port
             chosen = f"http://{chosen}"
@@ -149,7 +145,6 @@ class GcsStore(Store):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _failure(self, action: str, key: str, what: str) -> StoreError:
-        url = self.url_for(key)
         where = f" (endpoint {self.endpoint})" if self.endpoint else ""
         if what.startswith("404") and (
             "bucket does not exist" in what.lower() or "bucket not found" in what.lower()
@@ -159,8 +154,7 @@ class GcsStore(Store):
             advice = "access was denied; check the credentials and the bucket's IAM policy"
         else:
             advice = f"check that the endpoint{where} is reachable, then retry"
-        first = (what.splitlines() or [what])[0][:300]
-        return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
+        return self.failure(action, key, what, advice)
 
     def _error(self, action: str, key: str, response: Any) -> StoreError:
         try:
@@ -267,24 +261,11 @@ class GcsStore(Store):
         return True
 
     def check_ready(self) -> None:
-        """Proves the endpoint refuses a second ``ifGenerationMatch=0`` create of one key: a
-        small object under ``_txcommit/probe/`` is created twice, then deleted."""
-        probe = f"{LOG_DIR_NAME}/probe/{uuid.uuid4()}.json"
-        self.create_exclusive(probe, b'{"probe":1}')
-        try:
-            try:
-                self.create_exclusive(probe, b'{"probe":2}')
-            except AlreadyExistsError:
-                return
-            raise UnsupportedStoreError(
-                f"txcommit: the GCS endpoint {self.endpoint or GOOGLE_ENDPOINT} (bucket "
-                f"{self.bucket}) does not provide the conditional-put capability the "
-                f"'{self.declaration.name}' adapter relies on: it ignored ifGenerationMatch=0 "
-                f"(two exclusive creates of {self.url_for(probe)} both succeeded), so a commit "
-                "record could be overwritten."
-            )
-        finally:
-            self.delete(probe)
+        """Proves the endpoint refuses a second ``ifGenerationMatch=0`` create of one key."""
+        self.probe_exclusive_create(
+            f"GCS endpoint {self.endpoint or GOOGLE_ENDPOINT} (bucket {self.bucket})",
+            "ifGenerationMatch=0",
+        )
 
     def fsspec(self) -> tuple[AbstractFileSystem, str]:
         try:

@@ -27,8 +27,8 @@ from urllib.parse import unquote, urlsplit
 import obstore
 from obstore.store import LocalStore as _ObstoreLocal
 
-from txcommit.adapters.base import Store, StoreFile
-from txcommit.errors import AlreadyExistsError, StoreError
+from txcommit.adapters.base import ObstoreStore, StoreFile, declared
+from txcommit.errors import StoreError
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -51,7 +51,7 @@ def local_path(url_or_path: str | os.PathLike[str]) -> Path:
     return Path(text).expanduser().resolve()
 
 
-class LocalStore(Store):
+class LocalStore(ObstoreStore):
     """A directory on a local (or NFS-style POSIX) file system, as a :class:`Store`."""
 
     def __init__(
@@ -61,12 +61,8 @@ class LocalStore(Store):
         durable: bool = True,
         declaration: AdapterDeclaration | None = None,
     ) -> None:
-        if declaration is None:
-            from txcommit.adapters.registry import declaration_named
-
-            declaration = declaration_named("local")
         self.root = local_path(root)
-        super().__init__(f"file://{self.root}", declaration)
+        super().__init__(f"file://{self.root}", declared(declaration, "local"))
         self.durable = durable
         self._obstore: _ObstoreLocal | None = None
 
@@ -75,7 +71,7 @@ class LocalStore(Store):
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*self.check_key(key).split("/"))
 
-    def _store(self, create: bool) -> _ObstoreLocal | None:
+    def _obstore_client(self, create: bool = False) -> _ObstoreLocal | None:
         """obstore's store on the root; None when the root does not exist and ``create`` is
         false (obstore refuses a missing root, txcommit treats it as empty)."""
         if self._obstore is None:
@@ -97,9 +93,6 @@ class LocalStore(Store):
             "and that this process may read and write it, then retry.",
             url=url,
         )
-
-    def _conflict(self, key: str) -> AlreadyExistsError:
-        return self.conflict(key, "")
 
     def _write_temp(self, target: Path, data: bytes) -> Path:
         """Writes ``data`` to a new hidden temporary file next to ``target``, fsync'd."""
@@ -134,7 +127,7 @@ class LocalStore(Store):
     def create_exclusive(self, key: str, data: bytes) -> None:
         target = self._path(key)
         if not self.durable:
-            store = self._store(create=True)
+            store = self._obstore_client(create=True)
             self.requests.add("PUT")
             try:
                 obstore.put(store, key, data, mode="create")  # type: ignore[arg-type]
@@ -161,7 +154,7 @@ class LocalStore(Store):
     def write_replacing(self, key: str, data: bytes) -> None:
         target = self._path(key)
         if not self.durable:
-            store = self._store(create=True)
+            store = self._obstore_client(create=True)
             self.requests.add("PUT")
             try:
                 obstore.put(store, key, data)  # type: ignore[arg-type]
@@ -180,22 +173,9 @@ class LocalStore(Store):
             raise self._failure("write", key, e) from None
         self._sync_dir(target.parent)
 
-    def read(self, key: str) -> bytes | None:
-        self.check_key(key)
-        store = self._store(create=False)
-        self.requests.add("GET")
-        if store is None:
-            return None
-        try:
-            return bytes(obstore.get(store, key).bytes())
-        except FileNotFoundError:
-            return None
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("read", key, e) from None
-
     def list(self, prefix: str = "") -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
-        store = self._store(create=False)
+        store = self._obstore_client(create=False)
         self.requests.add("LIST")
         if store is None:
             return []
@@ -231,34 +211,6 @@ class LocalStore(Store):
             if progress is not None:
                 progress(len(found))
         return sorted(found, key=lambda f: f.key)
-
-    def exists(self, key: str) -> bool:
-        self.check_key(key)
-        store = self._store(create=False)
-        self.requests.add("HEAD")
-        if store is None:
-            return False
-        try:
-            obstore.head(store, key)
-        except FileNotFoundError:
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("check", key, e) from None
-        return True
-
-    def delete(self, key: str) -> bool:
-        self.check_key(key)
-        store = self._store(create=False)
-        self.requests.add("DELETE")
-        if store is None:
-            return False
-        try:
-            obstore.delete(store, key)
-        except FileNotFoundError:
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("delete", key, e) from None
-        return True
 
     def fsspec(self) -> tuple[AbstractFileSystem, str]:
         from fsspec.implementations.local import LocalFileSystem

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -39,12 +37,14 @@ from obstore.store import S3Store as _ObstoreS3
 from txcommit.adapters.base import (
     MultipartStore,
     MultipartUpload,
-    Store,
+    ObstoreStore,
+    Secret,
     StoreFile,
     UploadedPart,
+    declared,
 )
-from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.log import LOG_DIR_NAME, display_url, join
+from txcommit.errors import StoreError, UnsupportedStoreError
+from txcommit.log import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -93,23 +93,6 @@ def parse_s3_url(url: str) -> S3Location:
     return S3Location(scheme, parts.netloc, parts.path.strip("/"))
 
 
-class _Secret:
-    """A credential: shown as *** by repr and str."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "***"
-
-    __str__ = __repr__
-
-
 def _setting(value: Any, *env_names: str) -> Any:
     if value is not None:
         return value
@@ -120,13 +103,18 @@ def _setting(value: Any, *env_names: str) -> Any:
     return None
 
 
-class S3Store(Store):
+class S3Store(ObstoreStore):
     """A bucket prefix on S3 or an S3-compatible store, as a :class:`Store` (adapter ``s3``).
 
     ``endpoint``: for S3-compatible stores (``http://127.0.0.1:9000``); ``path_style``: put the
     bucket in the path, not the host name (default: True when an endpoint is given);
     ``allow_http``: permit a plain-HTTP endpoint (default: True for an ``http://`` endpoint).
     """
+
+    #: The adapter whose declaration the store gets when it is given none.
+    default_adapter = "s3"
+    conflict_retries = CONFLICT_RETRIES
+    refusal = "S3 refused PUT with If-None-Match: *; "
 
     def __init__(
         self,
@@ -143,12 +131,8 @@ class S3Store(Store):
         retry_timeout: float | None = None,
         declaration: AdapterDeclaration | None = None,
     ) -> None:
-        if declaration is None:
-            from txcommit.adapters.registry import declaration_named
-
-            declaration = declaration_named(self._default_adapter())
         self.location = parse_s3_url(url)
-        super().__init__(self.location.url, declaration)
+        super().__init__(self.location.url, declared(declaration, self.default_adapter))
         self.endpoint: str | None = _setting(endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
         self.region: str = _setting(region, "AWS_REGION", "AWS_DEFAULT_REGION") or "us-east-1"
         self.path_style = self.endpoint is not None if path_style is None else path_style
@@ -167,9 +151,9 @@ class S3Store(Store):
                 "AWS_SECRET_ACCESS_KEY) or neither",
                 url=self.root_url,
             )
-        self._key = _Secret(key) if key else None
-        self._secret = _Secret(secret) if secret else None
-        self._token = _Secret(token) if token else None
+        self._key = Secret(key) if key else None
+        self._secret = Secret(secret) if secret else None
+        self._token = Secret(token) if token else None
         self._retry: dict[str, Any] = {}
         if max_retries is not None:
             self._retry["max_retries"] = max_retries
@@ -182,10 +166,6 @@ class S3Store(Store):
             client_options={"allow_http": self.allow_http},
             retry_config=self._retry or None,  # type: ignore[arg-type]
         )
-
-    @staticmethod
-    def _default_adapter() -> str:
-        return "s3"
 
     def _obstore_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {
@@ -205,20 +185,12 @@ class S3Store(Store):
 
     # -- errors --------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        for secret in (self._key, self._secret, self._token):
-            if secret is not None and secret.reveal():
-                text = text.replace(secret.reveal(), "***")
-        return text
-
     def _where(self) -> str:
         return f" (endpoint {self.endpoint})" if self.endpoint else ""
 
     def _failure(self, action: str, key: str, cause: BaseException) -> StoreError:
         """A StoreError for a failed request, naming the key's URL and what to do."""
-        url = self.url_for(key)
-        full = self._scrub(str(cause))
-        first = (full.splitlines() or [type(cause).__name__])[0][:300]
+        full = Secret.scrub(str(cause), self._key, self._secret, self._token)
         if "NoSuchBucket" in full:
             advice = (
                 f"bucket '{self.location.bucket}' does not exist{self._where()}; create it or "
@@ -231,28 +203,17 @@ class S3Store(Store):
             )
         else:
             advice = f"check that the endpoint{self._where()} is reachable, then retry"
-        return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
+        return self.failure(action, key, full, advice, blank=type(cause).__name__)
 
-    def _conflict(self, key: str) -> AlreadyExistsError:
-        return self.conflict(key, "S3 refused PUT with If-None-Match: *; ")
+    def _root_missing(self, action: str, error: FileNotFoundError) -> bool:
+        # Only a GET's answer names the missing bucket: a HEAD's has no body, and a DELETE
+        # follows a HEAD that found the key.
+        return action == "read" and "NoSuchBucket" in str(error)
 
     # -- the contract --------------------------------------------------------------------
 
-    def create_exclusive(self, key: str, data: bytes) -> None:
-        self.check_key(key)
-        for attempt in range(CONFLICT_RETRIES + 1):
-            self.requests.add("PUT")
-            try:
-                # mode="create": a single PUT with If-None-Match: * whatever the size.
-                obstore.put(self._obstore, key, data, mode="create")
-                return
-            except obstore.exceptions.AlreadyExistsError:
-                raise self._conflict(key) from None
-            except (OSError, obstore.exceptions.BaseError) as e:
-                if "409 Conflict" in str(e) and attempt < CONFLICT_RETRIES:
-                    time.sleep(0.05 * 2**attempt)
-                    continue
-                raise self._failure("create", key, e) from None
+    def _obstore_client(self, create: bool = False) -> _ObstoreS3:
+        return self._obstore
 
     def write_replacing(self, key: str, data: bytes) -> None:
         self.check_key(key)
@@ -266,18 +227,6 @@ class S3Store(Store):
             obstore.put(self._obstore, key, data, chunk_size=CHUNK_SIZE)
         except (OSError, obstore.exceptions.BaseError) as e:
             raise self._failure("write", key, e) from None
-
-    def read(self, key: str) -> bytes | None:
-        self.check_key(key)
-        self.requests.add("GET")
-        try:
-            return bytes(obstore.get(self._obstore, key).bytes())
-        except FileNotFoundError as e:
-            if "NoSuchBucket" in str(e):
-                raise self._failure("read", key, e) from None
-            return None
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("read", key, e) from None
 
     def list(self, prefix: str = "") -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
@@ -309,51 +258,18 @@ class S3Store(Store):
             raise self._failure("list", prefix, e) from None
         return sorted(found, key=lambda f: f.key)
 
-    def exists(self, key: str) -> bool:
-        self.check_key(key)
-        self.requests.add("HEAD")
-        try:
-            obstore.head(self._obstore, key)
-        except FileNotFoundError:
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("check", key, e) from None
-        return True
-
     def delete(self, key: str) -> bool:
         # S3 answers DELETE of a missing key with success, so a HEAD tells the two apart.
-        if not self.exists(key):
-            return False
-        self.requests.add("DELETE")
-        try:
-            obstore.delete(self._obstore, key)
-        except FileNotFoundError:
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("delete", key, e) from None
-        return True
+        return self.exists(key) and super().delete(key)
 
     def check_ready(self) -> None:
-        """Proves the endpoint refuses a second ``If-None-Match: *`` create of one key, as the
-        JVM's ``ConditionalPutProbe`` does: a small object under ``_txcommit/probe/`` is
-        created twice (the second must be refused), then deleted (3 to 4 requests)."""
-        probe = f"{LOG_DIR_NAME}/probe/{uuid.uuid4()}.json"
-        self.create_exclusive(probe, b'{"probe":1}')
-        try:
-            try:
-                self.create_exclusive(probe, b'{"probe":2}')
-            except AlreadyExistsError:
-                return
-            raise UnsupportedStoreError(
-                f"txcommit: the S3 endpoint {self.endpoint or 'of AWS'} (bucket "
-                f"{self.location.bucket}) does not provide the conditional-put capability the "
-                f"'{self.declaration.name}' adapter relies on: it ignored If-None-Match: * (two "
-                f"exclusive creates of {self.url_for(probe)} both succeeded), so a commit record "
-                "could be overwritten. Use an endpoint that supports conditional writes, or "
-                "certify it with the conformance kit."
-            )
-        finally:
-            self.delete(probe)
+        """Proves the endpoint refuses a second ``If-None-Match: *`` create of one key."""
+        self.probe_exclusive_create(
+            f"S3 endpoint {self.endpoint or 'of AWS'} (bucket {self.location.bucket})",
+            "If-None-Match: *",
+            " Use an endpoint that supports conditional writes, or certify it with the "
+            "conformance kit.",
+        )
 
     def fsspec(self) -> tuple[AbstractFileSystem, str]:
         from obstore.fsspec import FsspecStore
@@ -380,11 +296,8 @@ class S3MultipartStore(S3Store, MultipartStore):
     with ``pip install boto3`` (it is in txcommit's ``dev`` extra).
     """
 
+    default_adapter = "s3-multipart"
     _client: Any = None
-
-    @staticmethod
-    def _default_adapter() -> str:
-        return "s3-multipart"
 
     def _s3(self) -> Any:
         if self._client is None:

@@ -89,82 +89,86 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
   }
 
   /**
+   * A temporary file written through `out`, then published once at [[close]] or removed at
+   * [[cancel]] (whichever comes first; later calls do nothing).
+   */
+  private abstract class TempFileOutput(target: Path) extends AtomicOutput(target) {
+    protected def out: java.io.OutputStream
+    /** Makes the temporary file visible at `target`; the temporary file is gone after it. */
+    protected def publish(): Unit
+    /** Abandons the temporary file. */
+    protected def discard(): Unit
+    private var done = false
+
+    override def write(b: Int): Unit = out.write(b)
+    override def write(b: Array[Byte], off: Int, len: Int): Unit = out.write(b, off, len)
+
+    override def close(): Unit = synchronized {
+      if (!done) {
+        done = true
+        publish()
+      }
+    }
+
+    override def cancel(): Unit = synchronized {
+      if (!done) {
+        done = true
+        discard()
+      }
+    }
+  }
+
+  /**
    * Local: the temp file is written with java.nio (no Hadoop `.crc` side files), forced to disk,
    * then published with `link(2)` (refuses an existing target) or, to overwrite, an atomic
    * `rename(2)`.
    */
   private final class LocalAtomicOutput(target: Path, tmp: Path, overwrite: Boolean)
-    extends AtomicOutput(target) {
+    extends TempFileOutput(target) {
     private val tmpFile = localFile(tmp).toPath
     private val channel = {
       Files.createDirectories(tmpFile.getParent)
       java.nio.channels.FileChannel.open(tmpFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
     }
-    private val out = java.nio.channels.Channels.newOutputStream(channel)
-    private var done = false
+    protected val out: java.io.OutputStream = java.nio.channels.Channels.newOutputStream(channel)
 
-    override def write(b: Int): Unit = out.write(b)
-    override def write(b: Array[Byte], off: Int, len: Int): Unit = out.write(b, off, len)
+    protected def publish(): Unit =
+      try {
+        channel.force(true) // durable before it is published
+        channel.close()
+        requests.add("RENAME")
+        val dest = localFile(target).toPath
+        if (overwrite) {
+          Files.move(tmpFile, dest, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+        } else {
+          try Files.createLink(dest, tmpFile)
+          catch { case _: FileAlreadyExistsException => throw new AtomicFileExistsException(target, "link(2) refused it") }
+        }
+      } finally Files.deleteIfExists(tmpFile)
 
-    override def close(): Unit = synchronized {
-      if (!done) {
-        done = true
-        try {
-          channel.force(true) // durable before it is published
-          channel.close()
-          requests.add("RENAME")
-          val dest = localFile(target).toPath
-          if (overwrite) {
-            Files.move(tmpFile, dest, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
-          } else {
-            try Files.createLink(dest, tmpFile)
-            catch { case _: FileAlreadyExistsException => throw new AtomicFileExistsException(target, "link(2) refused it") }
-          }
-        } finally Files.deleteIfExists(tmpFile)
-      }
-    }
-
-    override def cancel(): Unit = synchronized {
-      if (!done) {
-        done = true
-        try channel.close() finally Files.deleteIfExists(tmpFile)
-      }
-    }
+    protected def discard(): Unit = try channel.close() finally Files.deleteIfExists(tmpFile)
   }
 
   /** HDFS: the NameNode's rename refuses an existing target; FileContext's OVERWRITE replaces. */
   private final class HadoopAtomicOutput(target: Path, tmp: Path, overwrite: Boolean)
-    extends AtomicOutput(target) {
-    private val out = fs.create(tmp, false)
-    private var done = false
+    extends TempFileOutput(target) {
+    protected val out: java.io.OutputStream = fs.create(tmp, false)
 
-    override def write(b: Int): Unit = out.write(b)
-    override def write(b: Array[Byte], off: Int, len: Int): Unit = out.write(b, off, len)
+    protected def publish(): Unit =
+      try {
+        out.close()
+        requests.add("RENAME")
+        if (overwrite) {
+          org.apache.hadoop.fs.FileContext.getFileContext(target.toUri, fs.getConf)
+            .rename(tmp, target, org.apache.hadoop.fs.Options.Rename.OVERWRITE)
+        } else if (!fs.rename(tmp, target)) {
+          if (fs.exists(target)) throw new AtomicFileExistsException(target, "the rename refused it")
+          throw new java.io.IOException(s"txcommit: could not rename ${Paths.display(tmp)} to " +
+            s"${Paths.display(target)}")
+        }
+      } finally if (fs.exists(tmp)) fs.delete(tmp, false)
 
-    override def close(): Unit = synchronized {
-      if (!done) {
-        done = true
-        try {
-          out.close()
-          requests.add("RENAME")
-          if (overwrite) {
-            org.apache.hadoop.fs.FileContext.getFileContext(target.toUri, fs.getConf)
-              .rename(tmp, target, org.apache.hadoop.fs.Options.Rename.OVERWRITE)
-          } else if (!fs.rename(tmp, target)) {
-            if (fs.exists(target)) throw new AtomicFileExistsException(target, "the rename refused it")
-            throw new java.io.IOException(s"txcommit: could not rename ${Paths.display(tmp)} to " +
-              s"${Paths.display(target)}")
-          }
-        } finally if (fs.exists(tmp)) fs.delete(tmp, false)
-      }
-    }
-
-    override def cancel(): Unit = synchronized {
-      if (!done) {
-        done = true
-        try out.close() finally fs.delete(tmp, false)
-      }
-    }
+    protected def discard(): Unit = try out.close() finally fs.delete(tmp, false)
   }
 
   private def tempFor(target: Path): Path =
