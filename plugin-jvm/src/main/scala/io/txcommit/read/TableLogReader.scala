@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.{CorruptCommitRecordException, Paths}
 import io.txcommit.log.{BoundedCache, DataFileName, LogLayout, RecordCodec, ReplaceLog}
+import io.txcommit.store.Adapters
 
 /**
  * Answers "is this file visible?" for one listing, by the reader rule of docs/protocol.md:
@@ -50,8 +51,8 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
 
   /** The table's replacement log as this listing sees it. */
   def replaceLog(root: Path): ReplaceLog = replaceLogs.computeIfAbsent(root, r => {
-    val fs = r.getFileSystem(conf)
-    ReplaceLog.load(LogLayout(r), dir => listFiles(fs, dir), p => readFile(fs, p), Paths.display,
+    val ops = opsFor(r)
+    ReplaceLog.load(LogLayout(r), ops.list, ops.read, Paths.display,
       e => if (ignoreCorrupt) {
         log.warn(s"${e.getMessage} (ignoring it: spark.txcommit.read.ignoreCorruptRecords=true)")
       } else throw e)
@@ -84,8 +85,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
     val recordPath = LogLayout(root).commitRecord(txn)
     val key = recordPath.toString
     TableLogReader.Records.get(key).orElse {
-      val fs: FileSystem = recordPath.getFileSystem(conf)
-      readFile(fs, recordPath).map { b =>
+      opsFor(root).read(recordPath).map { b =>
         try {
           val record = RecordCodec.decode(b, Paths.display(recordPath), txn)
           val added = record.added.iterator.map(_.path).toSet
@@ -100,6 +100,22 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
     }
   }
 
+  /**
+   * How this listing lists and reads a table's log: through the table's store adapter when one
+   * serves it (on S3 a LIST of `replace/` is one request, where S3A's `listStatus` of a
+   * missing directory adds a HEAD and a LIST, and a record is one GET, without S3A's HEAD),
+   * else through the Hadoop file system.
+   */
+  private val ops = new ConcurrentHashMap[Path, TableLogReader.LogOps]()
+
+  private def opsFor(root: Path): TableLogReader.LogOps = ops.computeIfAbsent(root, r =>
+    scala.util.Try(Adapters.open(r, conf)).toOption match {
+      case Some(store) => TableLogReader.LogOps(store.list, store.read)
+      case None =>
+        val fs: FileSystem = r.getFileSystem(conf)
+        TableLogReader.LogOps(dir => listFiles(fs, dir), p => readFile(fs, p))
+    })
+
   private def readFile(fs: FileSystem, path: Path): Option[Array[Byte]] =
     try {
       val in = fs.open(path)
@@ -112,6 +128,8 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
 }
 
 object TableLogReader {
+  private final case class LogOps(list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]])
+
   /** At most this many file names of decoded commit records stay cached in a JVM. */
   val RecordsMaxFiles: Long = 1000000L
   /** At most this many directories known to be table roots stay cached in a JVM. */
