@@ -95,9 +95,9 @@ def test_report_says_which_targets_hold_and_which_are_missed():
             _write("txcommit-mp", 1000, 2.0, 11.0, data_deletes=3),  # deleted data: missed
         ],
         "read": [
-            {"txns": 100, "state": "after cleanup", "filter": "on", "plan_s": 1.0,
+            {"txns": 100, "state": "after vacuum", "filter": "on", "plan_s": 1.0,
              "files": 100, "requests": {}},
-            {"txns": 100, "state": "after cleanup", "filter": "off", "plan_s": 0.95,
+            {"txns": 100, "state": "after vacuum", "filter": "off", "plan_s": 0.95,
              "files": 100, "requests": {}},
         ],
     }  # fmt: skip
@@ -108,7 +108,7 @@ def test_report_says_which_targets_hold_and_which_are_missed():
         "job commit >= 2x faster than magic": False,
         "total job time within 10% of the no-protocol floor": True,
         "job commit requests independent of file count": True,
-        "filtered read plan <= 1.1x unfiltered after clean-up": True,
+        "filtered read plan <= 1.1x unfiltered after vacuum": True,
     }
     zero = [t for t in targets(results) if t["target"].startswith("zero data")]
     assert [t["held"] for t in zero] == [True, None, False, None], "no overwrite was run"
@@ -117,3 +117,31 @@ def test_report_says_which_targets_hold_and_which_are_missed():
     assert missed in text
     assert "| v1 | 60.0 | 6.00x | 30.0 | 1000 | 2000 |" in text
     assert "![commit-time-s3.png](benchmarks/commit-time-s3.png)" in text
+
+
+def test_merge_replaces_the_rerun_points_and_names_each_rows_run():
+    from txcommit.bench import merge
+    from txcommit.bench.runner import leftover_txn
+
+    meta = {"date": "d1", "elapsed_s": 600, "machine": "m", "master": "local[4]",
+            "hadoop_cloud": "h.jar", "stores": ["s3"],
+            "sizes": {"partitions": 10, "overwrite_files": [10], "rows_per_file": 10,
+                      "seed_rows": 0, "seed_partitions": 1}}  # fmt: skip
+    ok = {"txcommit": {"durationMs": 5, "stageDurationsMs": {}, "jobCommitRequests": {}}}
+    earlier = {"meta": meta, "sweep": [_write("v1", 1000, 30.0, 60.0),
+                                       _write("txcommit", 1000, 1.0, 10.0, **ok)], "seed": [],
+               "read": [{"txns": 1, "state": "after cleanup", "filter": "on", "plan_s": 1.0,
+                         "files": 1, "requests": {}}]}  # fmt: skip
+    new = {"meta": {**meta, "date": "d2", "elapsed_s": 60},
+           "sweep": [_write("txcommit", 1000, 0.5, 9.0, **ok)], "seed": [],
+           "read": []}  # fmt: skip
+    merged = merge(earlier, new)
+    assert [(r["protocol"], r["commit_s"], r["run"]) for r in merged["sweep"]] == [
+        ("v1", 30.0, "A"), ("txcommit", 0.5, "B")]  # fmt: skip
+    assert merged["read"][0]["run"] == "A", "no read cost re-run: the earlier one stays"
+    assert [r["id"] for r in merged["runs"]] == ["A", "B"]
+    text = render(merged, [])
+    assert "Merged from 2 runs" in text and "- Run B: d2, 1.0 min" in text
+    assert text.count("| B |") == 1
+    txn = leftover_txn("zzzz0001", 1_700_000_000_000)
+    assert len(txn) == 16 and int(txn[:8], 36) == 1_700_000_000_000

@@ -60,10 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="docs/benchmarks.md",
                    help="report to write (default docs/benchmarks.md); the plots and "
                    "results.json go into a directory named like it without .md")  # fmt: skip
-    p.add_argument("--files", type=_ints, help="file counts of the sweep, appended "
-                   "(default 10,100,1000,5000)")  # fmt: skip
+    p.add_argument("--files", type=_ints, help="file counts of the sweep, appended, on "
+                   "every store (default 10,100,1000; 5000 adds ~5 min on S3)")  # fmt: skip
     p.add_argument("--overwrite-files", type=_ints, help="file counts also overwritten "
-                   "(default 10,100, to fit the 30-minute budget on 2 cores; with --files, the "
+                   "(default 10, to fit the 30-minute budget on 2 cores; with --files, the "
                    "same as --files)")  # fmt: skip
     p.add_argument("--no-overwrite", action="store_true", help="skip the overwrites")
     p.add_argument(
@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="on S3, only these protocols run file counts above 1000 (default "
         "floor,txcommit: v1 commits at ~0.65 s per file on the modelled S3, "
         "so 5000 files would take about an hour; 'all' runs every protocol)",
+    )
+    p.add_argument(
+        "--s3-target-protocols",
+        help="on S3, only these protocols run exactly 1000 files, the targets' point "
+        "(default floor,v1,magic,txcommit,txcommit-mp: v2 adds ~100 s and no target needs "
+        "it; 'all' runs every protocol)",
     )
     p.add_argument(
         "--rows-per-file", type=_positive, help="rows per file in the sweep (default 1000)"
@@ -116,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "row described by WHAT")  # fmt: skip
     p.add_argument("--from-json", help="re-render the report (and plots) from a results.json "
                    "of an earlier run; runs nothing")  # fmt: skip
+    p.add_argument("--merge-into", metavar="RESULTS_JSON",
+                   help="run what the other options select, then merge it into an earlier "
+                   "run's results.json: its rows of the same store, file count, mode and "
+                   "protocol (seed: store and protocol; read cost: all of it) are replaced, "
+                   "and the report names the run each row comes from")  # fmt: skip
     return p
 
 
@@ -149,12 +160,11 @@ def sizes_from(ns: argparse.Namespace) -> Any:
         sizes.overwrite_files = ns.overwrite_files
     if ns.no_overwrite:
         sizes.overwrite_files = []
-    if ns.s3_large_protocols:
-        keys = [p.key for p in PROTOCOLS]
-        chosen = ns.s3_large_protocols.split(",")
-        sizes.s3_large_protocols = (
-            keys if chosen == ["all"] else [p.key for p in parse(ns.s3_large_protocols)]
-        )
+    keys = [p.key for p in PROTOCOLS]
+    for name in ("s3_large_protocols", "s3_target_protocols"):
+        chosen = getattr(ns, name)
+        if chosen:
+            setattr(sizes, name, keys if chosen == "all" else [p.key for p in parse(chosen)])
     for name in ("rows_per_file", "partitions", "seed_rows", "seed_partitions", "read_txns",
                  "repeats"):  # fmt: skip
         value = getattr(ns, name)
@@ -194,13 +204,81 @@ def main(argv: list[str] | None = None) -> int:
         if bad or not stores:
             raise SystemExit(f"txcommit bench: --stores {ns.stores!r}: choose from "
                              f"{', '.join(STORES)}")  # fmt: skip
+        earlier = None
+        if ns.merge_into:  # read first: a bad file should not cost a run
+            try:
+                earlier = json.loads(Path(ns.merge_into).read_text())
+                earlier["meta"]["sizes"]  # noqa: B018 - a results file has these
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise SystemExit(
+                    f"txcommit bench: --merge-into {ns.merge_into}: not a results.json "
+                    f"written by txcommit bench ({e!r})"
+                ) from e
         partial = assets / "results.partial.json"
         results = run(ns, stores, parse(ns.protocols), sizes_from(ns), partial)
         partial.unlink(missing_ok=True)
+        if earlier is not None:
+            results = merge(earlier, results)
         assets.mkdir(parents=True, exist_ok=True)
         (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     write_report(results, out, assets, plots=not ns.no_plots)
     return 0
+
+
+def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
+    """What a run measured, from its own rows (a sentence for the report)."""
+    parts = []
+    for store in meta.get("stores", []):
+        rows = [r for r in results.get("sweep", []) if r["store"] == store]
+        by: dict[tuple[int, str], list[str]] = {}
+        for r in rows:
+            by.setdefault((r["files"], r["mode"]), []).append(r["protocol"])
+        if by:
+            points = "; ".join(f"{n} {mode}: {','.join(p)}" for (n, mode), p in sorted(by.items()))
+            parts.append(f"{store} sweep ({points})")
+    if results.get("read"):
+        parts.append("read cost at " + ",".join(str(t) for t in sorted(
+            {r["txns"] for r in results["read"]})) + " transactions")  # fmt: skip
+    if results.get("seed"):
+        parts.append("seed's job on " + ",".join(sorted({r["store"] for r in results["seed"]})))
+    return "; ".join(parts) or "nothing"
+
+
+def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new``'s rows replace ``earlier``'s of the same point; every row names its run."""
+    runs = earlier.get("runs") or [{
+        "id": "A", "date": earlier["meta"]["date"], "elapsed_s": earlier["meta"]["elapsed_s"],
+        "note": earlier["meta"].get("note", ""), "covers": _covers(earlier["meta"], earlier),
+    }]  # fmt: skip
+    run_id = chr(ord("A") + len(runs))
+    for part in ("sweep", "seed", "read"):
+        for r in earlier.get(part, []):
+            r.setdefault("run", runs[0]["id"])
+        for r in new.get(part, []):
+            r["run"] = run_id
+    runs.append(
+        {
+            "id": run_id,
+            "date": new["meta"]["date"],
+            "elapsed_s": new["meta"]["elapsed_s"],
+            "note": new["meta"].get("note", ""),
+            "covers": _covers(new["meta"], new),
+        }
+    )
+
+    def key(part: str, r: dict[str, Any]) -> tuple[Any, ...]:
+        if part == "seed":
+            return (r["store"], r["protocol"])
+        return (r["store"], r["files"], r["mode"], r["protocol"])
+
+    merged: dict[str, Any] = {"runs": runs, "followup": earlier.get("followup", [])}
+    for part in ("sweep", "seed"):
+        fresh = {key(part, r) for r in new.get(part, [])}
+        merged[part] = [r for r in earlier.get(part, []) if key(part, r) not in fresh]
+        merged[part] += new.get(part, [])
+    merged["read"] = new.get("read") or earlier.get("read", [])
+    merged["meta"] = {**earlier["meta"], "merged": True}
+    return merged
 
 
 def write_report(results: dict[str, Any], out: Path, assets: Path, plots: bool) -> None:

@@ -1,13 +1,13 @@
 package io.txcommit.log
 
-import java.util.concurrent.ConcurrentHashMap
-
 import org.apache.hadoop.fs.{FileStatus, Path}
 
 /**
  * The replacing commits of one table (`_txcommit/replace/<sequence>.json`), in sequence order,
  * as one listing saw them. Records are immutable, so decoded ones are cached JVM-wide by file
- * (path and length): a read lists `replace/` once and fetches only records it has not seen.
+ * (path, length and modification time, so a table deleted and written anew at the same path
+ * does not reuse its predecessor's records), bounded (least recently used go first): a read
+ * lists `replace/` once and fetches only records it has not seen.
  */
 final case class ReplaceLog(records: Seq[CommitRecord]) {
   /** The highest sequence (0 when there is no replacing commit). */
@@ -22,7 +22,10 @@ final case class ReplaceLog(records: Seq[CommitRecord]) {
 object ReplaceLog {
   val Empty: ReplaceLog = ReplaceLog(Nil)
 
-  private val cache = new ConcurrentHashMap[String, (Long, CommitRecord)]()
+  /** At most this many file entries (added plus removed) of decoded records stay cached. */
+  val CacheMaxFiles: Long = 1000000L
+  private[txcommit] val cache = new BoundedCache[(String, Long, Long), CommitRecord](CacheMaxFiles,
+    r => 1L + r.added.size + r.removed.size)
 
   /**
    * Loads the log of `layout`'s table with the given store operations. `onCorrupt` decides what
@@ -35,12 +38,12 @@ object ReplaceLog {
       LogLayout.sequenceOfRecordName(st.getPath.getName).map(seq => seq -> st)
     }.sortBy(_._1)
     val records = entries.flatMap { case (seq, st) =>
-      val key = st.getPath.toString
-      Option(cache.get(key)).filter(_._1 == st.getLen).map(_._2).orElse {
+      val key = (st.getPath.toString, st.getLen, st.getModificationTime)
+      cache.get(key).orElse {
         read(st.getPath).flatMap { bytes =>
           try {
             val r = RecordCodec.decodeReplacement(bytes, display(st.getPath), seq)
-            cache.put(key, (bytes.length.toLong, r))
+            if (bytes.length.toLong == st.getLen) cache.put(key, r)
             Some(r)
           } catch {
             case e: io.txcommit.CorruptCommitRecordException => onCorrupt(e); None
