@@ -392,7 +392,9 @@ def _default_coverage() -> str:
 def _sweep_section(store: str, rows: list[dict[str, Any]]) -> list[str]:
     title = "S3 (moto + latency model)" if store == "s3" else "local file system"
     out = [f"## File-count sweep: {title}", ""]
-    floor = {(r["files"], r["mode"]): r["total_s"] for r in rows if r["protocol"] == "floor"}
+    # "vs floor" against the floor of the row's own run (merged runs: loads differed)
+    floor = {(r["files"], r["mode"], r.get("run")): r["total_s"] for r in rows
+             if r["protocol"] == "floor"}  # fmt: skip
     headings = ["files", "mode", "protocol", "total s", "vs floor", "job commit s"]
     runs = any("run" in r for r in rows)
     if store == "s3":
@@ -400,7 +402,7 @@ def _sweep_section(store: str, rows: list[dict[str, Any]]) -> list[str]:
                                                              "data deleted"]  # fmt: skip
     body = []
     for r in sorted(rows, key=lambda r: (r["files"], r["mode"] != "append")):
-        ratio = _ratio(r["total_s"], floor.get((r["files"], r["mode"])))
+        ratio = _ratio(r["total_s"], floor.get((r["files"], r["mode"], r.get("run"))))
         row = [r["files"], r["mode"], r["label"], r["total_s"],
                None if ratio is None else f"{ratio:.2f}x", r["commit_s"]]  # fmt: skip
         if store == "s3":
