@@ -7,9 +7,13 @@
     txcommit jars --store s3
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
     txcommit conformance --store URL [--adapter NAME] [--endpoint URL] [--report out.json]
+                         [--level 1|2|all] [--halt-points all|none|P1,P2]
     txcommit version
     txcommit log PATH [--json] [--endpoint URL] [--limit N]
     txcommit ls PATH [--json] [--endpoint URL]
+    txcommit vacuum PATH --remote sc://HOST:PORT [--retain-hours N] [--dry-run] [--force]
+    txcommit bench [--quick] [--out docs/benchmarks.md] [--merge-into results.json]
+    txcommit bench-streaming [ARGS ...]
     txcommit demo [ARGS ...]
 
 To add a subcommand: write ``_add_<name>_parser`` + ``_cmd_<name>`` and register it in
