@@ -42,7 +42,10 @@ SPECULATION = {
     "spark.speculation.interval": "100ms",
     "spark.speculation.multiplier": "1.1",
     "spark.speculation.quantile": "0.5",
-    "spark.speculation.minTaskRuntime": "1s",
+    # No copy before the first attempt has surely opened its file: on a loaded machine its
+    # Python worker can take seconds to start, and a copy launched before that would leave
+    # nothing for the test to see of the first attempt.
+    "spark.speculation.minTaskRuntime": "8s",
 }
 
 
@@ -283,8 +286,9 @@ def test_executor_killed_mid_write_is_rerun_and_its_files_stay_hidden(
 
 def run_speculative_duplicate(spark, table: TableRef) -> None:  # noqa: ANN001
     n, parts = 400, 4
-    # The first attempt of partition 0 takes 20 s; every other attempt is quick.
-    df = slow_rows(spark, n, parts, lambda p, a: 200 if (p, a) == (0, 0) else 0)
+    # The first attempt of partition 0 takes 60 s; every other attempt is quick. The job must
+    # finish long before (the speculative copy wins): 60 s leaves room for a loaded machine.
+    df = slow_rows(spark, n, parts, lambda p, a: 600 if (p, a) == (0, 0) else 0)
 
     started = time.monotonic()
     with FileWatch(table) as watch:
@@ -294,7 +298,7 @@ def run_speculative_duplicate(spark, table: TableRef) -> None:  # noqa: ANN001
     committed = table.committed_paths()
     winner = [parse(p)[2] for p in committed if parse(p)[0] == 0]
     assert len(winner) == 1, f"one attempt of split 0 committed: {sorted(committed)}"
-    assert took < 20, f"the job did not wait for the stalled attempt ({took:.1f} s)"
+    assert took < 50, f"the job did not wait for the stalled attempt ({took:.1f} s)"
 
     rows = read_rows(spark, table)
     assert [i for i, _ in rows] == list(range(n)), "every row exactly once"
