@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import txcommit  # first: makes pyspark-client importable on a machine without SPARK_HOME
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3, s3a_confs
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3, s3a_confs
 
 from cluster import StandaloneCluster
 from servers import ServerProcess, running, server_python

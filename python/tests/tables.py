@@ -20,9 +20,9 @@ import fsspec
 from pyspark.sql import functions as F
 
 import txcommit
-from txcommit.history import main as log_main
-from txcommit.listing import main as ls_main
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit.cli.log import main as log_main
+from txcommit.cli.ls import main as ls_main
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 STORES = ("local", "s3", "s3-multipart")

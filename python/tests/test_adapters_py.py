@@ -1,6 +1,6 @@
 """The Python mirror of the store adapters: the shared contract bound to every adapter on its
-real store (local directories, and S3 through ``txcommit.local_s3.LocalS3``), plus the
-declarations, the registry, the file rules of ``txcommit.log`` and the packaging."""
+real store (local directories, and S3 through ``txcommit.testing.local_s3.LocalS3``), plus the
+declarations, the registry, the file rules of ``txcommit.table.format`` and the packaging."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from txcommit import log
 from txcommit.adapters import (
     AdapterDeclaration,
     LocalStore,
@@ -40,7 +39,8 @@ from txcommit.errors import (
     UnknownAdapterError,
     UnsupportedStoreError,
 )
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3, fetch_requests
+from txcommit.table import format as log
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3, fetch_requests
 
 from conftest import LYING_BUCKET
 from conftest import TEST_BUCKET as BUCKET
@@ -398,7 +398,7 @@ def test_open_store_builds_the_adapters_python_mirror(tmp_path: Path, local_s3: 
         open_store("hdfs://nn/t")
 
 
-# --- file rules (txcommit.log) --------------------------------------------------------------
+# --- file rules (txcommit.table.format) ---------------------------------------------------
 
 TXN = "mwrb6d3zh3ckkd3q"
 #: Written by the JVM plugin's RecordCodec.encode (plugin-jvm/target/txcommit-plugin.jar) for

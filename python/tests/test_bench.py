@@ -9,8 +9,8 @@ import pytest
 
 from txcommit.bench.report import grouped, render, targets
 from txcommit.bench.runner import is_data_key, summarise_requests
-from txcommit.latency_model import MB, S3_COPY_MB_PER_S, S3_FIGURES, by_name, s3_model
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit.testing.latency_model import MB, S3_COPY_MB_PER_S, S3_FIGURES, by_name, s3_model
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 
 def test_latency_model_delays_each_request_by_operation_and_copied_bytes():
@@ -120,7 +120,7 @@ def test_report_says_which_targets_hold_and_which_are_missed():
 
 
 def test_merge_replaces_the_rerun_points_and_names_each_rows_run():
-    from txcommit.bench import merge
+    from txcommit.bench.main import merge
     from txcommit.bench.runner import leftover_txn
 
     meta = {"date": "d1", "elapsed_s": 600, "machine": "m", "master": "local[4]",

@@ -18,9 +18,9 @@ from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
 from txcommit.adapters.s3 import S3Store
 from txcommit.cli import main as txcommit_main
 from txcommit.conformance import FAIL, NOT_AVAILABLE, NOT_DECLARED, PASS, main, run_level1
-from txcommit.conformance.emulators import Azurite, FakeGcs
 from txcommit.conformance.protocol import HALT_POINTS
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit.testing.emulators import Azurite, FakeGcs
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 from contract import StoreContract
 from servers import server_python

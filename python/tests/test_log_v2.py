@@ -1,5 +1,5 @@
-"""Record format version 2 in the Python codec (``txcommit.log``): decodes versions 1 and 2,
-encodes version 2 byte for byte as the JVM's ``RecordCodec`` (Jackson's default pretty
+"""Record format version 2 in the Python codec (``txcommit.table.format``): decodes versions 1
+and 2, encodes version 2 byte for byte as the JVM's ``RecordCodec`` (Jackson's default pretty
 printer) writes it, and refuses corrupt replacing records naming the file.
 
 The ``JVM_*`` records below were written by Jackson 2.21 (the jars of pyspark 4.3.0) building
@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from txcommit import log
 from txcommit.errors import CorruptCommitRecordError
+from txcommit.table import format as log
 
 TXN = "mwrb6d3zh3ckkd3q"
 WHERE = "/data/t/_txcommit/replace/00000000000000000003.json"

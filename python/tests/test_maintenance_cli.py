@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from txcommit import cli, vacuum_cli
+from txcommit import cli
+from txcommit.cli import vacuum as vacuum_cli
 from txcommit.maintenance import quote, vacuum_statement
 
 

@@ -22,12 +22,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import txcommit
-from txcommit import log
+from txcommit.cli.log import main as log_main
+from txcommit.cli.ls import main as ls_main
 from txcommit.errors import CorruptCommitRecordError, StoreError
-from txcommit.history import main as log_main
-from txcommit.listing import main as ls_main
-from txcommit.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
-from txcommit.view import open_table
+from txcommit.table import format as log
+from txcommit.table.view import open_table
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 from conftest import TEST_BUCKET
 from tables import TableRef

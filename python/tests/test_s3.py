@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import txcommit
-from txcommit.local_s3 import DUMMY_SECRET, LocalS3
+from txcommit.testing.local_s3 import DUMMY_SECRET, LocalS3
 
 from conftest import LYING_BUCKET, TEST_BUCKET, make_table, new_session
 from servers import READY_MARK, ServerProcess, server_python

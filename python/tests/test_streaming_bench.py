@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from txcommit.bench.streaming import Result, _checkpoint_key, format_table, main
 from txcommit.cli import PASSTHROUGH
-from txcommit.streaming_bench import Result, _checkpoint_key, format_table, main
 
 
 def test_requests_are_attributed_to_checkpoint_areas_and_nothing_else():
@@ -33,4 +33,4 @@ def test_unknown_manager_is_refused_with_the_known_ones(capsys):  # noqa: ANN001
 
 
 def test_the_command_is_registered():
-    assert PASSTHROUGH["bench-streaming"][0] == "txcommit.streaming_bench"
+    assert PASSTHROUGH["bench-streaming"][0] == "txcommit.bench.streaming"

@@ -16,11 +16,13 @@ from txcommit._spark_home import ensure_spark_home
 # Must run before anything imports pyspark.sql.connect; a user-set SPARK_HOME is kept.
 ensure_spark_home()
 
-from txcommit.client import (  # noqa: E402
+from txcommit._names import (  # noqa: E402
     COMMIT_PROTOCOL_CONF,
     PROTOCOL_CLASS,
     READ_FILTER_CONF,
     SPARK_DEFAULT_PROTOCOL_CLASS,
+)
+from txcommit.client import (  # noqa: E402
     abandon,
     connect,
     disable,
@@ -34,8 +36,8 @@ from txcommit.errors import (  # noqa: E402
     TxCommitError,
     TxCommitNotInstalledError,
 )
-from txcommit.fs import register as _register_fs  # noqa: E402
 from txcommit.readers import dataset, duckdb_relation, polars_frame  # noqa: E402
+from txcommit.readers.fsspec import register as _register_fs  # noqa: E402
 
 _register_fs()  # txcommit+file://, txcommit+s3:// (the entry points cover installed copies)
 

@@ -13,20 +13,21 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from txcommit._names import (
+    COMMIT_PROTOCOL_CONF,
+    EXTENSIONS_CLASS,
+    PLUGIN_CLASS,
+    PROTOCOL_CLASS,
+    READ_FILTER_CONF,
+    SPARK_DEFAULT_PROTOCOL_CLASS,  # noqa: F401 - still importable from here, as before
+)
 from txcommit._spark_home import ensure_spark_home
 from txcommit.errors import TxCommitNotInstalledError
-from txcommit.server import EXTENSIONS_CLASS, PLUGIN_CLASS, PLUGIN_JAR_NAME
+from txcommit.server import PLUGIN_JAR_NAME
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
-# Fixed names shared with the JVM plugin and Spark.
-COMMIT_PROTOCOL_CONF = "spark.sql.sources.commitProtocolClass"
-PROTOCOL_CLASS = "io.txcommit.spark.TxCommitProtocol"
-SPARK_DEFAULT_PROTOCOL_CLASS = (
-    "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
-)
-READ_FILTER_CONF = "spark.txcommit.read.filter"
 VERSION_FUNCTION = "txcommit_version"
 
 _DEFAULT_CONNECT_PORT = 15002

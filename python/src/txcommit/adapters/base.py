@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import obstore
 
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.log import LOG_DIR_NAME, join, unsafe_relative_path
+from txcommit.table.format import LOG_DIR_NAME, join, unsafe_relative_path
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

@@ -15,13 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from txcommit._names import ADAPTER_CONF_PREFIX
 from txcommit.adapters.base import Store
 from txcommit.adapters.declarations import AdapterDeclaration, load_declarations
 from txcommit.errors import UnknownAdapterError, UnsupportedStoreError
-from txcommit.log import display_url
+from txcommit.table.format import display_url
 
 #: ``spark.txcommit.adapter.<scheme>``: the adapter for tables with that scheme.
-CONF_PREFIX = "spark.txcommit.adapter."
+CONF_PREFIX = ADAPTER_CONF_PREFIX
 
 #: Adapters with a Python mirror: name -> (module, class). Exactly the declarations whose
 #: ``implementations`` list ``python`` (a test keeps the two in step).

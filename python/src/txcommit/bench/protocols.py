@@ -8,22 +8,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from txcommit.bench.jvm import BINDING_PARQUET_COMMITTER, FLOOR_CLASS, PATH_OUTPUT_PROTOCOL
-from txcommit.client import (
+from txcommit._names import (
     COMMIT_PROTOCOL_CONF,
+    FLOOR_CLASS,
+    PARQUET_COMMITTER_CONF,
     PROTOCOL_CLASS,
     READ_FILTER_CONF,
     SPARK_DEFAULT_PROTOCOL_CLASS,
+    adapter_conf,
 )
+from txcommit.bench.jvm import BINDING_PARQUET_COMMITTER, PATH_OUTPUT_PROTOCOL
 
 ALGORITHM_VERSION = "mapreduce.fileoutputcommitter.algorithm.version"
-PARQUET_COMMITTER = "spark.sql.parquet.output.committer.class"
+PARQUET_COMMITTER = PARQUET_COMMITTER_CONF
 STORES = ("local", "s3")
 #: Spark's and S3A's defaults of the keys the protocols below change.
 SESSION_DEFAULTS = {
     PARQUET_COMMITTER: "org.apache.parquet.hadoop.ParquetOutputCommitter",
     READ_FILTER_CONF: "false",
-    "spark.txcommit.adapter.s3a": "s3",
+    adapter_conf("s3a"): "s3",
 }
 OPTION_DEFAULTS = {"fs.s3a.committer.name": "file", ALGORITHM_VERSION: "1"}
 
@@ -51,7 +54,7 @@ class Protocol:
         class made a later v1 write use the magic committer)."""
         confs = {**SESSION_DEFAULTS, **self.confs}
         if self.is_txcommit and store == "s3" and self.adapter:
-            confs["spark.txcommit.adapter.s3a"] = self.adapter
+            confs[adapter_conf("s3a")] = self.adapter
         return confs
 
     def write_options(self) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from txcommit.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
+from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
 #: Request columns of the tables: (heading, operations counted).
 REQUEST_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (

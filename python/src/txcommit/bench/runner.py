@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from txcommit._names import READ_FILTER_CONF
 from txcommit.bench.protocols import Protocol, label
-from txcommit.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET, LocalS3
 from txcommit.server import RunningServer
+from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 COMMIT_LINE = re.compile(rb"Write Job \S+ committed\. Elapsed time: (\d+) ms")
 BUCKET = "bench"
@@ -371,7 +372,7 @@ class Bench:
         return out
 
     def _plan(self, url: str, txns: int, state: str, filt: str, repeats: int) -> dict[str, Any]:
-        spark = self.session({"spark.txcommit.read.filter": "true" if filt == "on" else "false"})
+        spark = self.session({READ_FILTER_CONF: "true" if filt == "on" else "false"})
         times, files, reqs = [], 0, {}
         try:
             for i in range(repeats + 1):

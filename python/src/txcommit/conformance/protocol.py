@@ -42,30 +42,42 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from txcommit._names import (
+    ALLOW_FAULT_INJECTION_CONF,
+    CLEANUP_ATTEMPTS_CONF,
+    HALT_AT_CONF,
+    JOB_AFTER_RECORD,
+    JOB_BEFORE_RECORD,
+    JOB_BEFORE_SUCCESS,
+    JOB_DURING_CLEANUP,
+    JOB_DURING_PUBLISH_DATA,
+    KEEP_ABORTED_FILES_CONF,
+    TASK_BEFORE_COMMIT,
+)
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.conformance.checks import CheckFailed
-from txcommit.log import LogLayout, decode_record, join, txn_of, txn_of_record_name
+from txcommit.table.format import LogLayout, decode_record, join, txn_of, txn_of_record_name
 
 #: Fault points of the protocol (``HaltPoint.scala``) and whether the interrupted job must be
 #: visible afterwards: only once its commit record exists.
 HALT_POINTS: dict[str, bool] = {
-    "task.beforeCommit": False,
-    "job.duringPublishData": False,
-    "job.beforeRecord": False,
-    "job.afterRecord": True,
-    "job.duringCleanup": True,
-    "job.beforeSuccess": True,
+    TASK_BEFORE_COMMIT: False,
+    JOB_DURING_PUBLISH_DATA: False,
+    JOB_BEFORE_RECORD: False,
+    JOB_AFTER_RECORD: True,
+    JOB_DURING_CLEANUP: True,
+    JOB_BEFORE_SUCCESS: True,
 }
 #: Adapters the JVM plugin serves, with the ``txcommit server --store`` that loads them.
 SERVER_STORES = {"local": "local", "s3": "s3", "s3-multipart": "s3-multipart"}
-FAULTS_ALLOWED = "spark.txcommit.test.allowFaultInjection"
-HALT_AT = "spark.txcommit.test.haltAt"
+FAULTS_ALLOWED = ALLOW_FAULT_INJECTION_CONF
+HALT_AT = HALT_AT_CONF
 #: Leave the files of failed attempts in the store, as a dead executor would, so that the
 #: reader check proves the READ side hides them rather than a cleanup that happened to run.
 KEEP_JUNK = {
-    "spark.txcommit.test.keepAbortedFiles": "true",
-    "spark.txcommit.commit.cleanupAttempts": "false",
+    KEEP_ABORTED_FILES_CONF: "true",
+    CLEANUP_ATTEMPTS_CONF: "false",
 }
 HALT_TIMEOUT_S = 180.0
 

@@ -9,7 +9,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 /**
- * A real S3 endpoint for the JVM tests: `python -m txcommit.local_s3` (moto's server) from the
+ * A real S3 endpoint for the JVM tests: `python -m txcommit.testing.local_s3` (moto's server) from the
  * project's server venv, on a free loopback port, with one bucket.
  */
 final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoCloseable {
@@ -25,7 +25,7 @@ final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoClose
   })
 
   private val proc: Process = {
-    val args = Seq(python, "-m", "txcommit.local_s3", "--port", port.toString, "--bucket", bucket) ++
+    val args = Seq(python, "-m", "txcommit.testing.local_s3", "--port", port.toString, "--bucket", bucket) ++
       (if (ignoreIfNoneMatch) Seq("--ignore-if-none-match") else Nil)
     val p = new ProcessBuilder(args: _*).redirectErrorStream(true).start()
     val out = new BufferedReader(new InputStreamReader(p.getInputStream))

@@ -7,7 +7,7 @@ a polars LazyFrame, on the local file system and on S3, with no JVM.
     txcommit.duckdb_relation("/data/events").df()    # DuckDB (pip install 'txcommit[readers]')
     txcommit.polars_frame("/data/events").collect()  # polars
 
-Each call takes one snapshot of the table (:func:`txcommit.view.open_table`): the files of the
+Each call takes one snapshot of the table (:func:`txcommit.table.view.open_table`): the files of the
 transactions committed when it listed the table, minus the files replacing commits removed.
 The dataset holds that exact file list, so a commit made later is not seen (open a new one);
 a file a VACUUM deletes while the dataset is in use fails the read, as it would in Spark.
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from txcommit.adapters import LocalStore
-from txcommit.log import join
-from txcommit.view import open_table
+from txcommit.table.format import join
+from txcommit.table.view import open_table
 
 if TYPE_CHECKING:
     import duckdb

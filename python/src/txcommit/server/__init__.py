@@ -27,15 +27,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from txcommit._names import (
+    EXTENSIONS_CLASS,
+    EXTENSIONS_CONF,
+    PLUGIN_CLASS,
+    PLUGINS_CONF,
+    adapter_conf,
+)
 from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
 
 if TYPE_CHECKING:
-    from txcommit.local_s3 import LocalS3
+    from txcommit.testing.local_s3 import LocalS3
 
-# Fixed names shared with the JVM plugin (plugin-jvm/).
-PLUGIN_CLASS = "io.txcommit.spark.TxCommitPlugin"
-EXTENSIONS_CLASS = "io.txcommit.spark.TxCommitExtensions"
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
@@ -145,14 +149,14 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
         raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
     if config.store == "local":
         return [], [], {}
-    from txcommit.jars import jars_for
+    from txcommit.server.jars import jars_for
 
     classpath = [str(p) for p in jars_for(config.store)]
     confs = {
         "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
         "spark.hadoop.fs.s3a.committer.magic.enabled": "true",
-        "spark.txcommit.adapter.s3a": config.store,
-        "spark.txcommit.adapter.s3": config.store,
+        adapter_conf("s3a"): config.store,
+        adapter_conf("s3"): config.store,
     }
     return [str(find_adapter_jar(S3_ADAPTER_JAR_NAME))], classpath, confs
 
@@ -231,8 +235,8 @@ def effective_confs(
         merged[ADDRESS_CONF] = config.host.strip("[]")
     if plugin:
         for key, ours in (
-            ("spark.plugins", PLUGIN_CLASS),
-            ("spark.sql.extensions", EXTENSIONS_CLASS),
+            (PLUGINS_CONF, PLUGIN_CLASS),
+            (EXTENSIONS_CONF, EXTENSIONS_CLASS),
         ):
             merged[key] = merge_csv(confs.pop(key, None) or defaults.get(key), ours)
     merged.update(confs)
@@ -445,7 +449,7 @@ class RunningServer:
 def start_local_s3(bucket: str) -> tuple[LocalS3, dict[str, str]]:
     """Start a moto S3 endpoint on loopback with ``bucket``; return it and the S3A confs."""
     try:
-        from txcommit.local_s3 import LocalS3, s3a_confs
+        from txcommit.testing.local_s3 import LocalS3, s3a_confs
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ServerStartError(
             "a local S3 endpoint needs moto: pip install 'txcommit[server,s3-local]'"

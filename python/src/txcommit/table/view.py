@@ -1,6 +1,6 @@
 """The committed view of a txcommit table, outside Spark: which files a reader may see, and the
 table's transaction history. The readers (:mod:`txcommit.readers`), the fsspec file system
-(:mod:`txcommit.fs`) and the ``txcommit ls``/``txcommit log`` commands all build on it.
+(:mod:`txcommit.readers.fsspec`) and the ``txcommit ls``/``txcommit log`` commands all build on it.
 
 The reader rule (docs/protocol.md, "Reading"; the JVM's read filter applies the same): let R
 be the committed records of the table (``_txcommit/commits/*.json`` and
@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 from txcommit.adapters import LocalStore, Store, open_store
 from txcommit.errors import CorruptCommitRecordError, StoreError
-from txcommit.log import (
+from txcommit.table.format import (
     LOG_DIR_NAME,
     CommitRecord,
     decode_record,
@@ -52,6 +52,7 @@ READ_THREADS = 16
 RECORD_CACHE_LIMIT = 200_000
 
 _LOG_PREFIX = LOG_DIR_NAME + "/"
+# The logger keeps the name docs/readers.md documents.
 _log = logging.getLogger("txcommit.view")
 _records: dict[tuple[str, str, int], CommitRecord] = {}
 _records_lock = threading.Lock()

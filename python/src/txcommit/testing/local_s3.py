@@ -12,8 +12,9 @@ thin WSGI layer that:
 * can play a store that lies (``ignore_if_none_match``): it strips ``If-None-Match`` so a
   conditional put silently overwrites, which txcommit must detect and refuse;
 * can charge what each request would cost on real S3 (``latency``, a
-  :class:`txcommit.latency_model.LatencyModel`): a per-operation delay, and a per-byte cost for
-  server-side copies, so a rename costs on it what it costs on S3 (``txcommit bench``).
+  :class:`txcommit.testing.latency_model.LatencyModel`): a per-operation delay, and a
+  per-byte cost for server-side copies, so a rename costs on it what it costs on S3
+  (``txcommit bench``).
 
 Start it with ``txcommit local-s3`` or ``LocalS3().start()``; it accepts any credentials.
 """
@@ -33,7 +34,7 @@ from urllib.parse import parse_qs, unquote
 from xml.sax.saxutils import unescape
 
 if TYPE_CHECKING:
-    from txcommit.latency_model import LatencyModel
+    from txcommit.testing.latency_model import LatencyModel
 
 REQUESTS_PATH = "/_txcommit/requests"
 _KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
@@ -297,7 +298,7 @@ def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from txcommit.latency_model import MODELS, by_name
+    from txcommit.testing.latency_model import MODELS, by_name
 
     parser = argparse.ArgumentParser(
         prog="txcommit local-s3",

@@ -16,8 +16,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.errors import TxCommitError
-from txcommit.view import TableView, open_table
+from txcommit.table.view import TableView, open_table
 
 
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +40,7 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
         "--ignore-corrupt-records",
         action="store_true",
         help="hide a transaction whose commit record is corrupt instead of failing (like "
-        "spark.txcommit.read.ignoreCorruptRecords=true)",
+        f"{IGNORE_CORRUPT_RECORDS_CONF}=true)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(

@@ -25,13 +25,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from txcommit._names import (
+    CHECKPOINT_FILE_MANAGER_CLASS,
+    CHECKPOINT_FILE_MANAGER_CONF,
+    adapter_conf,
+)
+
 MANAGERS: dict[str, tuple[str, str | None]] = {
     # name: (checkpointFileManagerClass, txcommit adapter for s3a or None)
-    "txcommit-s3": ("io.txcommit.streaming.TxCommitCheckpointFileManager", "s3"),
-    "txcommit-s3-multipart": (
-        "io.txcommit.streaming.TxCommitCheckpointFileManager",
-        "s3-multipart",
-    ),
+    "txcommit-s3": (CHECKPOINT_FILE_MANAGER_CLASS, "s3"),
+    "txcommit-s3-multipart": (CHECKPOINT_FILE_MANAGER_CLASS, "s3-multipart"),
     "spark-filecontext": (
         "org.apache.spark.sql.execution.streaming.checkpointing.FileContextBasedCheckpointFileManager",
         None,
@@ -111,16 +114,16 @@ def _run_one(url: str, endpoint: str, name: str, args: argparse.Namespace) -> Re
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from txcommit.local_s3 import fetch_requests
+    from txcommit.testing.local_s3 import fetch_requests
 
     cls, adapter = MANAGERS[name]
     prefix = f"bench/{name}-{int(time.time())}/"
     spark = SparkSession.builder.remote(url).create()
     try:
-        spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", cls)
+        spark.conf.set(CHECKPOINT_FILE_MANAGER_CONF, cls)
         spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
         if adapter:
-            spark.conf.set("spark.txcommit.adapter.s3a", adapter)
+            spark.conf.set(adapter_conf("s3a"), adapter)
         rate = spark.readStream.format("rate").option("rowsPerSecond", args.rows_per_second).load()
         windows = (
             rate.withWatermark("timestamp", "1 second")
@@ -186,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
 
-    from txcommit.local_s3 import LocalS3, s3a_confs
     from txcommit.server import ServerConfig, free_port, start
+    from txcommit.testing.local_s3 import LocalS3, s3a_confs
 
     s3 = LocalS3().start()
     results: list[Result] = []

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.errors import CorruptCommitRecordError
 
 LOG_DIR_NAME = "_txcommit"
@@ -40,7 +41,6 @@ READABLE_FORMAT_VERSIONS = (1, 2)
 OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id")
 WRITE_ID_OPTION = "txcommit.writeId"
 SEQUENCE_DIGITS = 20
-IGNORE_CORRUPT_RECORDS_CONF = "spark.txcommit.read.ignoreCorruptRecords"
 
 TXN_LENGTH = 16
 _TXN = re.compile(r"[0-9a-z]{16}")

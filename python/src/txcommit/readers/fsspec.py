@@ -14,7 +14,7 @@ pyarrow, polars, dask) can use them by URL. Options are those of the plain store
 
 Inside a txcommit table (the nearest directory at or above a path holding ``_txcommit/``, as
 the JVM's read filter finds it) every listing, ``info`` and ``open`` follows the reader rule
-of :mod:`txcommit.view`: only visible data files exist; ``_txcommit/``, ``_SUCCESS`` and
+of :mod:`txcommit.table.view`: only visible data files exist; ``_txcommit/``, ``_SUCCESS`` and
 hidden names are not shown; a directory exists iff it holds a visible file. Outside any table
 the file system shows the store as it is (I7). Each file system instance reads a table once,
 when first asked about it, and keeps that snapshot (``cachable = False``: every
@@ -29,7 +29,7 @@ from typing import Any
 
 from fsspec import AbstractFileSystem
 
-from txcommit.view import TableView, open_table
+from txcommit.table.view import TableView, open_table
 
 _READ_ONLY = (
     "txcommit: the {} file system is read-only (it shows committed files); write with Spark"

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from txcommit.listing import add_table_arguments, human_bytes, open_or_report, render_table
+from txcommit.cli.ls import add_table_arguments, human_bytes, open_or_report, render_table
 
 
 def _time(ms: int | None) -> str:

@@ -1,0 +1,72 @@
+"""Names shared with the JVM plugin and with Spark, spelled once for every Python module.
+
+Each name here must be spelled exactly as on the JVM: the conf keys and class names as in
+``plugin-jvm/src/main/scala/io/txcommit/conf/TxCommitConf.scala`` (and, where noted, the file
+that defines them), the fault points as in ``io/txcommit/fault/HaltPoint.scala``. The Python
+constants keep the JVM's names, in upper snake case.
+"""
+
+from __future__ import annotations
+
+# --- JVM classes ----------------------------------------------------------------------------
+
+#: ``TxCommitConf.ProtocolClass``: the commit protocol a session switches on.
+PROTOCOL_CLASS = "io.txcommit.spark.TxCommitProtocol"
+#: The Spark plugin and the SQL extensions (``spark.plugins``, ``spark.sql.extensions``).
+PLUGIN_CLASS = "io.txcommit.spark.TxCommitPlugin"
+EXTENSIONS_CLASS = "io.txcommit.spark.TxCommitExtensions"
+#: ``TxCommitCheckpointFileManager.scala``: atomic, exclusive checkpoint files for streaming.
+CHECKPOINT_FILE_MANAGER_CLASS = "io.txcommit.streaming.TxCommitCheckpointFileManager"
+#: The benchmarks' no-protocol floor (``txcommit/bench/java/DirectWriteCommitProtocol.java``).
+FLOOR_CLASS = "io.txcommit.bench.DirectWriteCommitProtocol"
+
+# --- Spark's own keys and classes -----------------------------------------------------------
+
+COMMIT_PROTOCOL_CONF = "spark.sql.sources.commitProtocolClass"
+SPARK_DEFAULT_PROTOCOL_CLASS = (
+    "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
+)
+PLUGINS_CONF = "spark.plugins"
+EXTENSIONS_CONF = "spark.sql.extensions"
+#: ``TxCommitCheckpointFileManager.ConfKey``.
+CHECKPOINT_FILE_MANAGER_CONF = "spark.sql.streaming.checkpointFileManagerClass"
+PARQUET_COMMITTER_CONF = "spark.sql.parquet.output.committer.class"
+
+# --- txcommit's confs (TxCommitConf) --------------------------------------------------------
+
+READ_FILTER_CONF = "spark.txcommit.read.filter"
+IGNORE_CORRUPT_RECORDS_CONF = "spark.txcommit.read.ignoreCorruptRecords"
+CLEANUP_ATTEMPTS_CONF = "spark.txcommit.commit.cleanupAttempts"
+#: ``Adapters.ConfPrefix`` (``io/txcommit/store/Adapters.scala``): ``<prefix><scheme>`` names
+#: the adapter of a URL scheme, e.g. ``spark.txcommit.adapter.s3a``.
+ADAPTER_CONF_PREFIX = "spark.txcommit.adapter."
+HALT_AT_CONF = "spark.txcommit.test.haltAt"
+KEEP_ABORTED_FILES_CONF = "spark.txcommit.test.keepAbortedFiles"
+#: Static (server start only): fault injection does nothing unless this is true.
+ALLOW_FAULT_INJECTION_CONF = "spark.txcommit.test.allowFaultInjection"
+
+
+def adapter_conf(scheme: str) -> str:
+    """The conf naming the adapter of ``scheme``: ``spark.txcommit.adapter.<scheme>``."""
+    return f"{ADAPTER_CONF_PREFIX}{scheme}"
+
+
+# --- fault points (HaltPoint) ---------------------------------------------------------------
+
+TASK_BEFORE_COMMIT = "task.beforeCommit"
+JOB_DURING_PUBLISH_DATA = "job.duringPublishData"
+JOB_BEFORE_RECORD = "job.beforeRecord"
+JOB_AFTER_RECORD = "job.afterRecord"
+JOB_DURING_CLEANUP = "job.duringCleanup"
+JOB_BEFORE_SUCCESS = "job.beforeSuccess"
+STREAMING_BEFORE_SINK_LOG = "streaming.beforeSinkLog"
+#: ``HaltPoint.all``, in the JVM's order.
+HALT_POINTS: tuple[str, ...] = (
+    TASK_BEFORE_COMMIT,
+    JOB_DURING_PUBLISH_DATA,
+    JOB_BEFORE_RECORD,
+    JOB_AFTER_RECORD,
+    JOB_DURING_CLEANUP,
+    JOB_BEFORE_SUCCESS,
+    STREAMING_BEFORE_SINK_LOG,
+)

@@ -1,0 +1,386 @@
+"""``txcommit bench``: txcommit against Hadoop's v1 and v2 committers, the S3A magic committer
+and a no-protocol floor, on the local file system and on S3 (moto behind a latency model).
+
+Writes ``docs/benchmarks.md`` (tables, targets held or missed), PNG plots in
+``docs/benchmarks/`` and the raw results as ``docs/benchmarks/results.json``. Needs the server
+side (``txcommit[server,s3-local]``, Java 17 with javac) and, for plots, ``txcommit[bench]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from txcommit.bench.protocols import PROTOCOLS, STORES, parse
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="txcommit bench",
+        description="Benchmark txcommit against Hadoop FileOutputCommitter v1/v2, the S3A "
+        "magic committer and a no-protocol floor, on the local file system and on a local S3 "
+        "endpoint (moto) that charges each request what it costs on S3. Writes a Markdown "
+        "report with tables, PNG plots next to it, and the raw results as JSON. The default "
+        "size takes under 30 minutes on 2 cores; --quick is a smoke run of a few minutes.",
+    )
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: 10 and 40 files, 200k-row seed job, 1 and 3 transactions "
+                   "for the read cost (the size flags below still override)")  # fmt: skip
+    p.add_argument("--out", default="docs/benchmarks.md",
+                   help="report to write (default docs/benchmarks.md); the plots and "
+                   "results.json go into a directory named like it without .md")  # fmt: skip
+    p.add_argument("--files", type=_ints, help="file counts of the sweep, appended, on "
+                   "every store (default 10,100,1000; 5000 adds ~5 min on S3)")  # fmt: skip
+    p.add_argument("--overwrite-files", type=_ints, help="file counts also overwritten "
+                   "(default 10, to fit the 30-minute budget on 2 cores; with --files, the "
+                   "same as --files)")  # fmt: skip
+    p.add_argument("--no-overwrite", action="store_true", help="skip the overwrites")
+    p.add_argument(
+        "--s3-large-protocols",
+        help="on S3, only these protocols run file counts above 1000 (default "
+        "floor,txcommit: v1 commits at ~0.65 s per file on the modelled S3, "
+        "so 5000 files would take about an hour; 'all' runs every protocol)",
+    )
+    p.add_argument(
+        "--s3-target-protocols",
+        help="on S3, only these protocols run exactly 1000 files, the targets' point "
+        "(default floor,v1,magic,txcommit,txcommit-mp: v2 adds ~100 s and no target needs "
+        "it; 'all' runs every protocol)",
+    )
+    p.add_argument(
+        "--rows-per-file", type=_positive, help="rows per file in the sweep (default 1000)"
+    )
+    p.add_argument("--partitions", type=_positive,
+                   help="partition directories of every sweep write; each of files/partitions "
+                   "tasks writes one file per directory (default 10)")  # fmt: skip
+    p.add_argument("--seed-rows", type=int, help="rows of the seed's job (default 10000000; "
+                   "0 skips it)")  # fmt: skip
+    p.add_argument("--seed-partitions", type=_positive, help="repartition() of the seed's job "
+                   "(default 100)")  # fmt: skip
+    p.add_argument("--read-txns", type=_ints, help="committed transactions for the read cost "
+                   "(default 1,10,100)")  # fmt: skip
+    p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
+    p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
+    p.add_argument("--stores", default=",".join(STORES),
+                   help=f"stores to run on (default {','.join(STORES)})")  # fmt: skip
+    p.add_argument("--protocols", default=",".join(x.key for x in PROTOCOLS),
+                   help="protocols to compare (default all: "
+                   f"{','.join(x.key for x in PROTOCOLS)})")  # fmt: skip
+    p.add_argument(
+        "--latency-scale",
+        type=float,
+        default=1.0,
+        help="multiply the S3 latency model by this (default 1.0; 0 = moto's speed)",
+    )
+    p.add_argument("--master", default="local[16]",
+                   help="Spark master of the server (default local[16]: 16 task slots; the "
+                   "S3 work is latency-bound, so slots can outnumber cores)")  # fmt: skip
+    p.add_argument("--work-dir", help="where local tables and the server log go (default: a "
+                   "new temporary directory, removed afterwards unless --keep)")  # fmt: skip
+    p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument(
+        "--note",
+        default="",
+        help="a sentence added to the report's header (with --from-json: appended to the "
+        "run's own note)",
+    )
+    p.add_argument("--followup", nargs=2, metavar=("RESULTS_JSON", "WHAT"),
+                   help="with --from-json: add the txcommit-vs-floor total of another run's "
+                   "results.json (e.g. the same point with the order reversed) as a target "
+                   "row described by WHAT")  # fmt: skip
+    p.add_argument("--from-json", help="re-render the report (and plots) from a results.json "
+                   "of an earlier run; runs nothing")  # fmt: skip
+    p.add_argument("--merge-into", metavar="RESULTS_JSON",
+                   help="run what the other options select, then merge it into an earlier "
+                   "run's results.json: its rows of the same store, file count, mode and "
+                   "protocol (seed: store and protocol; read cost: all of it) are replaced, "
+                   "and the report names the run each row comes from")  # fmt: skip
+    return p
+
+
+def option_rows() -> list[tuple[str, str, str]]:
+    """(flag, meaning, default) of every option, for the report's table."""
+    rows = []
+    for action in build_parser()._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        meaning = (action.help or "").split(" (default")[0]
+        default = (
+            "off"
+            if isinstance(action, argparse._StoreTrueAction)
+            else (str(action.default) if action.default is not None else "see meaning")
+        )
+        match = re.search(r"\(default:? ([^)]*)\)", action.help or "")
+        if match:
+            default = match.group(1).split(":")[0].split(";")[0]
+        rows.append((", ".join(f"`{o}`" for o in action.option_strings), meaning, default))
+    return rows
+
+
+def sizes_from(ns: argparse.Namespace) -> Any:
+    from txcommit.bench.runner import Sizes
+
+    sizes = Sizes.quick() if ns.quick else Sizes()
+    if ns.files:
+        sizes.files = ns.files
+        sizes.overwrite_files = ns.files
+    if ns.overwrite_files:
+        sizes.overwrite_files = ns.overwrite_files
+    if ns.no_overwrite:
+        sizes.overwrite_files = []
+    keys = [p.key for p in PROTOCOLS]
+    for name in ("s3_large_protocols", "s3_target_protocols"):
+        chosen = getattr(ns, name)
+        if chosen:
+            setattr(sizes, name, keys if chosen == "all" else [p.key for p in parse(chosen)])
+    for name in ("rows_per_file", "partitions", "seed_rows", "seed_partitions", "read_txns",
+                 "repeats"):  # fmt: skip
+        value = getattr(ns, name)
+        if value is not None:
+            setattr(sizes, name, value)
+    if ns.no_read:
+        sizes.read_txns = []
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    out = Path(ns.out)
+    if out.suffix != ".md":
+        raise SystemExit(f"txcommit bench: --out {ns.out}: expected a .md file")
+    assets = out.with_suffix("")
+    if ns.from_json:
+        try:
+            results = json.loads(Path(ns.from_json).read_text())
+            results["meta"]["sizes"]  # noqa: B018 - a results file has these
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(
+                f"txcommit bench: --from-json {ns.from_json}: not a results.json written by "
+                f"txcommit bench ({e!r})"
+            ) from e
+        if ns.followup:
+            other = json.loads(Path(ns.followup[0]).read_text())
+            results.setdefault("followup", []).append(
+                {"what": ns.followup[1], "sweep": other["sweep"], "meta": other["meta"]}
+            )
+            (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+        if ns.note:  # a remark added after the run, e.g. from a follow-up measurement
+            results["meta"]["note"] = f"{results['meta'].get('note', '')} {ns.note}".strip()
+    else:
+        stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
+        bad = [s for s in stores if s not in STORES]
+        if bad or not stores:
+            raise SystemExit(f"txcommit bench: --stores {ns.stores!r}: choose from "
+                             f"{', '.join(STORES)}")  # fmt: skip
+        earlier = None
+        if ns.merge_into:  # read first: a bad file should not cost a run
+            try:
+                earlier = json.loads(Path(ns.merge_into).read_text())
+                earlier["meta"]["sizes"]  # noqa: B018 - a results file has these
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise SystemExit(
+                    f"txcommit bench: --merge-into {ns.merge_into}: not a results.json "
+                    f"written by txcommit bench ({e!r})"
+                ) from e
+        partial = assets / "results.partial.json"
+        results = run(ns, stores, parse(ns.protocols), sizes_from(ns), partial)
+        partial.unlink(missing_ok=True)
+        if earlier is not None:
+            results = merge(earlier, results)
+        assets.mkdir(parents=True, exist_ok=True)
+        (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    write_report(results, out, assets, plots=not ns.no_plots)
+    return 0
+
+
+def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
+    """What a run measured, from its own rows (a sentence for the report)."""
+    parts = []
+    for store in meta.get("stores", []):
+        rows = [r for r in results.get("sweep", []) if r["store"] == store]
+        by: dict[tuple[int, str], list[str]] = {}
+        for r in rows:
+            by.setdefault((r["files"], r["mode"]), []).append(r["protocol"])
+        if by:
+            points = "; ".join(f"{n} {mode}: {','.join(p)}" for (n, mode), p in sorted(by.items()))
+            parts.append(f"{store} sweep ({points})")
+    if results.get("read"):
+        parts.append("read cost at " + ",".join(str(t) for t in sorted(
+            {r["txns"] for r in results["read"]})) + " transactions")  # fmt: skip
+    if results.get("seed"):
+        parts.append("seed's job on " + ",".join(sorted({r["store"] for r in results["seed"]})))
+    return "; ".join(parts) or "nothing"
+
+
+def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new``'s rows replace ``earlier``'s of the same point; every row names its run."""
+    runs = earlier.get("runs") or [{
+        "id": "A", "date": earlier["meta"]["date"], "elapsed_s": earlier["meta"]["elapsed_s"],
+        "note": earlier["meta"].get("note", ""), "covers": _covers(earlier["meta"], earlier),
+    }]  # fmt: skip
+    run_id = chr(ord("A") + len(runs))
+    for part in ("sweep", "seed", "read"):
+        for r in earlier.get(part, []):
+            r.setdefault("run", runs[0]["id"])
+        for r in new.get(part, []):
+            r["run"] = run_id
+    runs.append(
+        {
+            "id": run_id,
+            "date": new["meta"]["date"],
+            "elapsed_s": new["meta"]["elapsed_s"],
+            "note": new["meta"].get("note", ""),
+            "covers": _covers(new["meta"], new),
+        }
+    )
+
+    def key(part: str, r: dict[str, Any]) -> tuple[Any, ...]:
+        if part == "seed":
+            return (r["store"], r["protocol"])
+        return (r["store"], r["files"], r["mode"], r["protocol"])
+
+    merged: dict[str, Any] = {"runs": runs, "followup": earlier.get("followup", [])}
+    for part in ("sweep", "seed"):
+        fresh = {key(part, r) for r in new.get(part, [])}
+        merged[part] = [r for r in earlier.get(part, []) if key(part, r) not in fresh]
+        merged[part] += new.get(part, [])
+    merged["read"] = new.get("read") or earlier.get("read", [])
+    merged["meta"] = {**earlier["meta"], "merged": True}
+    return merged
+
+
+def write_report(results: dict[str, Any], out: Path, assets: Path, plots: bool) -> None:
+    from txcommit.bench.report import render, targets, verdict
+
+    names: list[str] = []
+    if plots:
+        from txcommit.bench.plots import all_plots
+
+        names = all_plots(results, assets)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(results, names, assets.name, option_rows()))
+    print(f"txcommit bench: wrote {out}" + (f" and {len(names)} plots in {assets}" if names
+                                           else ""))  # fmt: skip
+    for t in targets(results):
+        print(f"  {verdict(t['held']).strip('*'):12} {t['target']}: {t['value']}")
+
+
+def run(
+    ns: argparse.Namespace,
+    stores: list[str],
+    protocols: list[Any],
+    sizes: Any,
+    partial: Path | None = None,
+) -> dict:
+    import txcommit  # noqa: F401 - before pyspark.sql.connect (see txcommit._spark_home)
+    from txcommit.bench.jvm import HADOOP_CLOUD, floor_jar, hadoop_cloud_jar
+    from txcommit.bench.runner import BUCKET, Bench
+    from txcommit.server import ServerConfig, find_pyspark_server, free_port, start
+    from txcommit.testing.latency_model import s3_model
+    from txcommit.testing.local_s3 import LocalS3, s3a_confs
+
+    started = time.monotonic()
+    workdir = Path(ns.work_dir or tempfile.mkdtemp(prefix="txcommit-bench-")).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    run_id = time.strftime("run-%Y%m%d-%H%M%S")
+    jars = [str(floor_jar(find_pyspark_server() / "jars"))]
+    if any(p.key == "magic" for p in protocols) and "s3" in stores:
+        jars.append(str(hadoop_cloud_jar()))
+    s3 = None
+    confs = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "100"}
+    if "s3" in stores:
+        s3 = LocalS3(latency=s3_model(ns.latency_scale) if ns.latency_scale > 0 else None)
+        s3.start()
+        s3.create_bucket(BUCKET)
+        confs.update(s3a_confs(s3.endpoint))
+    config = ServerConfig(
+        port=free_port(), master=ns.master, confs=confs, jars=jars,
+        store="s3" if "s3" in stores else "local", local_s3=False,
+        log_file=str(workdir / "server.log"), die_with_parent=True, startup_timeout=300,
+    )  # fmt: skip
+    print(f"txcommit bench: starting the server (log {config.log_file})", flush=True)
+    server = start(config)
+    results: dict[str, Any] = {"sweep": [], "seed": [], "read": []}
+
+    def meta(done: bool) -> dict[str, Any]:
+        return {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "elapsed_s": round(time.monotonic() - started, 1),
+            "quick": bool(ns.quick),
+            "complete": done,
+            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}",
+            "note": ns.note,
+            "master": ns.master,
+            "latency_scale": ns.latency_scale,
+            "hadoop_cloud": HADOOP_CLOUD.filename,
+            "sizes": asdict(sizes),
+            "stores": stores,
+            "protocols": [p.key for p in protocols],
+        }
+
+    def checkpoint() -> None:
+        """What has been measured so far, so an interrupted run still leaves its data."""
+        if partial is not None:
+            partial.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({**results, "meta": meta(False)}, indent=1) + "\n")
+
+    # S3 first: the targets are measured there; then the read cost, the seed's job, local.
+    order = sorted(stores, key=lambda s: s != "s3")
+    try:
+        bench = Bench(server, s3, workdir, run_id, say=lambda m: print(m, flush=True))
+        print("txcommit bench: warm-up", flush=True)
+        bench.warm_up(protocols, stores)
+        for store in order:
+            for files in sizes.files:
+                results["sweep"] += bench.sweep_point(
+                    protocols, store, files, sizes, files in sizes.overwrite_files
+                )
+                checkpoint()
+            tx = next((p for p in protocols if p.key == "txcommit"), None)
+            if store == "s3" and sizes.read_txns and tx is not None:
+                results["read"] = bench.read_cost(tx, sizes)
+                checkpoint()
+            if sizes.seed_rows > 0:
+                results["seed"] += bench.seed(protocols, store, sizes)
+                checkpoint()
+    finally:
+        server.stop()
+        if s3 is not None:
+            s3.stop()
+        if not (ns.keep or ns.work_dir):
+            shutil.rmtree(workdir, ignore_errors=True)
+    results["meta"] = meta(True)
+    return results

@@ -1,0 +1,14 @@
+"""Test doubles and contracts, shipped with the package as ``pyspark.testing`` is.
+
+Nothing here is used by a production code path; these modules exist so that the quick starts,
+the conformance kit, the benchmarks and third-party adapter test suites can run without a
+cloud account:
+
+* :mod:`~txcommit.testing.local_s3`: a real S3 endpoint on loopback (moto's server) that counts
+  the requests it serves and can be told to ignore ``If-None-Match`` (a lying store);
+* :mod:`~txcommit.testing.latency_model`: per-request delays that make the local S3 behave like
+  S3 over a network, for the benchmarks;
+* :mod:`~txcommit.testing.emulators`: fake-gcs-server and Azurite, started and stopped;
+* :mod:`~txcommit.testing.store_contract`: the store contract as a pytest class an adapter's
+  test suite binds in a few lines (it runs the conformance kit's checks).
+"""
