@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from txcommit.cli.render import markdown
 from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
 #: Request columns of the tables: (heading, operations counted).
@@ -32,9 +33,7 @@ def grouped(counts: dict[str, int]) -> dict[str, int]:
 
 
 def table(headings: list[str], rows: Iterable[list[Any]]) -> str:
-    lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown(headings, ([_cell(c) for c in row] for row in rows))
 
 
 def _cell(value: Any) -> str:

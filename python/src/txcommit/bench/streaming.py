@@ -30,6 +30,7 @@ from txcommit._names import (
     CHECKPOINT_FILE_MANAGER_CONF,
     adapter_conf,
 )
+from txcommit.cli.render import markdown
 
 MANAGERS: dict[str, tuple[str, str | None]] = {
     # name: (checkpointFileManagerClass, txcommit adapter for s3a or None)
@@ -166,13 +167,12 @@ def _run_one(url: str, endpoint: str, name: str, args: argparse.Namespace) -> Re
 
 
 def format_table(results: list[Result]) -> str:
-    head = "| manager | " + " | ".join(COLUMNS) + " | total |"
-    rule = "|---|" + "---:|" * (len(COLUMNS) + 1)
-    lines = [head, rule]
-    for r in results:
-        cells = " | ".join(f"{r.per_batch(c):.1f}" for c in COLUMNS)
-        lines.append(f"| {r.manager} | {cells} | {r.total:.1f} |")
-    return "\n".join(lines)
+    rows = [
+        [r.manager, *(f"{r.per_batch(c):.1f}" for c in COLUMNS), f"{r.total:.1f}"] for r in results
+    ]
+    return markdown(
+        ["manager", *COLUMNS, "total"], rows, right=[False] + [True] * (len(COLUMNS) + 1)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from txcommit._names import COMMIT_PROTOCOL_CONF, PROTOCOL_CLASS
+from txcommit.cli.render import text
 from txcommit.client import connect
 from txcommit.server import ServerConfig, free_port, start
 
@@ -127,13 +128,7 @@ def render(rows: list[Row], n: int) -> str:
     body = [
         (r.algorithm, f"{r.write_s:.1f}", f"{r.failed_job_s:.1f}", str(r.leaked_rows)) for r in rows
     ]
-    widths = [max(len(x) for x in col) for col in zip(header, *body, strict=True)]
-    line = "+".join("-" * (w + 2) for w in widths)
-
-    def fmt(cells: Sequence[str]) -> str:
-        return "|".join(f" {c:<{w}} " for c, w in zip(cells, widths, strict=True)).rstrip()
-
-    return "\n".join([fmt(header), line, *(fmt(b) for b in body)])
+    return text(header, body, sep=" | ", rule=True, pad=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,8 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from txcommit.cli.ls import add_table_arguments, human_bytes, open_or_report, render_table
+from txcommit.cli import render
+from txcommit.cli.ls import add_table_arguments, human_bytes, open_or_report
 
 
 def _time(ms: int | None) -> str:
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in rows
     ]
     if table:
-        print(render_table(headers, table))
+        print(render.text(headers, table))
     counts = {s: sum(r.state == s for r in rows) for s in ("committed", "pending", "aborted")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     print(f"{len(rows)} transactions ({summary}) in {view.url}")

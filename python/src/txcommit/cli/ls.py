@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
+from txcommit.cli import render
 from txcommit.errors import TxCommitError
 from txcommit.table.view import TableView, open_table
 
@@ -91,14 +92,6 @@ def human_bytes(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell; numbers are right-aligned by the caller."""
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    return "\n".join(lines)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="txcommit ls",
@@ -123,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows = [[str(f.size), f.txn or "-", f.path] for f in files]
     if rows:
-        print(render_table(["SIZE", "TXN", "PATH"], rows))
+        print(render.text(["SIZE", "TXN", "PATH"], rows))
     total = sum(f.size for f in files)
     print(f"{len(files)} committed files, {human_bytes(total)} ({total} bytes) in {view.url}")
     return 0

@@ -10,8 +10,8 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 
+from txcommit.cli import render
 from txcommit.maintenance import VACUUM_COLUMNS, vacuum_statement
 
 
@@ -48,17 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def render(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> str:
-    """A plain-text table."""
-    cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in r] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = [
-        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     try:
@@ -80,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"txcommit vacuum: failed: {first}", file=sys.stderr)
         return 1
     if rows:
-        print(render(rows, VACUUM_COLUMNS))
+        print(render.text(VACUUM_COLUMNS, rows, rule=True))
     verb = "would delete" if ns.dry_run else "deleted"
     total = sum(int(r[3] or 0) for r in rows)
     print(f"{verb} {len(rows)} item(s), {total} bytes in {time.monotonic() - start:.1f} s")

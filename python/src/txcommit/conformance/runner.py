@@ -23,6 +23,7 @@ from typing import Any
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.adapters.local import LocalStore
+from txcommit.cli.render import text
 from txcommit.conformance.checks import CHECKS, MIB, Check, CheckContext, CheckFailed
 from txcommit.errors import TxCommitError
 
@@ -135,13 +136,7 @@ class Report:
              f"{r.seconds:.2f}s" if r.result not in (NOT_DECLARED, NOT_AVAILABLE) else "-")
             for r in self.rows
         ]  # fmt: skip
-        widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
-
-        def line(c: Sequence[str]) -> str:
-            return " | ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip()
-
-        out = [line(cells[0]), "-+-".join("-" * w for w in widths)]
-        out += [line(c) for c in cells[1:]]
+        out = [text(cells[0], cells[1:], sep=" | ", rule=True)]
         for r in self.failed:
             out.append(f"FAIL {r.name}: {r.explanation}")
         if self.cleanup.get("left"):
