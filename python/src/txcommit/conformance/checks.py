@@ -13,14 +13,16 @@ Every key a check writes is relative to the store's root, below the check's own 
 from __future__ import annotations
 
 import os
+import posixpath
 import threading
+import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from txcommit.adapters.base import MultipartStore, MultipartUpload, Store, UploadedPart
 from txcommit.adapters.declarations import AdapterDeclaration
-from txcommit.errors import AlreadyExistsError, TxCommitError
+from txcommit.errors import AlreadyExistsError, StoreError, TxCommitError
 
 MIB = 1024 * 1024
 #: Every part of a multipart upload but the last must be at least this big (S3's minimum).
@@ -53,6 +55,17 @@ class CheckContext:
     def key(self, check: str, name: str) -> str:
         """A fresh key below ``check``'s directory, recorded for the cleanup."""
         key = f"{check}/{uuid.uuid4().hex[:12]}-{name}"
+        with self._lock:
+            self.written.add(key)
+        return key
+
+    def directory(self, check: str, name: str) -> str:
+        """A fresh directory below ``check``'s (not recorded: its files are, by :meth:`below`)."""
+        return f"{check}/{uuid.uuid4().hex[:12]}-{name}"
+
+    def below(self, directory: str, name: str) -> str:
+        """A key ``name`` below ``directory`` (from :meth:`key`), recorded for the cleanup."""
+        key = f"{directory}/{name}"
         with self._lock:
             self.written.add(key)
         return key
@@ -164,6 +177,14 @@ def exclusive_create_race(ctx: CheckContext) -> None:
         raise CheckFailed(
             f"{ctx.declares(ctx.primitive)}, but after a race of {n} exclusive creates the key "
             f"holds {_show(content)}, not the winner's content {expected!r}"
+        )
+    name = posixpath.basename(key)
+    left = [f.key for f in store.list("exclusive-create-race") if name in f.key and f.key != key]
+    if left:
+        raise CheckFailed(
+            f"{ctx.declares(ctx.primitive)}, but a race of {n} exclusive creates of "
+            f"{store.url_for(key)} left {len(left)} other file(s) behind, e.g. "
+            f"{store.url_for(left[0])}"
         )
 
 
@@ -341,6 +362,167 @@ def large_object(ctx: CheckContext) -> None:
             )
 
 
+def refused_create_error(ctx: CheckContext) -> None:
+    store = ctx.store
+    key = ctx.key("refused-create-error", "record.json")
+    store.create_exclusive(key, b"1")
+    try:
+        store.create_exclusive(key, b"2")
+    except AlreadyExistsError as e:
+        error: AlreadyExistsError = e
+    else:
+        raise CheckFailed(
+            f"{ctx.declares(ctx.primitive)}, but a second exclusive create of "
+            f"{store.url_for(key)} was not refused with 'already exists'"
+        )
+    url = store.url_for(key)
+    text = "".join(traceback.format_exception(error))
+    if error.url != url or url not in str(error) or "not overwritten" not in str(error):
+        raise CheckFailed(
+            f"adapter '{ctx.declaration.name}' must name the key an 'already exists' error is "
+            f"about and say it was not overwritten, but refusing {url} gave url={error.url!r} "
+            f"and the message {str(error)!r}"
+        )
+    if "During handling" in text or "direct cause" in text:
+        raise CheckFailed(
+            f"adapter '{ctx.declaration.name}' must raise errors without the chained "
+            f"tracebacks of the SDK, but the 'already exists' error for {url} carries one"
+        )
+
+
+def write_replacing(ctx: CheckContext) -> None:
+    store = ctx.store
+    key = ctx.key("write-replacing", "_SUCCESS")
+    for data in (b"one", b"second version"):
+        store.write_replacing(key, data)
+        content = store.read(key)
+        sizes = [f.size for f in store.list("write-replacing") if f.key == key]
+        if content != data or sizes != [len(data)]:
+            raise CheckFailed(
+                f"adapter '{ctx.declaration.name}' must create or replace a file with "
+                f"write_replacing, but after writing {data!r} to {store.url_for(key)} it reads "
+                f"back as {_show(content)} and lists with sizes {sizes}"
+            )
+
+
+def missing_key(ctx: CheckContext) -> None:
+    store = ctx.store
+    directory = ctx.directory("missing-key", "never-written")
+    key = f"{directory}/record.json"
+    answers = {
+        "read": store.read(key),
+        "exists": store.exists(key),
+        "list of its directory": store.list(directory),
+        "delete": store.delete(key),
+    }
+    expected = {"read": None, "exists": False, "list of its directory": [], "delete": False}
+    wrong = {k: v for k, v in answers.items() if v != expected[k]}
+    if wrong:
+        what = ", ".join(f"{k} gave {v!r} (not {expected[k]!r})" for k, v in wrong.items())
+        raise CheckFailed(
+            f"adapter '{ctx.declaration.name}' must treat a missing key as absent without "
+            f"an error, but for {store.url_for(key)}: {what}"
+        )
+
+
+def list_one_level(ctx: CheckContext) -> None:
+    store = ctx.store
+    d = ctx.directory("list-one-level", "d")
+    store.write_replacing(ctx.below(d, "a"), b"one")
+    store.create_exclusive(ctx.below(d, "b"), b"bb")
+    store.create_exclusive(ctx.below(d, "sub/c"), b"ccc")
+    got = {
+        d: [(f.key, f.size) for f in store.list(d)],
+        f"{d}/": [(f.key, f.size) for f in store.list(f"{d}/")],
+        f"{d}/sub": [(f.key, f.size) for f in store.list(f"{d}/sub")],
+    }
+    direct = [(f"{d}/a", 3), (f"{d}/b", 2)]
+    expected = {d: direct, f"{d}/": direct, f"{d}/sub": [(f"{d}/sub/c", 3)]}
+    for where, listed in got.items():
+        if listed != expected[where]:
+            raise CheckFailed(
+                f"adapter '{ctx.declaration.name}' must list the files directly under a "
+                f"directory, sorted, with their sizes, but listing {store.url_for(where)} gave "
+                f"{listed} instead of {expected[where]}"
+            )
+
+
+#: Keys a store must refuse, because they would leave its root or are not canonical.
+UNSAFE_KEYS = ("../x", "/etc/passwd", "a//b", "./a", "a/../../b", "")
+
+
+def unsafe_keys(ctx: CheckContext) -> None:
+    store = ctx.store
+    for bad in UNSAFE_KEYS:
+        for op, call in (
+            ("create_exclusive", lambda k=bad: store.create_exclusive(k, b"x")),
+            ("read", lambda k=bad: store.read(k)),
+        ):
+            try:
+                call()
+            except StoreError as e:
+                if op == "create_exclusive" and (
+                    repr(bad) not in str(e) or store.root_url not in str(e)
+                ):
+                    raise CheckFailed(
+                        f"adapter '{ctx.declaration.name}' must name a refused key and the "
+                        f"store's root, but refusing {bad!r} said {str(e)!r}"
+                    ) from None
+            else:
+                raise CheckFailed(
+                    f"adapter '{ctx.declaration.name}' must refuse keys outside its root, but "
+                    f"{op}({bad!r}) on {store.root_url} was accepted"
+                )
+
+
+def requests_counted(ctx: CheckContext) -> None:
+    store = ctx.store
+    key = ctx.key("requests-counted", "c.json")
+    before = store.requests.total
+    store.create_exclusive(key, b"c")
+    store.list("requests-counted")
+    store.read(key)
+    counted = store.requests.total - before
+    ops = set(store.requests.snapshot())
+    if counted < 3 or not {"LIST", "GET"} <= ops:
+        raise CheckFailed(
+            f"adapter '{ctx.declaration.name}' must count every request it sends, but a "
+            f"create, a list and a read of {store.url_for(key)} counted {counted} request(s) "
+            f"(operations seen so far: {sorted(ops)})"
+        )
+
+
+def fsspec_reader(ctx: CheckContext) -> None:
+    store = ctx.store
+    key = ctx.key("fsspec-reader", "part-00000.csv")
+    store.write_replacing(key, b"a,b\n1,2\n")
+    fs, root = store.fsspec()
+    try:
+        with fs.open(f"{root}/{key}", "rb") as f:
+            content = f.read()
+    except Exception as e:  # noqa: BLE001 - reported as the failure
+        content = None
+        why = f"opening it failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    else:
+        why = f"it read {_show(content)}"
+    if content != b"a,b\n1,2\n":
+        raise CheckFailed(
+            f"adapter '{ctx.declaration.name}' must give readers an fsspec file system on its "
+            f"store, but reading {store.url_for(key)} through it after the store wrote it: {why}"
+        )
+
+
+def declared_primitive(ctx: CheckContext) -> None:
+    store, d = ctx.store, ctx.declaration
+    multipart = isinstance(store, MultipartStore)
+    if store.primitive != d.primitive or multipart != (d.primitive == "multipart-complete"):
+        raise CheckFailed(
+            f"adapter '{d.name}' declares primitive {d.primitive}, but its store "
+            f"({type(store).__name__}) uses {store.primitive!r}"
+            f"{' with' if multipart else ' without'} multipart operations"
+        )
+
+
 # --- multipart ------------------------------------------------------------------------------
 
 
@@ -357,12 +539,13 @@ def _multipart_store(ctx: CheckContext) -> MultipartStore:
 def _upload(
     ctx: CheckContext, check: str, sizes: list[int]
 ) -> tuple[MultipartUpload, bytes, list[UploadedPart]]:
+    """An upload with one part per size, uploaded last part first (any order is allowed)."""
     store = _multipart_store(ctx)
     key = ctx.key(check, "data.parquet")
     upload = store.start_multipart(key)
     ctx.uploads.append(upload)
     chunks = [_data(size, f"{check}:part{i + 1}:") for i, size in enumerate(sizes)]
-    parts = [store.upload_part(upload, i + 1, chunk) for i, chunk in enumerate(chunks)]
+    parts = [store.upload_part(upload, i + 1, chunks[i]) for i in reversed(range(len(chunks)))]
     return upload, b"".join(chunks), parts
 
 
@@ -387,7 +570,18 @@ def multipart_invisible_until_complete(ctx: CheckContext) -> None:
             f"{ctx.store.url_for(upload.key)} with all its parts uploaded and not completed is "
             f"already visible ({', '.join(seen)}), so readers could see in-flight data"
         )
-    _multipart_store(ctx).abort_multipart(upload)
+    store = _multipart_store(ctx)
+    pending = {
+        where: [u.upload_id for u in store.list_multipart_uploads(where)]
+        for where in (name, f"{name}-elsewhere")
+    }
+    if upload.upload_id not in pending[name] or pending[f"{name}-elsewhere"]:
+        raise CheckFailed(
+            f"{ctx.declares('multipart-complete')}, but listing the pending uploads below "
+            f"{store.url_for(name)} and {store.url_for(name + '-elsewhere')} gave {pending}; "
+            f"only the first should hold the upload to {store.url_for(upload.key)}"
+        )
+    store.abort_multipart(upload)
 
 
 def multipart_complete_visible(ctx: CheckContext) -> None:
@@ -409,6 +603,11 @@ def multipart_complete_visible(ctx: CheckContext) -> None:
             f"listing gives {store.url_for(upload.key)} {sizes.get(upload.key)} bytes, not "
             f"{len(data)}"
         )
+    if any(u.upload_id == upload.upload_id for u in store.list_multipart_uploads(name)):
+        raise CheckFailed(
+            f"{ctx.declares('multipart-complete')}, but the completed upload to "
+            f"{store.url_for(upload.key)} is still listed as pending"
+        )
 
 
 def multipart_gone_after_abort(ctx: CheckContext) -> None:
@@ -423,9 +622,20 @@ def multipart_gone_after_abort(ctx: CheckContext) -> None:
             f"{store.url_for(upload.key)} is still listed as pending, so its parts are kept"
         )
     try:
+        store.abort_multipart(upload)
+    except TxCommitError as e:
+        raise CheckFailed(
+            f"{ctx.declares('multipart-complete')}, but aborting the upload to "
+            f"{store.url_for(upload.key)} a second time failed: {str(e).splitlines()[0]}"
+        ) from None
+    try:
         store.complete_multipart(upload, parts)
-    except TxCommitError:
-        pass
+    except TxCommitError as e:
+        if store.url_for(upload.key) not in str(e):
+            raise CheckFailed(
+                f"{ctx.declares('multipart-complete')}, but the error completing an aborted "
+                f"upload does not name its key {store.url_for(upload.key)}: {str(e)!r}"
+            ) from None
     else:
         raise CheckFailed(
             f"{ctx.declares('multipart-complete')}, but an upload to "
@@ -477,6 +687,14 @@ CHECKS: tuple[Check, ...] = (
         "whole object, never a part",
     ),
     Check(
+        "refused-create-error",
+        _exclusive_capability,
+        _exclusive,
+        refused_create_error,
+        "a refused exclusive create raises 'already exists' naming the key's URL, says it was "
+        "not overwritten, and carries no chained traceback",
+    ),
+    Check(
         "list-after-write",
         lambda d: f"listing: {d.listing}",
         _consistent,
@@ -504,6 +722,60 @@ CHECKS: tuple[Check, ...] = (
         large_object,
         "an object larger than a part (written replacing and exclusively) reads back "
         "byte for byte and lists with its size",
+    ),
+    Check(
+        "write-replacing",
+        lambda d: "replacing writes",
+        lambda d: True,
+        write_replacing,
+        "write_replacing creates a file, then replaces it whole; reads and listings show the "
+        "latest content and size",
+    ),
+    Check(
+        "missing-key",
+        lambda d: "absent keys",
+        lambda d: True,
+        missing_key,
+        "a missing key reads as nothing, does not exist, lists as an empty directory, and "
+        "deleting it is no error",
+    ),
+    Check(
+        "list-one-level",
+        lambda d: "listing one level",
+        lambda d: True,
+        list_one_level,
+        "a listing shows the files directly under a directory (with or without a trailing /), "
+        "sorted, with their sizes, and nothing from below",
+    ),
+    Check(
+        "unsafe-keys",
+        lambda d: "keys inside the root",
+        lambda d: True,
+        unsafe_keys,
+        "keys that would leave the root or are not canonical are refused, naming the key and "
+        "the root",
+    ),
+    Check(
+        "requests-counted",
+        lambda d: "request counts",
+        lambda d: True,
+        requests_counted,
+        "every request the adapter sends is counted, by operation",
+    ),
+    Check(
+        "fsspec-reader",
+        lambda d: "fsspec readers",
+        lambda d: True,
+        fsspec_reader,
+        "a reader through the adapter's fsspec file system reads what the store wrote",
+    ),
+    Check(
+        "declared-primitive",
+        lambda d: d.primitive,
+        lambda d: True,
+        declared_primitive,
+        "the store uses the primitive its declaration names, with multipart operations exactly "
+        "when it declares multipart-complete",
     ),
     Check(
         "multipart-invisible-until-complete",
@@ -538,4 +810,4 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-__all__ = ["CHECKS", "MIB", "PART_SIZE", "Check", "CheckContext", "CheckFailed"]
+__all__ = ["CHECKS", "MIB", "PART_SIZE", "UNSAFE_KEYS", "Check", "CheckContext", "CheckFailed"]

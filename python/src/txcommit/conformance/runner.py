@@ -228,9 +228,13 @@ def _cleanup(ctx: CheckContext) -> dict[str, Any]:
             left.append(key)
             error = error or str(e)
     if isinstance(store, LocalStore):
-        for check in CHECKS:  # the check directories, if empty (never the root)
+        for check in CHECKS:  # the check directories and those below, if empty (never the root)
+            top = store.root / check.name
+            for d in sorted((p for p in top.glob("**/*") if p.is_dir()), reverse=True):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
             with contextlib.suppress(OSError):
-                (store.root / check.name).rmdir()
+                top.rmdir()
     result: dict[str, Any] = {"deleted": deleted, "left": left}
     if error:
         result["error"] = scrub(error.splitlines()[0])

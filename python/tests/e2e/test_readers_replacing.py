@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from conftest import make_table
-from tables import (
+from support.tables import (
     TableRef,
     check_readers_see,
     cli_history,
     dynamic_overwrite,
+    make_table,
     reader_target,
     spark_files,
 )

@@ -23,10 +23,9 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-from cluster import StandaloneCluster, alive
-from conftest import new_session, server_on_cluster
-from servers import ServerProcess, free_port, running
-from tables import TableRef
+from support.cluster import StandaloneCluster, alive
+from support.servers import ServerProcess, free_port, new_session, running, server_on_cluster
+from support.tables import TableRef
 
 DATA_FILE = re.compile(r"part-(\d{5})-tid-([0-9a-z]{16})-(\d+)[-.]")
 

@@ -13,9 +13,9 @@ import pytest
 import txcommit
 from txcommit.testing.local_s3 import DUMMY_SECRET, LocalS3
 
-from conftest import LYING_BUCKET, TEST_BUCKET, make_table, new_session
-from servers import READY_MARK, ServerProcess, server_python
-from tables import TableRef, txn_of
+from support.s3 import LYING_BUCKET, TEST_BUCKET
+from support.servers import READY_MARK, ServerProcess, new_session, server_python
+from support.tables import TableRef, make_table, txn_of
 
 
 def write(spark, table: TableRef, files: int) -> None:  # noqa: ANN001

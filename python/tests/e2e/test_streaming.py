@@ -23,9 +23,8 @@ from pyspark.sql import functions as F
 
 import txcommit
 
-from conftest import make_table, new_session, server_with_s3
-from servers import ServerProcess
-from tables import TableRef, txn_of
+from support.servers import ServerProcess, new_session, server_with_s3
+from support.tables import TableRef, make_table, txn_of
 
 MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"

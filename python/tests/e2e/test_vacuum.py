@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
 
-from servers import ServerProcess
-from tables import TableRef, dynamic_overwrite, txn_of
+from support.servers import ServerProcess
+from support.tables import TableRef, dynamic_overwrite, txn_of
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 

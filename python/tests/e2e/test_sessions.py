@@ -9,8 +9,8 @@ from pyspark.sql import functions as F
 
 import txcommit
 
-from conftest import new_session
-from layout import committed, committed_paths, data_files, plant_uncommitted_copy, txn_of
+from support.layout import committed, committed_paths, data_files, plant_uncommitted_copy, txn_of
+from support.servers import new_session
 
 PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
 FORMATS = ["parquet", "json", "csv", "orc"]

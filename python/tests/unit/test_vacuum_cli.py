@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from txcommit import cli
-from txcommit.cli import vacuum as vacuum_cli
+from txcommit.cli import render
 from txcommit.maintenance import quote, vacuum_statement
 
 
@@ -41,5 +41,5 @@ def test_vacuum_cli_needs_a_remote_and_renders_tables(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         cli.main(["vacuum", "/t"])
     assert "--remote" in capsys.readouterr().err
-    table = vacuum_cli.render([("a", 1), ("bbb", None)], ("path", "bytes"))
+    table = render.text(("path", "bytes"), [("a", 1), ("bbb", None)], rule=True)
     assert table.splitlines() == ["path  bytes", "----  -----", "a     1", "bbb"]

@@ -18,6 +18,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from txcommit._names import ALLOW_FAULT_INJECTION_CONF
+from txcommit.testing.local_s3 import LocalS3, s3a_confs
+
+if TYPE_CHECKING:
+    from support.cluster import StandaloneCluster
 
 READY_MARK = "ready at sc://"
 START_TIMEOUT_S = 240
@@ -26,7 +33,7 @@ START_TIMEOUT_S = 240
 def server_python() -> str:
     python = os.environ.get("TXCOMMIT_SERVER_PYTHON")
     if not python:
-        repo = Path(__file__).resolve().parents[2]
+        repo = Path(__file__).resolve().parents[3]
         python = str(repo / ".venv" / "bin" / "python")
     if not Path(python).exists():
         raise RuntimeError(
@@ -149,3 +156,63 @@ def running(server: ServerProcess) -> Iterator[ServerProcess]:
         server.stop()
         if os.environ.get("TXCOMMIT_TEST_SHOW_SERVER_LOG"):
             sys.stderr.write(server.log_tail())
+
+
+# --- servers and sessions as the tests use them -------------------------------------------------
+
+#: Lets a test halt the server at a fault point (spark.txcommit.test.haltAt).
+FAULTS_ALLOWED = {ALLOW_FAULT_INJECTION_CONF: "true"}
+
+
+def new_session(url: str):  # noqa: ANN201 - pyspark's connect SparkSession
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.remote(url).create()
+
+
+def rows_per_b(url: str, table_url: str) -> dict[int, int]:
+    """The number of rows of each value of column ``b`` of the table, read in a new session
+    on the server at ``url`` (the view of a reader that did not write it)."""
+    reader = new_session(url)
+    try:
+        df = reader.read.parquet(table_url)
+        return {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
+    finally:
+        reader.stop()
+
+
+def server_with_s3(
+    workdir: Path, local_s3: LocalS3, confs: dict[str, str] | None = None, **kwargs: object
+) -> ServerProcess:
+    """A `txcommit server --store s3` that reaches the shared local S3 endpoint."""
+    return ServerProcess(
+        workdir,
+        confs={**FAULTS_ALLOWED, **s3a_confs(local_s3.endpoint), **(confs or {})},
+        extra_args=["--store", "s3", "--no-local-s3"],
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def cluster_confs(**extra: str) -> dict[str, str]:
+    """What a Connect server (the driver) needs to run two executors on the cluster: the plugin
+    jars reach them through spark.jars, S3A through extraClassPath (`--store s3`), and Python
+    UDFs run with the server venv's interpreter."""
+    python = server_python()
+    return {
+        "spark.executor.memory": "1g",
+        "spark.executor.cores": "1",
+        "spark.cores.max": "2",
+        "spark.driver.host": "127.0.0.1",
+        "spark.pyspark.python": python,
+        "spark.executorEnv.PYSPARK_PYTHON": python,
+        # Serve only once both executors are registered, so jobs spread over both.
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+        **extra,
+    }
+
+
+def server_on_cluster(
+    workdir: Path, cluster: StandaloneCluster, local_s3: LocalS3, **confs: str
+) -> ServerProcess:
+    return server_with_s3(workdir, local_s3, cluster_confs(**confs), master=cluster.master_url)

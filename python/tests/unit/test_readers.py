@@ -29,8 +29,8 @@ from txcommit.table import format as log
 from txcommit.table.view import open_table
 from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
-from conftest import TEST_BUCKET
-from tables import TableRef
+from support.s3 import TEST_BUCKET
+from support.tables import TableRef
 
 BASE_MS = 1_800_000_000_000
 T = {name: log.generate_txn(BASE_MS + i * 1000) for i, name in enumerate("ABCDEFG")}

@@ -23,9 +23,15 @@ import txcommit
 from txcommit.conformance.protocol import HALT_POINTS as VISIBLE_AFTER
 from txcommit.conformance.protocol import KEEP_JUNK, fail_first_attempt_at
 
-from conftest import new_session, rows_per_b, server_on_cluster, server_with_s3
-from servers import ServerProcess, running
-from tables import TableRef, txn_of
+from support.servers import (
+    ServerProcess,
+    new_session,
+    rows_per_b,
+    running,
+    server_on_cluster,
+    server_with_s3,
+)
+from support.tables import TableRef, txn_of
 
 # Shared with the conformance kit's Level 2 (txcommit.conformance.protocol), which runs these
 # scenarios on any store: leave the files of failed attempts on disk (KEEP_JUNK), and which

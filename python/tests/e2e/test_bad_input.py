@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 import txcommit
 
-from layout import committed
+from support.layout import committed
 
 
 def committed_table(spark, table: Path, rows: int = 500) -> str:  # noqa: ANN001

@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from servers import free_port, server_python
+from support.servers import free_port, server_python
 
 EXECUTOR_CLASS = b"org.apache.spark.executor.CoarseGrainedExecutorBackend"
 START_TIMEOUT_S = 120

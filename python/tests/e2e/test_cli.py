@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from servers import server_python
+from support.servers import server_python
 
 
 def dry_run(*args: str, conf_dir: Path | None = None) -> str:

@@ -15,9 +15,8 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-from conftest import make_table, new_session, rows_per_b, server_with_s3
-from servers import ServerProcess, running
-from tables import TableRef, dynamic_overwrite, txn_of
+from support.servers import ServerProcess, new_session, rows_per_b, running, server_with_s3
+from support.tables import TableRef, dynamic_overwrite, make_table, txn_of
 
 WRITE_ID = "txcommit.writeId"
 

@@ -7,6 +7,7 @@ code, so the tests check the store's real contents.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -23,6 +24,8 @@ import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+
+from support.s3 import TEST_BUCKET
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 STORES = ("local", "s3", "s3-multipart")
@@ -219,3 +222,24 @@ def dynamic_overwrite(spark) -> Iterator[None]:  # noqa: ANN001 - a Connect Spar
         yield
     finally:
         spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+
+
+_names = itertools.count()
+
+
+def next_table_name() -> str:
+    """``t0``, ``t1``, ...: a name no other table of this test session has."""
+    return f"t{next(_names)}"
+
+
+def make_table(store: str, workdir: Path, s3_client) -> TableRef:  # noqa: ANN001
+    """A fresh table on ``store``: a directory below ``workdir``, or a prefix of the test
+    bucket read through ``s3_client``."""
+    name = next_table_name()
+    if store == "local":
+        path = workdir / "tables" / name
+        return TableRef(store, str(path), local=path)
+    prefix = f"tables/{store}/{name}"
+    return TableRef(
+        store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix
+    )

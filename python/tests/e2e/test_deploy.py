@@ -13,9 +13,8 @@ import pytest
 
 import txcommit
 
-from conftest import new_session
-from layout import committed, data_files, txn_of
-from servers import ServerProcess, running
+from support.layout import committed, data_files, txn_of
+from support.servers import ServerProcess, new_session, running
 
 # The documented snippet (docs/user-guide.md) that makes txcommit the default on a server.
 DEFAULTS_SNIPPET = textwrap.dedent(

@@ -16,8 +16,14 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-from conftest import make_table
-from tables import TableRef, check_readers_see, cli_history, reader_target, spark_files
+from support.tables import (
+    TableRef,
+    check_readers_see,
+    cli_history,
+    make_table,
+    reader_target,
+    spark_files,
+)
 
 KEEP_JUNK = {
     "spark.txcommit.test.keepAbortedFiles": "true",

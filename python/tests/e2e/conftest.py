@@ -1,0 +1,74 @@
+"""Fixtures of the end-to-end tests: ONE Connect server (with the plugin) for every test that
+can share it, serving local tables and S3 tables (both S3 adapters), and a standalone cluster.
+Each starts on first use."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from txcommit.testing.local_s3 import LocalS3
+
+from support.cluster import StandaloneCluster
+from support.s3 import LYING_BUCKET
+from support.servers import ServerProcess, new_session, running, server_on_cluster, server_with_s3
+from support.tables import STORES, TableRef, make_table, next_table_name
+
+
+@pytest.fixture(scope="session")
+def server(workdir: Path, local_s3: LocalS3, lying_s3: LocalS3) -> Iterator[ServerProcess]:
+    # S3A's per-bucket settings send LYING_BUCKET to the lying endpoint.
+    liar = {f"spark.hadoop.fs.s3a.bucket.{LYING_BUCKET}.endpoint": lying_s3.endpoint}
+    yield from running(server_with_s3(workdir / "shared-server", local_s3, liar))
+
+
+@pytest.fixture
+def spark(server: ServerProcess):  # noqa: ANN201
+    session = new_session(server.url)
+    yield session
+    session.stop()
+
+
+# --- a real multi-JVM cluster: a standalone master and two workers (support/cluster.py) ----------
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    # Two cores and 3 GiB per worker: two applications (2 one-core executors each, one per
+    # worker) can run at once, e.g. the shared cluster server and a test's own.
+    with StandaloneCluster(tmp_path_factory.mktemp("cluster"), cores=2, worker_memory="3g") as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def cluster_server(
+    workdir: Path, cluster: StandaloneCluster, local_s3: LocalS3
+) -> Iterator[ServerProcess]:
+    """One Connect server whose executors run on the cluster, shared by the S3 fault tests."""
+    yield from running(server_on_cluster(workdir / "cluster-server", cluster, local_s3))
+
+
+@pytest.fixture
+def store_spark(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
+    """A session for `any_table`: S3 tables are written by executors on the cluster, local
+    ones by the shared local-mode server."""
+    name = "server" if any_table.store == "local" else "cluster_server"
+    session = new_session(request.getfixturevalue(name).url)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def table(workdir: Path) -> Path:
+    """A fresh table directory path (not created)."""
+    return workdir / "tables" / next_table_name()
+
+
+@pytest.fixture(params=STORES)
+def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
+    """A fresh table on each store: the local file system, and S3 through both adapters."""
+    store = request.param
+    client = request.getfixturevalue("s3_client") if store != "local" else None
+    return make_table(store, workdir, client)

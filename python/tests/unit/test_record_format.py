@@ -1,0 +1,160 @@
+"""The file rules of a table in the Python codec (:mod:`txcommit.table.format`): commit
+records as the JVM writes them, transaction ids, data file names and the log layout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from txcommit.errors import (
+    CorruptCommitRecordError,
+)
+from txcommit.table import format as log
+
+TXN = "mwrb6d3zh3ckkd3q"
+#: Written by the JVM plugin's RecordCodec.encode (plugin-jvm/target/txcommit-plugin.jar) for
+#: CommitRecord(TXN, "tok-1", "job-1", 1700000000000L, 1700000001234L, Seq(AddedFile(
+#: "k=1/part-00000-tid-<TXN>-117.c000.snappy.parquet", 42), AddedFile("part-00001-tid-<TXN>-
+#: 118.c000.snappy.parquet", 7)), Some("app-20240101"), "txcommit/0.1.0").
+JVM_RECORD = b"""{
+  "format" : "txcommit-commit-record",
+  "version" : 1,
+  "txn" : "mwrb6d3zh3ckkd3q",
+  "token" : "tok-1",
+  "jobId" : "job-1",
+  "startedAt" : 1700000000000,
+  "committedAt" : 1700000001234,
+  "appId" : "app-20240101",
+  "writer" : "txcommit/0.1.0",
+  "files" : 2,
+  "bytes" : 49,
+  "added" : [ {
+    "path" : "k=1/part-00000-tid-mwrb6d3zh3ckkd3q-117.c000.snappy.parquet",
+    "size" : 42
+  }, {
+    "path" : "part-00001-tid-mwrb6d3zh3ckkd3q-118.c000.snappy.parquet",
+    "size" : 7
+  } ]
+}"""
+#: The same codec for a record with no files and no appId.
+JVM_EMPTY_RECORD = b"""{
+  "format" : "txcommit-commit-record",
+  "version" : 1,
+  "txn" : "mwrb6d3zh3ckkd3q",
+  "token" : "t",
+  "jobId" : "j",
+  "startedAt" : 1,
+  "committedAt" : 2,
+  "writer" : "w",
+  "files" : 0,
+  "bytes" : 0,
+  "added" : [ ]
+}"""
+RECORD_FILE = f"/data/t/_txcommit/commits/{TXN}.json"
+
+
+def test_a_record_the_jvm_wrote_decodes_and_reencodes_byte_for_byte() -> None:
+    record = log.decode_record(JVM_RECORD, RECORD_FILE, TXN)
+    assert record == log.CommitRecord(
+        txn=TXN,
+        token="tok-1",
+        job_id="job-1",
+        started_at=1700000000000,
+        committed_at=1700000001234,
+        added=(
+            log.AddedFile(f"k=1/part-00000-tid-{TXN}-117.c000.snappy.parquet", 42),
+            log.AddedFile(f"part-00001-tid-{TXN}-118.c000.snappy.parquet", 7),
+        ),
+        app_id="app-20240101",
+        writer="txcommit/0.1.0",
+    )
+    assert (record.files, record.bytes, record.directories) == (2, 49, ("", "k=1"))
+    # A version 1 record is an append; records are now written as version 2, byte for byte
+    # as the JVM writes them (golden records in test_log_v2.py).
+    v2 = JVM_RECORD.replace(b'"version" : 1', b'"version" : 2')
+    assert log.encode_record(record) == v2.replace(
+        b"  } ]\n}", b'  } ],\n  "operation" : "append"\n}'
+    )
+    empty = log.decode_record(JVM_EMPTY_RECORD, RECORD_FILE, TXN)
+    assert empty.app_id is None and empty.added == ()
+    assert log.decode_record(log.encode_record(empty), RECORD_FILE, TXN) == empty
+
+
+def test_records_with_awkward_paths_roundtrip() -> None:
+    record = log.CommitRecord(
+        TXN, "t", "j", 1, 2, (log.AddedFile('d=é "q"/\x01\tf', 1),), None, "w"
+    )
+    data = log.encode_record(record)
+    assert b'"d=\xc3\xa9 \\"q\\"/\\u0001\\tf"' in data
+    assert log.decode_record(data, RECORD_FILE, TXN) == record
+
+
+def corrupt_message(data: bytes, expected_txn: str = TXN) -> str:
+    with pytest.raises(CorruptCommitRecordError) as caught:
+        log.decode_record(data, RECORD_FILE, expected_txn)
+    message = str(caught.value)
+    assert RECORD_FILE in message and "ignoreCorruptRecords" in message
+    return message
+
+
+def test_a_truncated_record_is_refused_naming_the_file() -> None:
+    assert "truncated" in corrupt_message(JVM_RECORD[: len(JVM_RECORD) // 2])
+    assert "truncated" in corrupt_message(b"")
+    assert "not a JSON object" in corrupt_message(b"[1]")
+
+
+def test_a_record_of_another_format_or_version_is_refused() -> None:
+    assert "'format' is not" in corrupt_message(JVM_RECORD.replace(b"commit-record", b"other"))
+    v3 = JVM_RECORD.replace(b'"version" : 1', b'"version" : 3')
+    assert "upgrade" in corrupt_message(v3)
+    other = "0000000000000000"
+    assert other in corrupt_message(JVM_RECORD, other)
+    three = JVM_RECORD.replace(b'"files" : 2', b'"files" : 3')
+    assert "declares 3" in corrupt_message(three)
+    nan = JVM_RECORD.replace(b'"size" : 42', b'"size" : NaN')
+    assert "not complete JSON" in corrupt_message(nan)
+    boolean = JVM_RECORD.replace(b'"size" : 42', b'"size" : true')
+    assert "'size' is missing or not a number" in corrupt_message(boolean)
+
+
+@pytest.mark.parametrize(
+    "bad", ["../../x", "/etc/passwd", "k=1/../../x", "s3a://other/x", "a//b", "./a", "a\\..\\b"]
+)
+def test_a_record_naming_a_path_outside_its_table_is_refused(bad: str) -> None:
+    data = JVM_RECORD.replace(
+        f"part-00001-tid-{TXN}-118.c000.snappy.parquet".encode(), json.dumps(bad)[1:-1].encode()
+    )
+    assert "outside its table directory" in corrupt_message(data)
+
+
+def test_txn_ids_are_valid_distinct_ordered_and_match_the_jvm() -> None:
+    ids = [log.generate_txn(1700000000000 + i) for i in range(1000)]
+    assert all(log.is_valid_txn(t) for t in ids)
+    assert len(set(ids)) == 1000 and ids == sorted(ids)
+    # TxnId.generate(1700000000000L) and TxnId.generate(0L) on the JVM start with these:
+    assert log.generate_txn(1700000000000)[:8] == "loyw3v28"
+    assert log.generate_txn(0)[:8] == "00000000"
+    assert not log.is_valid_txn("ABCDEFGH12345678") and not log.is_valid_txn("abc")
+
+
+def test_data_file_names_carry_their_transaction() -> None:
+    name = log.data_file_name("bucket-3_", 7, TXN, 12345, "-c000.snappy.parquet")
+    assert name == f"bucket-3_part-00007-tid-{TXN}-12345-c000.snappy.parquet"  # as on the JVM
+    for suffix in ("-c000.snappy.parquet", ".c001.json", "", ".csv"):
+        assert log.txn_of(log.data_file_name("", 3, TXN, 1, suffix)) == TXN
+    assert log.txn_of("part-00000-5f1c2a3b-c000.snappy.parquet") is None
+    assert log.txn_of(f"part-00000-tid-{TXN}-x.parquet") is None
+
+
+def test_the_log_layout_and_record_names() -> None:
+    layout = log.LogLayout("s3://b/t")
+    assert layout.commit_record(TXN) == f"s3://b/t/_txcommit/commits/{TXN}.json"
+    assert layout.pending_record(TXN) == f"s3://b/t/_txcommit/pending/{TXN}.json"
+    assert layout.aborted_record(TXN) == f"s3://b/t/_txcommit/aborted/{TXN}.json"
+    assert layout.success == "s3://b/t/_SUCCESS"
+    assert log.LogLayout("").commit_record(TXN) == f"_txcommit/commits/{TXN}.json"
+    assert log.txn_of_record_name(f"{TXN}.json") == TXN
+    assert log.txn_of_record_name(f".{TXN}.json.1234.tmp") is None
+    assert log.txn_of_record_name("short.json") is None
+    assert log.display_url("s3a://AKID:secret@bucket/t") == "s3a://bucket/t"
