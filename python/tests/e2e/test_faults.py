@@ -81,7 +81,7 @@ def test_task_retried_after_failure_leaves_each_row_once(
 def test_persistently_failing_task_makes_no_row_visible(
     store_spark, any_table: TableRef, keep_junk: bool
 ):
-    """The seed's job: the task holding id 9999 keeps failing, the job aborts."""
+    """The DBIO paper's job: the task holding id 9999 keeps failing, the job aborts."""
     table, spark = any_table, store_spark
     table.prepare(spark)
     spark.range(10_000).write.parquet(table.url)
@@ -92,7 +92,7 @@ def test_persistently_failing_task_makes_no_row_visible(
     @F.udf(returnType=LongType(), useArrow=False)
     def oops(i):  # noqa: ANN001, ANN202
         if i == 9999:
-            time.sleep(2)  # let the other tasks commit first, as in the seed
+            time.sleep(2)  # let the other tasks commit first, as in the DBIO paper
             raise RuntimeError("oops!")
         return i
 

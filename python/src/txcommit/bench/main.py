@@ -55,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         "size takes under 30 minutes on 2 cores; --quick is a smoke run of a few minutes.",
     )
     p.add_argument("--quick", action="store_true",
-                   help="smoke run: 10 and 40 files, 200k-row seed job, 1 and 3 transactions "
-                   "for the read cost (the size flags below still override)")  # fmt: skip
+                   help="smoke run: 10 and 40 files, 200k-row DBIO paper's job, 1 and 3 "
+                   "transactions for the read cost (the size flags below still "
+                   "override)")  # fmt: skip
     p.add_argument("--out", default="docs/benchmarks.md",
                    help="report to write (default docs/benchmarks.md); the plots and "
                    "results.json go into a directory named like it without .md")  # fmt: skip
@@ -84,10 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partitions", type=_positive,
                    help="partition directories of every sweep write; each of files/partitions "
                    "tasks writes one file per directory (default 10)")  # fmt: skip
-    p.add_argument("--seed-rows", type=int, help="rows of the seed's job (default 10000000; "
+    p.add_argument("--seed-rows", type=int, help="rows of the DBIO paper's job (default 10000000; "
                    "0 skips it)")  # fmt: skip
-    p.add_argument("--seed-partitions", type=_positive, help="repartition() of the seed's job "
-                   "(default 100)")  # fmt: skip
+    p.add_argument("--seed-partitions", type=_positive, help="repartition() of the DBIO "
+                   "paper's job (default 100)")  # fmt: skip
     p.add_argument("--read-txns", type=_ints, help="committed transactions for the read cost "
                    "(default 1,10,100)")  # fmt: skip
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
@@ -125,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge-into", metavar="RESULTS_JSON",
                    help="run what the other options select, then merge it into an earlier "
                    "run's results.json: its rows of the same store, file count, mode and "
-                   "protocol (seed: store and protocol; read cost: all of it) are replaced, "
+                   "protocol (the DBIO paper's job: store and protocol; read cost: all of it) "
+                   "are replaced, "
                    "and the report names the run each row comes from")  # fmt: skip
     return p
 
@@ -240,7 +242,8 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
         parts.append("read cost at " + ",".join(str(t) for t in sorted(
             {r["txns"] for r in results["read"]})) + " transactions")  # fmt: skip
     if results.get("seed"):
-        parts.append("seed's job on " + ",".join(sorted({r["store"] for r in results["seed"]})))
+        stores = ",".join(sorted({r["store"] for r in results["seed"]}))
+        parts.append("DBIO paper's job on " + stores)
     return "; ".join(parts) or "nothing"
 
 
@@ -357,7 +360,7 @@ def run(
             partial.parent.mkdir(parents=True, exist_ok=True)
             partial.write_text(json.dumps({**results, "meta": meta(False)}, indent=1) + "\n")
 
-    # S3 first: the targets are measured there; then the read cost, the seed's job, local.
+    # S3 first: the targets are measured there; then the read cost, the DBIO paper's job, local.
     order = sorted(stores, key=lambda s: s != "s3")
     try:
         bench = Bench(server, s3, workdir, run_id, say=lambda m: print(m, flush=True))
@@ -374,7 +377,7 @@ def run(
                 results["read"] = bench.read_cost(tx, sizes)
                 checkpoint()
             if sizes.seed_rows > 0:
-                results["seed"] += bench.seed(protocols, store, sizes)
+                results["seed"] += bench.paper_job(protocols, store, sizes)
                 checkpoint()
     finally:
         server.stop()

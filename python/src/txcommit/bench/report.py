@@ -379,7 +379,7 @@ def _default_coverage() -> str:
         f"{', '.join(map(str, d.overwrite_files))}; every protocol below {LARGE} files; on "
         f"S3 at {LARGE} files only {', '.join(d.s3_target_protocols)}"
         + (f", above it only {', '.join(d.s3_large_protocols)}" if large else "")
-        + f"; the seed's job ({d.seed_rows:_} rows) on both stores; the read cost at "
+        + f"; the DBIO paper's job ({d.seed_rows:_} rows) on both stores; the read cost at "
         f"{', '.join(map(str, d.read_txns))} transactions. It is sized for the 30-minute "
         f"budget on 2 cores (v1's {LARGE}-file write on S3 alone takes about 12 min); more "
         "points with `--files`, `--overwrite-files`, `--s3-target-protocols all`, "
@@ -434,7 +434,7 @@ def _kv(d: dict[str, Any] | None) -> str:
 def _seed_section(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
     sizes = meta["sizes"]
     out = [
-        "## The seed's job",
+        "## The DBIO paper's job",
         "",
         f"`spark.range({sizes['seed_rows']:_}).repartition({sizes['seed_partitions']})"
         '.write.mode("append").parquet(...)`',
@@ -513,6 +513,6 @@ def _latency_section() -> list[str]:
         "DELETE per object, taking time proportional to the data. 50 MB/s per CopyObject "
         "request is an assumption at the optimistic end of published CopyObject measurements; "
         "the sweep's files are small, so per-request latency dominates there and the per-byte "
-        "cost matters for the seed's job (~80 MB).",
+        "cost matters for the DBIO paper's job (~80 MB).",
         "",
     ]

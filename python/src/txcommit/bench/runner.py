@@ -300,8 +300,10 @@ class Bench:
                 out.append(r)
         return out
 
-    def seed(self, protocols: list[Protocol], store: str, sizes: Sizes) -> list[dict[str, Any]]:
-        """The seed's job: range(N).repartition(100).write.mode("append").parquet(...)."""
+    def paper_job(
+        self, protocols: list[Protocol], store: str, sizes: Sizes
+    ) -> list[dict[str, Any]]:
+        """The DBIO paper's job: range(N).repartition(100).write.mode("append").parquet(...)."""
 
         def build(spark: Any) -> Any:
             return spark.range(sizes.seed_rows).repartition(sizes.seed_partitions)

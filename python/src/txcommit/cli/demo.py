@@ -1,4 +1,4 @@
-"""``txcommit demo``: the seed's failure table, replayed live.
+"""``txcommit demo``: the DBIO paper's failure table, replayed live.
 
 For Hadoop's commit algorithms v1 and v2 and for txcommit, on an embedded Spark Connect server
 with the plugin (``local[*]``, the local file system):
@@ -28,7 +28,7 @@ from txcommit.cli.render import text
 from txcommit.client import connect
 from txcommit.server import ServerConfig, free_port, start
 
-SEED_PROTOCOLS: list[tuple[str, str | None, str]] = [
+PAPER_PROTOCOLS: list[tuple[str, str | None, str]] = [
     # (label, commit protocol class or None for Spark's default, Hadoop algorithm version)
     ("Hadoop commit v1", None, "1"),
     ("Hadoop commit v2", None, "2"),
@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         "--rows",
         type=int,
         default=10_000_000,
-        help="rows of the performance write (default: the seed's 10,000,000)",
+        help="rows of the performance write (default: the DBIO paper's 10,000,000)",
     )
     p.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
     p.add_argument(
@@ -67,15 +67,15 @@ def _parser() -> argparse.ArgumentParser:
         "--fail-delay",
         type=float,
         default=5.0,
-        help="seconds the failing task sleeps before it throws (default 5, as the seed)",
+        help="seconds the failing task sleeps before it throws (default 5, as in the DBIO paper)",
     )
     return p
 
 
-def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  # noqa: ANN001
+def run_paper_job(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  # noqa: ANN001
     delay = fail_delay
 
-    def oops(i):  # noqa: ANN001, ANN202 - the seed's map: row 9999 sleeps, then fails
+    def oops(i):  # noqa: ANN001, ANN202 - the DBIO paper's map: row 9999 sleeps, then fails
         if i == 9999:
             import time as _t
 
@@ -89,7 +89,7 @@ def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  
     spark.udf.register("txcommit_demo_oops", oops, LongType())
 
     results = []
-    for label, protocol, version in SEED_PROTOCOLS:
+    for label, protocol, version in PAPER_PROTOCOLS:
         path = str(workdir / label.replace(" ", "-").lower())
         if protocol:
             spark.conf.set(COMMIT_PROTOCOL_CONF, protocol)
@@ -107,7 +107,7 @@ def run_seed(spark, workdir: Path, rows: int, fail_delay: float) -> list[Row]:  
                 "txcommit_demo_oops(id) AS id"
             ).write.option(algo, version).mode("append").parquet(path)
             raise SystemExit(f"the failing job of {label} did not fail: the demo is broken")
-        except Exception as e:  # the job must fail, as in the seed
+        except Exception as e:  # the job must fail, as in the DBIO paper
             if "oops" not in str(e):
                 raise
         failed_s = time.perf_counter() - t0
@@ -148,12 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with start(config) as server:
             print(
-                f"txcommit demo: server at {server.url}; replaying the seed's failure table",
+                f"txcommit demo: server at {server.url}; replaying the DBIO paper's failure table",
                 file=sys.stderr,
             )
             spark = connect(server.url)
             try:
-                rows = run_seed(spark, workdir / "tables", ns.rows, ns.fail_delay)
+                rows = run_paper_job(spark, workdir / "tables", ns.rows, ns.fail_delay)
             finally:
                 spark.stop()
     finally:
