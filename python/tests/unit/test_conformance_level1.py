@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,19 +31,17 @@ FAST = ["--writers", "8", "--large-mib", "6"]
 
 
 @pytest.fixture(scope="module")
-def honest() -> Iterator[LocalS3]:
-    s3 = LocalS3().start()
-    s3.create_bucket(BUCKET)
-    yield s3
-    s3.stop()
+def honest(local_s3: LocalS3) -> LocalS3:
+    """The session's honest endpoint, with bucket BUCKET."""
+    local_s3.create_bucket(BUCKET)
+    return local_s3
 
 
 @pytest.fixture(scope="module")
-def liar() -> Iterator[LocalS3]:
-    s3 = LocalS3(ignore_if_none_match=True).start()
-    s3.create_bucket(BUCKET)
-    yield s3
-    s3.stop()
+def liar(lying_s3: LocalS3) -> LocalS3:
+    """The session's endpoint that ignores If-None-Match, with bucket BUCKET."""
+    lying_s3.create_bucket(BUCKET)
+    return lying_s3
 
 
 @pytest.fixture

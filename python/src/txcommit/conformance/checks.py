@@ -70,9 +70,14 @@ class CheckContext:
             self.written.add(key)
         return key
 
+    @property
+    def adapter(self) -> str:
+        """``adapter '<name>'``, as explanations start."""
+        return f"adapter '{self.declaration.name}'"
+
     def declares(self, what: str) -> str:
         """``declares conditional-put`` / ``declares rename`` ... for explanations."""
-        return f"adapter '{self.declaration.name}' declares {what}"
+        return f"{self.adapter} declares {what}"
 
 
 @dataclass(frozen=True)
@@ -350,14 +355,14 @@ def large_object(ctx: CheckContext) -> None:
         content = store.read(key)
         if content != data:
             raise CheckFailed(
-                f"adapter '{ctx.declaration.name}' must store whole objects, but a "
+                f"{ctx.adapter} must store whole objects, but a "
                 f"{size // MIB} MiB object written with {how} to {store.url_for(key)} (across "
                 f"{PART_SIZE // MIB} MiB part boundaries) read back as {_show(content)}"
             )
         sizes = {f.key: f.size for f in store.list("large-object")}
         if sizes.get(key) != size:
             raise CheckFailed(
-                f"adapter '{ctx.declaration.name}' must store whole objects, but the listing "
+                f"{ctx.adapter} must store whole objects, but the listing "
                 f"gives {store.url_for(key)} {sizes.get(key)} bytes; {size} were written"
             )
 
@@ -379,13 +384,13 @@ def refused_create_error(ctx: CheckContext) -> None:
     text = "".join(traceback.format_exception(error))
     if error.url != url or url not in str(error) or "not overwritten" not in str(error):
         raise CheckFailed(
-            f"adapter '{ctx.declaration.name}' must name the key an 'already exists' error is "
+            f"{ctx.adapter} must name the key an 'already exists' error is "
             f"about and say it was not overwritten, but refusing {url} gave url={error.url!r} "
             f"and the message {str(error)!r}"
         )
     if "During handling" in text or "direct cause" in text:
         raise CheckFailed(
-            f"adapter '{ctx.declaration.name}' must raise errors without the chained "
+            f"{ctx.adapter} must raise errors without the chained "
             f"tracebacks of the SDK, but the 'already exists' error for {url} carries one"
         )
 
@@ -399,7 +404,7 @@ def write_replacing(ctx: CheckContext) -> None:
         sizes = [f.size for f in store.list("write-replacing") if f.key == key]
         if content != data or sizes != [len(data)]:
             raise CheckFailed(
-                f"adapter '{ctx.declaration.name}' must create or replace a file with "
+                f"{ctx.adapter} must create or replace a file with "
                 f"write_replacing, but after writing {data!r} to {store.url_for(key)} it reads "
                 f"back as {_show(content)} and lists with sizes {sizes}"
             )
@@ -420,7 +425,7 @@ def missing_key(ctx: CheckContext) -> None:
     if wrong:
         what = ", ".join(f"{k} gave {v!r} (not {expected[k]!r})" for k, v in wrong.items())
         raise CheckFailed(
-            f"adapter '{ctx.declaration.name}' must treat a missing key as absent without "
+            f"{ctx.adapter} must treat a missing key as absent without "
             f"an error, but for {store.url_for(key)}: {what}"
         )
 
@@ -441,7 +446,7 @@ def list_one_level(ctx: CheckContext) -> None:
     for where, listed in got.items():
         if listed != expected[where]:
             raise CheckFailed(
-                f"adapter '{ctx.declaration.name}' must list the files directly under a "
+                f"{ctx.adapter} must list the files directly under a "
                 f"directory, sorted, with their sizes, but listing {store.url_for(where)} gave "
                 f"{listed} instead of {expected[where]}"
             )
@@ -465,12 +470,12 @@ def unsafe_keys(ctx: CheckContext) -> None:
                     repr(bad) not in str(e) or store.root_url not in str(e)
                 ):
                     raise CheckFailed(
-                        f"adapter '{ctx.declaration.name}' must name a refused key and the "
+                        f"{ctx.adapter} must name a refused key and the "
                         f"store's root, but refusing {bad!r} said {str(e)!r}"
                     ) from None
             else:
                 raise CheckFailed(
-                    f"adapter '{ctx.declaration.name}' must refuse keys outside its root, but "
+                    f"{ctx.adapter} must refuse keys outside its root, but "
                     f"{op}({bad!r}) on {store.root_url} was accepted"
                 )
 
@@ -486,7 +491,7 @@ def requests_counted(ctx: CheckContext) -> None:
     ops = set(store.requests.snapshot())
     if counted < 3 or not {"LIST", "GET"} <= ops:
         raise CheckFailed(
-            f"adapter '{ctx.declaration.name}' must count every request it sends, but a "
+            f"{ctx.adapter} must count every request it sends, but a "
             f"create, a list and a read of {store.url_for(key)} counted {counted} request(s) "
             f"(operations seen so far: {sorted(ops)})"
         )
@@ -507,7 +512,7 @@ def fsspec_reader(ctx: CheckContext) -> None:
         why = f"it read {_show(content)}"
     if content != b"a,b\n1,2\n":
         raise CheckFailed(
-            f"adapter '{ctx.declaration.name}' must give readers an fsspec file system on its "
+            f"{ctx.adapter} must give readers an fsspec file system on its "
             f"store, but reading {store.url_for(key)} through it after the store wrote it: {why}"
         )
 
