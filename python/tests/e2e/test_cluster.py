@@ -150,7 +150,7 @@ def plugin_jar(tmp_path_factory: pytest.TempPathFactory) -> Path:
     The driver serves `spark.jars` from their paths for the application's whole life, and an
     executor launched later (the replacement of a killed one) fetches what is on disk THEN:
     after a rebuild it would get classes that no longer match the driver's."""
-    from servers import server_python
+    from support.servers import server_python
 
     code = "from txcommit.server import find_plugin_jar; print(find_plugin_jar())"
     found = subprocess.run(

@@ -1,6 +1,7 @@
 """The store contract, in Python: what txcommit needs from a store, and what every adapter's
 Python mirror must guarantee. It mirrors ``CommitStore.scala`` of the JVM plugin; the shared
-contract tests (``python/tests/contract.py``) check it on the real store.
+contract tests (``txcommit.testing.store_contract``: the conformance kit's checks) check it on
+the real store.
 """
 
 from __future__ import annotations

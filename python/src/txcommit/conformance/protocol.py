@@ -24,7 +24,7 @@ root:
 
 Each scenario returns or raises :class:`CheckFailed` with a plain-words explanation, like the
 Level 1 checks; :func:`run_level2` returns one :class:`~txcommit.conformance.runner.Row` per
-scenario. ``python/tests/test_faults.py`` runs the same protocol under the same faults with
+scenario. ``python/tests/e2e/test_faults.py`` runs the same protocol under the same faults with
 the test suite's fixtures (and more: a standalone cluster, random kills).
 """
 
