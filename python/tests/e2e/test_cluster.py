@@ -224,20 +224,28 @@ def rest_json(url: str, attempts: int = 4):  # noqa: ANN201 - parsed JSON
 def run_executor_killed_mid_write(  # noqa: ANN001 - spark: pyspark's connect SparkSession
     spark, table: TableRef, cluster: StandaloneCluster, server: ServerProcess
 ) -> None:
-    # One task per executor, each writing for ~6 s after it opens its file: once both tasks
-    # run (the driver's REST API says so) and have written a while, both executors are in the
-    # middle of writing, whatever the store (S3 shows no object before a file is closed).
+    # Split 0's first attempt writes for ~30 s after it opens its file, every other attempt
+    # takes ~1 s: the victim is surely still writing when it is killed, however slowly a
+    # loaded machine starts its task. The kill waits for what proves the attempt is writing,
+    # not for a fixed time: on the local file system its file on disk; on S3, where no object
+    # shows before its writer closes, the driver saying the task has run for a few seconds.
     n, parts = 2000, 2
     app_id = spark.conf.get("spark.app.id")
     before = cluster.wait_executors(2, app_id=app_id)
-    df = slow_rows(spark, n, parts, lambda partition, attempt: 6)
+    df = slow_rows(spark, n, parts, lambda p, a: 30 if (p, a) == (0, 0) else 1)
+
+    def split0_on_disk() -> bool:
+        return any(parse(p)[0] == 0 for p in list(watch.seen))  # a copy: the watch adds to it
 
     with FileWatch(table) as watch:
         thread, errors = start_write(df, table)
-        wait_for(lambda: len(running_tasks(server, app_id)) >= 2, 90, "both tasks running")
-        time.sleep(3)  # well into each task's ~6 s of writing
+        wait_for(lambda: 0 in running_tasks(server, app_id), 120, "split 0's task running")
+        if table.store == "local":
+            wait_for(split0_on_disk, 120, "split 0's data file on disk")
+        else:
+            time.sleep(3)
         tasks = running_tasks(server, app_id)
-        assert len(tasks) == 2, f"both tasks still running: {tasks}"
+        assert 0 in tasks, f"split 0's first attempt is still running: {tasks}"
         victim = cluster.executor_pid(app_id, tasks[0])  # the executor writing split 0
         cluster.kill_executor(victim)
         thread.join(timeout=150)
