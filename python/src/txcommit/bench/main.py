@@ -114,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--note",
         default="",
-        help="a sentence added to the report's header (with --from-json: appended to the "
-        "run's own note)",
+        help="a remark kept with the run in results.json (with --from-json: appended to the "
+        "run's own), not printed in the report, which states results and method only",
     )
     p.add_argument("--followup", nargs=2, metavar=("RESULTS_JSON", "WHAT"),
                    help="with --from-json: add the txcommit-vs-floor total of another run's "
@@ -198,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
                 {"what": ns.followup[1], "sweep": other["sweep"], "meta": other["meta"]}
             )
             (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-        if ns.note:  # a remark added after the run, e.g. from a follow-up measurement
+        if ns.note:  # a remark added after the run, kept with its results
             results["meta"]["note"] = f"{results['meta'].get('note', '')} {ns.note}".strip()
+            (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     else:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
         bad = [s for s in stores if s not in STORES]
