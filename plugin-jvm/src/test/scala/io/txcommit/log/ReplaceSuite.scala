@@ -1,10 +1,12 @@
-package io.txcommit
+package io.txcommit.log
 
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.{CommitConflictException, CorruptCommitRecordException, InvalidConfException}
+import io.txcommit.testing.TempTable
 import io.txcommit.commit.{PublishReplaceRecord, ReplaceBase, ReplaceRequest, StageTimings, WriteIdPolicy, WriteIntent}
 import io.txcommit.log._
 import io.txcommit.read.CommittedFilesFilter

@@ -1,9 +1,10 @@
-package io.txcommit
+package io.txcommit.log
 
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.CorruptCommitRecordException
 import io.txcommit.log.{AddedFile, CommitRecord, RecordCodec, TxnId}
 
 class RecordCodecSuite extends AnyFunSuite {

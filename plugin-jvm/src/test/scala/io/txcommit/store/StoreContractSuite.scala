@@ -1,4 +1,4 @@
-package io.txcommit
+package io.txcommit.store
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
@@ -11,6 +11,8 @@ import scala.util.Try
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.CommitConflictException
+import io.txcommit.testing.TempTable
 import io.txcommit.store.CommitStore
 
 /**
@@ -93,3 +95,4 @@ class LocalStoreContractSuite extends StoreContractSuite {
     (t.table, t.store)
   }
 }
+

@@ -1,10 +1,11 @@
-package io.txcommit
+package io.txcommit.commit
 
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.testing.TempTable
 import io.txcommit.commit.{RollForward, StageTimings}
 import io.txcommit.log.{DataFileName, RecordCodec, TxnId}
 

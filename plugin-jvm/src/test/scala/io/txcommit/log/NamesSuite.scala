@@ -1,8 +1,9 @@
-package io.txcommit
+package io.txcommit.log
 
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.Paths
 import io.txcommit.log.{DataFileName, TxnId}
 
 class NamesSuite extends AnyFunSuite {
