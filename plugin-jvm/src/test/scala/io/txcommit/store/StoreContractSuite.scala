@@ -12,7 +12,7 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.CommitConflictException
-import io.txcommit.testing.TempTable
+import io.txcommit.testing.{InMemoryCommitStore, TempTable}
 import io.txcommit.store.CommitStore
 
 /**
@@ -96,3 +96,8 @@ class LocalStoreContractSuite extends StoreContractSuite {
   }
 }
 
+/** The in-memory test double bound to the same contract, so stage suites can trust it. */
+class InMemoryStoreContractSuite extends StoreContractSuite {
+  override protected def freshTable(): (Path, CommitStore) =
+    (new Path(s"file:/in-memory/t-${UUID.randomUUID()}"), new InMemoryCommitStore)
+}

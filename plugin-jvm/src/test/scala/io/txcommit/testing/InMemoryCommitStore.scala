@@ -31,8 +31,6 @@ final class InMemoryCommitStore(
     staging: Boolean = false) extends CommitStore {
   import InMemoryCommitStore._
 
-  private final case class Entry(bytes: Array[Byte], modifiedAt: Long)
-  private final case class Upload(table: Path, file: StagedFile, bytes: Array[Byte], startedAt: Long)
   private final class Fault(val op: Op, val matches: Path => Boolean, val nth: Int, val times: Int,
       val afterEffect: Boolean, val error: String => Throwable) {
     var seen = 0
@@ -198,6 +196,9 @@ object InMemoryCommitStore {
 
   val Declaration: AdapterDeclaration = AdapterDeclaration("in-memory", "in-memory test double",
     Primitive.ConditionalPut, exclusiveCreate = true, Listing.Consistent, Seq("mem"), Nil)
+
+  private final case class Entry(bytes: Array[Byte], modifiedAt: Long)
+  private final case class Upload(table: Path, file: StagedFile, bytes: Array[Byte], startedAt: Long)
 
   private def key(p: Path): String = p.toString.stripSuffix("/")
   private def parentOf(k: String): String = k.lastIndexOf('/') match {
