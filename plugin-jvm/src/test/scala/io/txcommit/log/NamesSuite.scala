@@ -1,12 +1,14 @@
 package io.txcommit.log
 
-import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.Paths
-import io.txcommit.log.{DataFileName, TxnId}
+import io.txcommit.testing.Vectors
 
+/** Transaction ids and data file names, against `conformance/vectors/` (txn-ids, file-names). */
 class NamesSuite extends AnyFunSuite {
+  private val txnIds = Vectors.json("txn-ids.json")
+  private val fileNames = Vectors.json("file-names.json")
+
   test("transaction ids are valid, distinct and ordered by start time") {
     val ids = (0 until 1000).map(i => TxnId.generate(1700000000000L + i))
     assert(ids.forall(TxnId.isValid))
@@ -14,22 +16,31 @@ class NamesSuite extends AnyFunSuite {
     assert(ids == ids.sorted)
   }
 
-  test("a data file name carries its transaction, whatever Spark puts around it") {
-    val txn = TxnId.generate()
-    for (suffix <- Seq("-c000.snappy.parquet", ".c001.json", "", ".csv")) {
-      val name = DataFileName("bucket-3_", 7, txn, 12345L, suffix)
-      assert(DataFileName.txnOf(name).contains(txn), name)
+  test("txn-ids.json: generated ids start with the vector's time prefix") {
+    for (v <- Vectors.elements(txnIds.get("generatedPrefix"))) {
+      val millis = v.get("millis").asLong()
+      assert(TxnId.generate(millis).take(8) == v.get("prefix").asText(), millis)
+      assert(TxnId.startedAt(TxnId.generate(millis)).contains(millis))
     }
-    assert(DataFileName.txnOf("part-00000-5f1c2a3b-c000.snappy.parquet").isEmpty)
   }
 
-  test("paths relativise only below their root") {
-    val root = new Path("file:/data/t")
-    assert(Paths.relativize(root, new Path("file:/data/t/k=1/f")).contains("k=1/f"))
-    assert(Paths.relativize(root, new Path("file:/data/t2/f")).isEmpty)
+  test("txn-ids.json: valid and invalid ids") {
+    for (id <- Vectors.elements(txnIds.get("valid")).map(_.asText())) assert(TxnId.isValid(id), id)
+    for (id <- Vectors.elements(txnIds.get("invalid")).map(_.asText())) assert(!TxnId.isValid(id), id)
   }
 
-  test("credentials never appear in displayed paths") {
-    assert(!Paths.display(new Path("s3a://AKIDEXAMPLE:secret@bucket/t")).contains("secret"))
+  test("file-names.json: data file names are built as the vectors say") {
+    for (v <- Vectors.elements(fileNames.get("build"))) {
+      val name = DataFileName(v.get("prefix").asText(), v.get("split").asInt(), v.get("txn").asText(),
+        v.get("attempt").asLong(), v.get("suffix").asText())
+      assert(name == v.get("name").asText())
+    }
+  }
+
+  test("file-names.json: the transaction of a file name, or none") {
+    for (v <- Vectors.elements(fileNames.get("txnOf"))) {
+      val name = v.get("name").asText()
+      assert(DataFileName.txnOf(name) == Vectors.text(v, "txn"), name)
+    }
   }
 }

@@ -35,14 +35,6 @@ class ReplaceSuite extends AnyFunSuite {
     assert(!text.contains("sequence") && !text.contains("removed"))
   }
 
-  test("a version 1 record (no new fields) still decodes, as an append") {
-    val v1 = "{\"format\":\"txcommit-commit-record\",\"version\":1,\"txn\":\"" + txn + "\",\"token\":\"t\"," +
-      "\"jobId\":\"j\",\"startedAt\":1,\"committedAt\":2,\"writer\":\"w\",\"files\":1,\"bytes\":3," +
-      "\"added\":[{\"path\":\"a\",\"size\":3}]}"
-    val r = RecordCodec.decode(v1.getBytes(UTF_8), "r.json", txn)
-    assert(r.operation == CommitRecord.Append && r.replacement.isEmpty && r.added.size == 1)
-  }
-
   test("removed paths obey the safety rules; counts must agree; sequence must match the name") {
     val text = new String(RecordCodec.encode(replacing), UTF_8)
     def bad(t: String) = intercept[CorruptCommitRecordException](RecordCodec.decode(t.getBytes(UTF_8), "r.json", txn))
