@@ -163,7 +163,7 @@ final class InMemoryCommitStore(
   private def call[T](op: Op, path: Path)(body: => T): T = lock.synchronized {
     callLog += (op -> path)
     val fault = faults.find { f =>
-      f.op == op && f.matches(path) && { f.seen += 1; f.seen >= f.nth && f.seen < f.nth + f.times }
+      f.op == op && f.matches(path) && { f.seen += 1; f.seen >= f.nth && f.seen - f.nth < f.times }
     }
     val why = s"${op.name} ${Paths.display(path)}"
     fault.filterNot(_.afterEffect).foreach(f => throw f.error(why))
