@@ -14,7 +14,7 @@ import io.txcommit.store.StagedFile
  * effort: readers hide them whatever happens here). If a record exists the transaction is
  * committed and abort must not remove a single file.
  */
-object AbortTransaction extends CommitStage[Seq[StagedFile], Int]("abort") {
+object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
   override protected def execute(ctx: TxnContext, taskFiles: Seq[StagedFile]): Int = {
     if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn)) ||
         new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.byTxn.contains(ctx.txn)) {

@@ -5,9 +5,15 @@ import org.slf4j.{Logger, LoggerFactory}
 /**
  * One stage of the protocol. The base class runs, times and logs it, so that a log at 3 a.m.
  * reads as a sequence of named stages, each with its transaction, table and duration.
+ *
+ * A stage's `name` (in logs and in `stageDurationsMs` of `_SUCCESS`) is its class name in
+ * kebab case, derived, never written by hand: `SkipTransaction` logs as `skip-transaction`,
+ * `PublishCommitRecord` as `publish-commit-record`. Renaming a stage class renames its logs.
  */
-abstract class CommitStage[I, O](val name: String) {
+abstract class CommitStage[I, O] {
   protected val log: Logger = LoggerFactory.getLogger(getClass)
+
+  final val name: String = CommitStage.nameOf(getClass)
 
   protected def execute(ctx: TxnContext, in: I): O
 
@@ -29,9 +35,8 @@ abstract class CommitStage[I, O](val name: String) {
   }
 }
 
-/** Durations of the stages that ran, in order, for `_SUCCESS` and logs. */
-final class StageTimings {
-  private val entries = scala.collection.mutable.LinkedHashMap.empty[String, Long]
-  def record(stage: String, ms: Long): Unit = synchronized { entries(stage) = ms }
-  def all: Seq[(String, Long)] = synchronized { entries.toSeq }
+object CommitStage {
+  /** `SkipTransaction$` (a stage object's class) -> `skip-transaction`. */
+  def nameOf(cls: Class[_]): String =
+    cls.getSimpleName.stripSuffix("$").replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT)
 }

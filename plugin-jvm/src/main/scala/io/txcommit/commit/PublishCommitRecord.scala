@@ -9,7 +9,7 @@ import io.txcommit.log.{CommitRecord, RecordCodec}
  * Job commit, stage 2: THE commit. Creates `_txcommit/commits/<txn>.json` exclusively through
  * the store's primitive. Before this returns nothing of the job is visible; after it, all is.
  */
-object PublishCommitRecord extends CommitStage[CommitRecord, Unit]("publish-commit-record") {
+object PublishCommitRecord extends CommitStage[CommitRecord, Unit] {
   override protected def execute(ctx: TxnContext, record: CommitRecord): Unit = {
     val target = ctx.layout.commitRecord(ctx.txn)
     try ctx.store.createExclusive(target, RecordCodec.encode(record))

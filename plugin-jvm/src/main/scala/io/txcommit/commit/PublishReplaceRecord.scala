@@ -8,9 +8,6 @@ import scala.annotation.tailrec
 import io.txcommit.{CommitConflictException, Paths}
 import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Replacement, TableState}
 
-/** What a replacing job publishes: its record (without replacement yet), intent and base. */
-final case class ReplaceRequest(record: CommitRecord, intent: WriteIntent, base: ReplaceBase)
-
 /**
  * Job commit of a replacing transaction (overwrite, dynamic partition overwrite, write id):
  * THE commit. Checks that no replacing commit since the job started overlaps its scope (or
@@ -20,7 +17,7 @@ final case class ReplaceRequest(record: CommitRecord, intent: WriteIntent, base:
  * `_txcommit/replace/<highest+1>.json` exclusively. A lost race for that number re-runs the
  * check against the newcomer and tries the next number.
  */
-object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("publish-replace-record") {
+object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): CommitRecord = attempt(ctx, req, 0)
 
   @tailrec

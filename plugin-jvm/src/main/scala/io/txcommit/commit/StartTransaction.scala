@@ -6,7 +6,7 @@ import io.txcommit.log.RecordCodec
  * Job setup: checks the store really has its declared primitive (before any data is written),
  * then records that the transaction started (`_txcommit/pending/<txn>.json`).
  */
-object StartTransaction extends CommitStage[Unit, Unit]("start-transaction") {
+object StartTransaction extends CommitStage[Unit, Unit] {
   override protected def execute(ctx: TxnContext, in: Unit): Unit = {
     ctx.store.checkReady(ctx.table)
     ctx.store.createExclusive(ctx.layout.pendingRecord(ctx.txn), RecordCodec.marker(

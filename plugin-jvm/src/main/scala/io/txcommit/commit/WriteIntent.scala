@@ -5,18 +5,6 @@ import org.apache.hadoop.conf.Configuration
 import io.txcommit.InvalidConfException
 import io.txcommit.log.{CommitRecord, WriteId}
 
-/** What a write-id job does when a commit with its write id already exists. */
-sealed abstract class WriteIdPolicy(val name: String)
-object WriteIdPolicy {
-  /** The new run replaces exactly what the earlier runs with that write id added. */
-  case object Replace extends WriteIdPolicy("replace")
-  /** The new run commits nothing (its files are discarded) and says so. */
-  case object Skip extends WriteIdPolicy("skip")
-  /** The new run fails with an error naming the earlier transaction. */
-  case object Fail extends WriteIdPolicy("fail")
-  val all: Seq[WriteIdPolicy] = Seq(Replace, Skip, Fail)
-}
-
 /**
  * What a job replaces: the directories a static overwrite cleared (`deleteWithJob`, "" for
  * the whole table), whether it is a dynamic partition overwrite (its scope is the partition
@@ -44,13 +32,6 @@ final case class WriteIntent(
     } else if (dynamicPartitions) writtenDirs.distinct.sorted
     else Nil
 }
-
-/**
- * What a replacing job saw when it started: the highest sequence of the replacement log and
- * the transactions then committed. Commits after it are checked for conflicts, and files of
- * appends committed after it are never removed (they are serialized after this job).
- */
-final case class ReplaceBase(sequence: Long, committedTxns: Set[String])
 
 object WriteIntent {
   /** Writer options (`.option(...)`) reach the job's Hadoop conf; session confs as well. */

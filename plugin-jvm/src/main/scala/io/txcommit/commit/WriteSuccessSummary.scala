@@ -12,7 +12,7 @@ import io.txcommit.log.{CommitRecord, RecordCodec}
  * Derived work: `_SUCCESS` as a JSON summary (in the spirit of Hadoop's manifest committer), so
  * tools that wait for `_SUCCESS` keep working and a person can see what the last commit did.
  */
-object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Unit]("write-success") {
+object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Unit] {
   val MaxFilenames = 100
 
   override protected def execute(ctx: TxnContext, in: (CommitRecord, StageTimings)): Unit = {

@@ -1,22 +1,5 @@
 package io.txcommit.log
 
-/** One data file a transaction adds, relative to the table directory. */
-final case class AddedFile(path: String, size: Long)
-
-/** One file a replacing transaction logically deletes, relative to the table directory. */
-final case class RemovedFile(path: String, size: Long)
-
-/**
- * What a replacing commit replaces (record format 2): the overwritten directories (`scope`,
- * relative to the table, "" for all of it), its place in the total order of replacing commits
- * (`sequence`, the number of `_txcommit/replace/<sequence>.json`), and the files it logically
- * deletes. Present only on replacing commits; appends without a write id have none.
- */
-final case class Replacement(sequence: Long, scope: Seq[String], removed: Seq[RemovedFile]) {
-  def removedFiles: Int = removed.size
-  def removedBytes: Long = removed.iterator.map(_.size).sum
-}
-
 /**
  * The commit record: the single point of truth for one transaction. Once the file
  * `_txcommit/commits/<txn>.json` exists (or, for a replacing commit, `_txcommit/replace/<seq>.json`

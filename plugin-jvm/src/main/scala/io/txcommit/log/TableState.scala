@@ -10,12 +10,6 @@ import org.apache.hadoop.fs.{FileSystem, Path}
 import io.txcommit.Paths
 import io.txcommit.store.CommitStore
 
-/** A file under a table: its path relative to the table, size and modification time. */
-final case class TableFile(path: String, size: Long, modifiedAt: Long) {
-  def name: String = path.substring(path.lastIndexOf('/') + 1)
-  def txn: Option[String] = DataFileName.txnOf(name)
-}
-
 /**
  * One table's log as the writer, VACUUM and history see it at one moment, read through the
  * table's [[CommitStore]] (the log) and its Hadoop file system (recursive listing of data).

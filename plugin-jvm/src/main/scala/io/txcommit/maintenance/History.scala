@@ -6,17 +6,6 @@ import org.apache.hadoop.fs.Path
 import io.txcommit.log.{TableState, TxnId}
 import io.txcommit.store.Adapters
 
-/**
- * One transaction of a table as history shows it (docs/protocol.md, "History"). `rows` is
- * always empty: Spark's commit API gives a committer no row counts.
- */
-final case class HistoryRow(txn: String, state: String, startedAt: Long, committedAt: Option[Long],
-    operation: Option[String], writeId: Option[String], files: Option[Long], bytes: Option[Long],
-    rows: Option[Long], removedFiles: Option[Long], removedBytes: Option[Long], sequence: Option[Long])
-
-/** A visible (committed) file of a table: path relative to the table, size, transaction. */
-final case class CommittedFile(path: String, size: Long, txn: Option[String])
-
 object History {
   /** Every transaction the log knows, oldest first: committed, pending and aborted. */
   def rows(table: Path, conf: Configuration): Seq[HistoryRow] = {

@@ -10,13 +10,6 @@ import io.txcommit.{MaintenanceException, Paths}
 import io.txcommit.log.{CommitRecord, LogLayout, TableFile, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
-/** One thing VACUUM deletes (or would delete, in a dry run). */
-final case class VacuumEntry(path: String, kind: String, reason: String, bytes: Long, deleted: Boolean)
-
-/** What VACUUM was asked to do. */
-final case class VacuumOptions(retainHours: Double = Vacuum.DefaultRetainHours, dryRun: Boolean = false,
-    force: Boolean = false)
-
 /**
  * VACUUM of one table: physically removes what no reader can see any more, once it is older
  * than the retention horizon (so a reader or a job that started before it is not affected):

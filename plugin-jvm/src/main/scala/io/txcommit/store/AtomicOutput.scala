@@ -2,9 +2,7 @@ package io.txcommit.store
 
 import java.io.OutputStream
 
-import org.apache.hadoop.fs.{FileAlreadyExistsException, Path}
-
-import io.txcommit.Paths
+import org.apache.hadoop.fs.Path
 
 /**
  * A file being written that becomes visible, whole, only when [[close]] returns (see
@@ -19,13 +17,3 @@ abstract class AtomicOutput(val target: Path) extends OutputStream {
   /** Abandons the write: nothing becomes visible, temporary data and uploads are removed. */
   def cancel(): Unit
 }
-
-/**
- * `openAtomic(target, overwrite = false)` found `target` already published: another writer won.
- * It is Hadoop's `FileAlreadyExistsException`, which Spark's streaming logs expect from a
- * checkpoint file manager (they turn it into "another query is writing this checkpoint").
- */
-final class AtomicFileExistsException(val target: Path, how: String)
-  extends FileAlreadyExistsException(s"txcommit: ${Paths.display(target)} already exists, so it " +
-    s"was not overwritten ($how); another writer published it first. If two queries use this " +
-    "checkpoint location, stop one of them.")

@@ -58,7 +58,7 @@ trait CommitStore {
   def delete(path: Path): Boolean
 
   /**
-   * Point 7: a stream that publishes `target` atomically when closed. Stores that cannot do
+   * Point 8: a stream that publishes `target` atomically when closed. Stores that cannot do
    * it say so; they never fall back to a non-atomic write.
    */
   def openAtomic(target: Path, overwrite: Boolean): AtomicOutput =
@@ -67,7 +67,7 @@ trait CommitStore {
       "Spark's own checkpoint file manager for this store, or an adapter that implements openAtomic.")
 
   /**
-   * Before the first exclusive `openAtomic` under `root`: proves what point 7 relies on (on S3,
+   * Before the first exclusive `openAtomic` under `root`: proves what point 8 relies on (on S3,
    * that the endpoint honours If-None-Match). Cheap after the first call in a JVM.
    */
   def checkAtomicReady(root: Path): Unit = ()
@@ -102,12 +102,3 @@ trait CommitStore {
   /** VACUUM: aborts one open upload; true if this call aborted it. */
   def abortUpload(table: Path, upload: OpenUpload): Boolean = false
 }
-
-/** An upload a store holds open under a table: target path relative to the table, its id, start. */
-final case class OpenUpload(path: String, uploadId: String, initiatedAt: Long)
-
-/**
- * One data file as a committed task attempt left it: its path relative to the table, its size,
- * and, where the store stages data, the opaque state needed to publish or discard it.
- */
-final case class StagedFile(path: String, size: Long, pending: Option[String] = None)

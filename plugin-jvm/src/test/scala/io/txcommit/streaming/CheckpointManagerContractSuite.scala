@@ -16,7 +16,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.txcommit.store.AtomicFileExistsException
 
 /**
- * CommitStore point 7 as Spark uses it: the checkpoint file manager on a real store. Every
+ * CommitStore point 8 as Spark uses it: the checkpoint file manager on a real store. Every
  * adapter binds in a few lines (a fresh checkpoint directory and the conf reaching it).
  */
 abstract class CheckpointManagerContractSuite extends AnyFunSuite {

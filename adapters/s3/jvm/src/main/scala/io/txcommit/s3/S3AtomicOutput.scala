@@ -12,7 +12,7 @@ import software.amazon.awssdk.services.s3.model._
 import io.txcommit.store.{AtomicFileExistsException, AtomicOutput}
 
 /**
- * An S3 object that becomes visible only when this stream is closed (CommitStore point 7).
+ * An S3 object that becomes visible only when this stream is closed (CommitStore point 8).
  *
  * Bytes are buffered up to one part ([[S3AtomicOutput.PartSize]]); a file that outgrows it is
  * sent as a multipart upload, one part at a time as it fills, so memory stays bounded by one

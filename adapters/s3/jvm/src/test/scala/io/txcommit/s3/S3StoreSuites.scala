@@ -6,10 +6,10 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.{CommitConflictException, StoreContractSuite, UnsupportedStoreException}
+import io.txcommit.{CommitConflictException, UnsupportedStoreException}
 import io.txcommit.commit.{PublishCommitRecord, StageTimings, TxnContext}
 import io.txcommit.log.{AddedFile, CommitRecord, RecordCodec}
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, StoreContractSuite}
 
 /** Starts one local S3 endpoint per suite. */
 trait WithLocalS3 extends BeforeAndAfterAll { self: org.scalatest.Suite =>

@@ -1,4 +1,4 @@
-package io.txcommit
+package io.txcommit.testing
 
 import java.nio.file.{Files, Path => JPath}
 

@@ -1,4 +1,4 @@
-package io.txcommit
+package io.txcommit.store
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
@@ -11,6 +11,8 @@ import scala.util.Try
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.CommitConflictException
+import io.txcommit.testing.{InMemoryCommitStore, TempTable}
 import io.txcommit.store.CommitStore
 
 /**
@@ -92,4 +94,10 @@ class LocalStoreContractSuite extends StoreContractSuite {
     val t = new TempTable
     (t.table, t.store)
   }
+}
+
+/** The in-memory test double bound to the same contract, so stage suites can trust it. */
+class InMemoryStoreContractSuite extends StoreContractSuite {
+  override protected def freshTable(): (Path, CommitStore) =
+    (new Path(s"file:/in-memory/t-${UUID.randomUUID()}"), new InMemoryCommitStore)
 }

@@ -1,10 +1,12 @@
-package io.txcommit
+package io.txcommit.log
 
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.{CommitConflictException, CorruptCommitRecordException, InvalidConfException}
+import io.txcommit.testing.TempTable
 import io.txcommit.commit.{PublishReplaceRecord, ReplaceBase, ReplaceRequest, StageTimings, WriteIdPolicy, WriteIntent}
 import io.txcommit.log._
 import io.txcommit.read.CommittedFilesFilter
@@ -31,14 +33,6 @@ class ReplaceSuite extends AnyFunSuite {
     val text = new String(RecordCodec.encode(append), UTF_8)
     assert(text.contains("\"version\" : 2") && text.contains("\"operation\" : \"append\""))
     assert(!text.contains("sequence") && !text.contains("removed"))
-  }
-
-  test("a version 1 record (no new fields) still decodes, as an append") {
-    val v1 = "{\"format\":\"txcommit-commit-record\",\"version\":1,\"txn\":\"" + txn + "\",\"token\":\"t\"," +
-      "\"jobId\":\"j\",\"startedAt\":1,\"committedAt\":2,\"writer\":\"w\",\"files\":1,\"bytes\":3," +
-      "\"added\":[{\"path\":\"a\",\"size\":3}]}"
-    val r = RecordCodec.decode(v1.getBytes(UTF_8), "r.json", txn)
-    assert(r.operation == CommitRecord.Append && r.replacement.isEmpty && r.added.size == 1)
   }
 
   test("removed paths obey the safety rules; counts must agree; sequence must match the name") {

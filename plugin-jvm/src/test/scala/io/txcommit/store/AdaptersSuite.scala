@@ -1,9 +1,10 @@
-package io.txcommit
+package io.txcommit.store
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{Path, RawLocalFileSystem}
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.UnsupportedStoreException
 import io.txcommit.store.{AdapterDeclaration, Adapters, Primitive}
 
 class AdaptersSuite extends AnyFunSuite {

@@ -1,8 +1,10 @@
-package io.txcommit
+package io.txcommit.read
 
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.{CorruptCommitRecordException, InvalidConfException}
+import io.txcommit.testing.TempTable
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{DataFileName, TxnId}
 import io.txcommit.read.CommittedFilesFilter

@@ -1,4 +1,4 @@
-package io.txcommit
+package io.txcommit.read
 
 import java.util.concurrent.ConcurrentLinkedQueue
 
@@ -7,6 +7,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, LocalFileSystem, Path}
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.CorruptCommitRecordException
+import io.txcommit.testing.TempTable
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{BoundedCache, DataFileName, TxnId}
 import io.txcommit.read.CommittedFilesFilter

@@ -1,0 +1,9 @@
+package io.txcommit.maintenance
+
+/**
+ * One transaction of a table as history shows it (docs/protocol.md, "History"). `rows` is
+ * always empty: Spark's commit API gives a committer no row counts.
+ */
+final case class HistoryRow(txn: String, state: String, startedAt: Long, committedAt: Option[Long],
+    operation: Option[String], writeId: Option[String], files: Option[Long], bytes: Option[Long],
+    rows: Option[Long], removedFiles: Option[Long], removedBytes: Option[Long], sequence: Option[Long])

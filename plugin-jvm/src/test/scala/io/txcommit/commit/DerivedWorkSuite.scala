@@ -1,0 +1,39 @@
+package io.txcommit.commit
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.log.{DataFileName, RecordCodec, TxnId}
+import io.txcommit.testing.InMemoryCommitStore.Op
+import io.txcommit.testing.MemTable
+
+/** Everything after the commit point, as JobCommitter and RollForward run it. */
+class DerivedWorkSuite extends AnyFunSuite {
+  test("copies, cleans up and writes _SUCCESS, timing each stage") {
+    val t = new MemTable
+    val txn = TxnId.generate()
+    val won = DataFileName("", 0, txn, 1L, ".parquet")
+    val lost = DataFileName("", 0, txn, 2L, ".parquet")
+    Seq(won, lost).foreach(t.put(_))
+    val rec = t.record(txn, won)
+    t.commit(rec)
+    val timings = new StageTimings
+    DerivedWork(t.context(txn), rec, timings)
+    assert(timings.all.map(_._1) == Seq("copy-replace-record", "cleanup-attempts", "cleanup-staging",
+      "write-success-summary"))
+    assert(!t.store.exists(t.path(lost)))
+    assert(RecordCodec.successTxn(t.store.read(t.layout.success).get).contains(txn))
+  }
+
+  test("a failure in derived work never fails the commit") {
+    for (op <- Seq(Op.List, Op.Delete, Op.WriteReplacing)) {
+      val t = new MemTable
+      val txn = TxnId.generate()
+      t.put(DataFileName("", 0, txn, 2L, ".parquet"))
+      val rec = t.record(txn)
+      t.commit(rec)
+      t.store.failOn(op, times = Int.MaxValue)
+      DerivedWork(t.context(txn), rec, new StageTimings) // must not throw
+      assert(t.store.exists(t.layout.commitRecord(txn)), op)
+    }
+  }
+}

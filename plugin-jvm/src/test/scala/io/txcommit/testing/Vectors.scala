@@ -1,0 +1,57 @@
+package io.txcommit.testing
+
+import java.io.File
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+import io.txcommit.log.{AddedFile, CommitRecord, RemovedFile, Replacement}
+
+/**
+ * The golden test vectors in `conformance/vectors/` (see its README.md), shared with the
+ * Python tests so both languages are held to the same bytes and rules. sbt forks tests with
+ * the module directory as working directory: the repository root is found by walking up.
+ */
+object Vectors {
+  private val mapper = new ObjectMapper()
+
+  lazy val dir: File = Iterator.iterate(new File(".").getAbsoluteFile)(_.getParentFile)
+    .takeWhile(_ != null).map(new File(_, "conformance/vectors")).find(_.isDirectory)
+    .getOrElse(sys.error("conformance/vectors not found above the working directory"))
+
+  def bytes(rel: String): Array[Byte] = Files.readAllBytes(new File(dir, rel).toPath)
+
+  def json(rel: String): JsonNode = mapper.readTree(bytes(rel))
+
+  def elements(node: JsonNode): Seq[JsonNode] = node.elements().asScala.toSeq
+
+  /** A text field, None when it is null or absent. */
+  def text(node: JsonNode, field: String): Option[String] =
+    Option(node.get(field)).filterNot(_.isNull).map(_.asText())
+
+  def long(node: JsonNode, field: String): Option[Long] =
+    Option(node.get(field)).filterNot(_.isNull).map(_.asLong())
+
+  /** A logical record of `records.json` as the JVM's model. */
+  def record(n: JsonNode): CommitRecord = {
+    def files(field: String) = elements(n.get(field)).map(f => f.get("path").asText() -> f.get("size").asLong())
+    CommitRecord(
+      txn = n.get("txn").asText(),
+      token = n.get("token").asText(),
+      jobId = n.get("jobId").asText(),
+      startedAt = n.get("startedAt").asLong(),
+      committedAt = n.get("committedAt").asLong(),
+      added = files("added").map { case (p, s) => AddedFile(p, s) },
+      appId = text(n, "appId"),
+      writer = n.get("writer").asText(),
+      operation = n.get("operation").asText(),
+      writeId = text(n, "writeId"),
+      replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
+        files("removed").map { case (p, s) => RemovedFile(p, s) })))
+  }
+
+  /** `s` as the inside of a JSON string literal (what Jackson writes between the quotes). */
+  def jsonEscaped(s: String): String = mapper.writeValueAsString(s).drop(1).dropRight(1)
+}

@@ -1,0 +1,104 @@
+"""The Python side of the golden vectors in ``conformance/vectors/`` (see its README.md):
+the same files the JVM's ScalaTest suites load, so both codecs and rule sets are held to the
+same bytes and answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from txcommit import log
+from txcommit.errors import CorruptCommitRecordError
+
+VECTORS = next(
+    p / "conformance" / "vectors"
+    for p in Path(__file__).resolve().parents
+    if (p / "conformance" / "vectors").is_dir()
+)
+
+
+def load(name: str) -> Any:
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
+
+
+RECORDS = load("records.json")["records"]
+CORRUPT = load("corrupt-records.json")["cases"]
+PATHS = load("paths.json")["cases"]
+TXN_IDS = load("txn-ids.json")
+FILE_NAMES = load("file-names.json")
+
+
+def logical(n: dict[str, Any]) -> log.CommitRecord:
+    return log.CommitRecord(
+        txn=n["txn"],
+        token=n["token"],
+        job_id=n["jobId"],
+        started_at=n["startedAt"],
+        committed_at=n["committedAt"],
+        added=tuple(log.AddedFile(f["path"], f["size"]) for f in n["added"]),
+        app_id=n["appId"],
+        writer=n["writer"],
+        operation=n["operation"],
+        write_id=n["writeId"],
+        sequence=n["sequence"],
+        scope=tuple(n["scope"]),
+        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
+    )
+
+
+@pytest.mark.parametrize("entry", RECORDS, ids=[e["file"] for e in RECORDS])
+def test_a_golden_record_decodes_to_its_logical_record(entry: dict[str, Any]) -> None:
+    data = (VECTORS / entry["file"]).read_bytes()
+    expected = logical(entry["record"])
+    assert log.decode_record(data, entry["file"], entry["txn"]) == expected
+    if entry["sequence"] is not None:
+        assert log.decode_record(data, entry["file"], None, entry["sequence"]) == expected
+
+
+@pytest.mark.parametrize("entry", RECORDS, ids=[e["file"] for e in RECORDS])
+def test_a_golden_record_is_what_the_encoder_writes(entry: dict[str, Any]) -> None:
+    golden = entry.get("encodesAs") or entry["file"]
+    assert entry["reencodes"] or entry.get("encodesAs")
+    assert log.encode_record(logical(entry["record"])) == (VECTORS / golden).read_bytes()
+
+
+@pytest.mark.parametrize("case", CORRUPT, ids=[c["name"] for c in CORRUPT])
+def test_a_corrupt_record_is_refused_with_the_shared_message(case: dict[str, Any]) -> None:
+    data = (VECTORS / case["base"]).read_bytes()
+    mutation = case["mutation"]
+    if "keepBytes" in mutation:
+        data = data[: mutation["keepBytes"]]
+    elif "content" in mutation:
+        data = mutation["content"].encode()
+    elif "replace" in mutation:
+        old, new = (s.encode() for s in mutation["replace"])
+        assert old in data
+        data = data.replace(old, new)
+    where = "/t/_txcommit/r.json"
+    txn = None if case["sequence"] is not None else case["txn"]
+    with pytest.raises(CorruptCommitRecordError) as caught:
+        log.decode_record(data, where, txn, case["sequence"])
+    assert case["message"] in str(caught.value) and where in str(caught.value)
+
+
+@pytest.mark.parametrize("case", PATHS, ids=[repr(c["path"]) for c in PATHS])
+def test_relative_paths_are_judged_as_the_vectors_say(case: dict[str, Any]) -> None:
+    assert log.unsafe_relative_path(case["path"]) == case["unsafe"]
+
+
+def test_txn_ids_match_the_vectors() -> None:
+    for v in TXN_IDS["generatedPrefix"]:
+        assert log.generate_txn(v["millis"])[:8] == v["prefix"]
+    assert all(log.is_valid_txn(t) for t in TXN_IDS["valid"])
+    assert not any(log.is_valid_txn(t) for t in TXN_IDS["invalid"])
+
+
+def test_data_file_names_match_the_vectors() -> None:
+    for v in FILE_NAMES["build"]:
+        built = log.data_file_name(v["prefix"], v["split"], v["txn"], v["attempt"], v["suffix"])
+        assert built == v["name"]
+    for v in FILE_NAMES["txnOf"]:
+        assert log.txn_of(v["name"]) == v["txn"], v["name"]
