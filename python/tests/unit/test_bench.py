@@ -141,7 +141,7 @@ def test_merge_replaces_the_rerun_points_and_names_each_rows_run():
     assert merged["read"][0]["run"] == "A", "no read cost re-run: the earlier one stays"
     assert [r["id"] for r in merged["runs"]] == ["A", "B"]
     text = render(merged, [])
-    assert "Merged from 2 runs" in text and "- Run B: d2, 1.0 min" in text
-    assert text.count("| B |") == 1
+    assert "Merged from 2 runs" in text and "| B | d2 | 1.0 |" in text
+    assert text.count("| B |") == 2  # its row in the table of runs, and its sweep row
     txn = leftover_txn("zzzz0001", 1_700_000_000_000)
     assert len(txn) == 16 and int(txn[:8], 36) == 1_700_000_000_000

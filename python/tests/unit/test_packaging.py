@@ -40,7 +40,7 @@ def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: 
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_bytes((REPO / "pyproject.toml").read_bytes())
-    for d in ("adapters", "python/src/txcommit"):
+    for d in ("adapters", "conformance/vectors", "python/src/txcommit"):
         for f in (REPO / d).rglob("*"):
             if f.is_file() and "__pycache__" not in f.parts and "_jars" not in f.parts:
                 (project / f.relative_to(REPO)).parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +83,26 @@ def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: 
         check=True,
     ).stdout.split()
     assert out == [str(lib / "txcommit" / "_adapters"), str(len(expected))]
+    # The golden vectors ship too (the kit's checks use them), and are found there.
+    vectors = sorted(
+        str(p.relative_to(REPO / "conformance" / "vectors"))
+        for p in (REPO / "conformance" / "vectors").rglob("*.json")
+    )
+    assert vectors and vectors == sorted(
+        str(p.relative_to(lib / "txcommit" / "_vectors"))
+        for p in (lib / "txcommit" / "_vectors").rglob("*")
+        if p.is_file()
+    )
+    probe = "from txcommit.conformance.vectors import vectors_root; print(vectors_root())"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(lib)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out == [str(lib / "txcommit" / "_vectors")]
 
 
 def test_a_source_checkout_reads_the_repositorys_declarations() -> None:

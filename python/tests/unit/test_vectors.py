@@ -4,25 +4,15 @@ same bytes and answers."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from txcommit import log
+from txcommit.conformance.vectors import load, vectors_root
 from txcommit.errors import CorruptCommitRecordError
+from txcommit.table import format as log
 
-VECTORS = next(
-    p / "conformance" / "vectors"
-    for p in Path(__file__).resolve().parents
-    if (p / "conformance" / "vectors").is_dir()
-)
-
-
-def load(name: str) -> Any:
-    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
-
+VECTORS = vectors_root()
 
 RECORDS = load("records.json")["records"]
 CORRUPT = load("corrupt-records.json")["cases"]
