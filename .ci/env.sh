@@ -28,3 +28,22 @@ sbt() {
     -Dsbt.server.forcestart=false -Dsbt.supershell=false -Dsbt.color=false -Dsbt.log.noformat=true \
     -jar "$SBT_LAUNCHER" "$@" </dev/null
 }
+
+# Phases: `phase NAME CMD...` runs CMD and records how long it took; `print_phases` (on exit)
+# prints every recorded phase with its time, so a slow CI run shows where the time went.
+PHASE_LOG="${PHASE_LOG:-${TMPDIR:-/tmp}/txcommit-phases.$$}"
+phase() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  log "phase: $name"
+  "$@" || rc=$?
+  printf '%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" >>"$PHASE_LOG"
+  return "$rc"
+}
+print_phases() {
+  [ -s "$PHASE_LOG" ] || return 0
+  printf '\n[txcommit] phase times\n' >&2
+  awk -F'\t' '{ printf "  %-34s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, $3; total += $2 }
+              END { printf "  %-34s %4d:%02d\n", "total", total / 60, total % 60 }' "$PHASE_LOG" >&2
+  rm -f "$PHASE_LOG"
+}
