@@ -74,15 +74,7 @@ def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: 
         "from txcommit.adapters.declarations import declarations_root, load_declarations;"
         "print(declarations_root()); print(len(load_declarations()))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={**os.environ, "PYTHONPATH": str(lib)},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert out == [str(lib / "txcommit" / "_adapters"), str(len(expected))]
+    assert _installed(lib, probe) == [str(lib / "txcommit" / "_adapters"), str(len(expected))]
     # The golden vectors ship too (the kit's checks use them), and are found there.
     vectors = sorted(
         str(p.relative_to(REPO / "conformance" / "vectors"))
@@ -94,15 +86,19 @@ def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: 
         if p.is_file()
     )
     probe = "from txcommit.conformance.vectors import vectors_root; print(vectors_root())"
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
+    assert _installed(lib, probe) == [str(lib / "txcommit" / "_vectors")]
+
+
+def _installed(lib: Path, code: str) -> list[str]:
+    """What ``code`` prints, run against the package as built into ``lib`` (not a checkout)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
         env={**os.environ, "PYTHONPATH": str(lib)},
-        cwd=tmp_path,
+        cwd=lib.parent,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    assert out == [str(lib / "txcommit" / "_vectors")]
 
 
 def test_a_source_checkout_reads_the_repositorys_declarations() -> None:
