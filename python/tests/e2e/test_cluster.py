@@ -175,12 +175,14 @@ def own_server(
     yield from running(server)
 
 
-@pytest.fixture
+# One server per scenario, shared by its three stores: a killed executor is replaced by the
+# cluster, and each test waits for two live executors of the application before it starts.
+@pytest.fixture(scope="module")
 def plain_server(request: pytest.FixtureRequest, plugin_jar: Path) -> Iterator[ServerProcess]:
     yield from own_server(request, "cluster-executor-kill", plugin_jar)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def speculating_server(request: pytest.FixtureRequest, plugin_jar: Path) -> Iterator[ServerProcess]:
     yield from own_server(request, "cluster-speculation", plugin_jar, **SPECULATION)
 
