@@ -30,7 +30,10 @@ lazy val sparkJars: Seq[File] = {
 
 /** Hadoop S3A and the AWS SDK it was built with, fetched by `txcommit jars --store s3`. */
 lazy val s3Jars: Seq[File] = {
+  // The same place `txcommit jars` fetches them to: $TXCOMMIT_CACHE/jars (the Python side reads
+  // $HOME, Java's user.home may differ: .ci/env.sh sets both variables).
   val dir = sys.env.get("TXCOMMIT_S3_JARS").map(file)
+    .orElse(sys.env.get("TXCOMMIT_CACHE").map(c => file(c) / "jars"))
     .getOrElse(file(sys.props("user.home")) / ".cache" / "txcommit" / "jars")
   val jars = Option(dir.listFiles()).toSeq.flatten.filter(_.getName.endsWith(".jar"))
   if (!jars.exists(_.getName.startsWith("hadoop-aws-")))

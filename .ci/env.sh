@@ -3,6 +3,10 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${TXCOMMIT_CACHE:-$HOME/.cache/txcommit}"
+# One cache location for every side: the Python code (`txcommit jars`, the benchmark) reads
+# TXCOMMIT_CACHE, build.sbt the same, and sbt's JVM and Maven are told the shell's home (Java
+# takes user.home from the password database, not from $HOME).
+export TXCOMMIT_CACHE="$CACHE"
 SBT_VERSION="1.11.7"
 PYTHON="${PYTHON:-python3}"
 M2_REPO="$CACHE/m2"
@@ -19,7 +23,8 @@ spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.jo
 # Runs sbt through the launcher fetched from Maven Central, with Maven Central as its only
 # repository; sbt's boot files and every cache stay under $CACHE.
 sbt() {
-  COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" java -Xmx2g -Xss4m \
+  COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" TXCOMMIT_S3_JARS="$CACHE/jars" \
+    java -Xmx2g -Xss4m -Duser.home="$HOME" \
     -Dsbt.boot.directory="$CACHE/sbt/boot" \
     -Dsbt.global.base="$CACHE/sbt/global" \
     -Dsbt.ivy.home="$CACHE/sbt/ivy" \
