@@ -3,7 +3,8 @@
 Each name here must be spelled exactly as on the JVM: the conf keys and class names as in
 ``plugin-jvm/src/main/scala/io/txcommit/conf/TxCommitConf.scala`` (and, where noted, the file
 that defines them), the fault points as in ``io/txcommit/fault/HaltPoint.scala``. The Python
-constants keep the JVM's names, in upper snake case.
+constants keep the JVM's names, in upper snake case. ``conformance/vectors/names.json`` holds
+them once more, and a test on each side checks its own names against it.
 """
 
 from __future__ import annotations

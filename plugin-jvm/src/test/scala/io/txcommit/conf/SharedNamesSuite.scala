@@ -1,0 +1,44 @@
+package io.txcommit.conf
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.fault.HaltPoint
+import io.txcommit.spark.{TxCommitExtensions, TxCommitPlugin, TxCommitProtocol}
+import io.txcommit.streaming.TxCommitCheckpointFileManager
+import io.txcommit.testing.Vectors
+
+/**
+ * The names the Python package spells again (`txcommit._names`) are the JVM's: both sides are
+ * checked against `conformance/vectors/names.json`, so a rename on either side fails a test.
+ */
+class SharedNamesSuite extends AnyFunSuite {
+  private val names = Vectors.json("names.json")
+
+  private def entries(field: String): Map[String, String] =
+    names.get(field).properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
+
+  test("conf keys") {
+    assert(entries("confs") == Map(
+      "ReadFilter" -> TxCommitConf.ReadFilter,
+      "IgnoreCorruptRecords" -> TxCommitConf.IgnoreCorruptRecords,
+      "CleanupAttempts" -> TxCommitConf.CleanupAttempts,
+      "HaltAt" -> TxCommitConf.HaltAt,
+      "KeepAbortedFiles" -> TxCommitConf.KeepAbortedFiles,
+      "AllowFaultInjection" -> TxCommitConf.AllowFaultInjection))
+  }
+
+  test("class names are the classes') names") {
+    assert(entries("classes") == Map(
+      "ProtocolClass" -> classOf[TxCommitProtocol].getName,
+      "PluginClass" -> classOf[TxCommitPlugin].getName,
+      "ExtensionsClass" -> classOf[TxCommitExtensions].getName,
+      "CheckpointFileManagerClass" -> classOf[TxCommitCheckpointFileManager].getName))
+    assert(TxCommitConf.ProtocolClass == classOf[TxCommitProtocol].getName)
+  }
+
+  test("fault points, in order") {
+    assert(Vectors.elements(names.get("haltPoints")).map(_.asText()) == HaltPoint.all.map(_.name))
+  }
+}
