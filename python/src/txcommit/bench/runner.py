@@ -28,6 +28,7 @@ from typing import Any
 from txcommit._names import READ_FILTER_CONF
 from txcommit.bench.protocols import Protocol, label
 from txcommit.server import RunningServer
+from txcommit.table.format import is_data_path
 from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 COMMIT_LINE = re.compile(rb"Write Job \S+ committed\. Elapsed time: (\d+) ms")
@@ -88,9 +89,8 @@ class Sizes:
 
 
 def is_data_key(key: str) -> bool:
-    """A data file of a table: named part-*, no path component starting with _ or ."""
-    parts = key.split("/")
-    return parts[-1].startswith("part-") and not any(p.startswith(("_", ".")) for p in parts)
+    """A data file of a table: named part-*, a path Spark reads as data."""
+    return key.rpartition("/")[2].startswith("part-") and is_data_path(key)
 
 
 def summarise_requests(entries: list[dict[str, Any]]) -> dict[str, Any]:

@@ -57,7 +57,14 @@ from txcommit._names import (
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.conformance.checks import CheckFailed
-from txcommit.table.format import LogLayout, decode_record, join, txn_of, txn_of_record_name
+from txcommit.table.format import (
+    LogLayout,
+    decode_record,
+    is_data_path,
+    join,
+    txn_of,
+    txn_of_record_name,
+)
 
 #: Fault points of the protocol (``HaltPoint.scala``) and whether the interrupted job must be
 #: visible afterwards: only once its commit record exists.
@@ -227,8 +234,8 @@ class Level2Context:
     # -- the table as a non-Spark reader sees it ------------------------------------------
 
     def raw_data_files(self, table: str) -> set[str]:
-        """Every data file under ``table`` in a raw listing (Spark's rule: no part of the path
-        starts with ``_`` or ``.``), relative to the table."""
+        """Every data file under ``table`` in a raw listing (Spark's rule,
+        :func:`~txcommit.table.format.is_data_path`), relative to the table."""
         fs, root = self.store.fsspec()
         base = join(root, table)
         if not fs.exists(base):
@@ -236,7 +243,7 @@ class Level2Context:
         found = set()
         for path in fs.find(base):
             rel = str(path)[len(base.rstrip("/")) + 1 :] if str(path).startswith(base) else path
-            if not any(part.startswith(("_", ".")) for part in str(rel).split("/")):
+            if is_data_path(str(rel)):
                 found.add(str(rel))
         return found
 

@@ -534,6 +534,35 @@ def _decode_version_2(
 _REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")
 
 
+# Spark 4.3's names, with the default spark.sql.files.ignoredPathSegmentRegex "^[._]".
+_SUMMARY_PREFIXES = ("_common_metadata", "_metadata")
+
+
+def hidden_name(name: str) -> bool:
+    """A directory or file name Spark's listing skips (HadoopFSUtils.shouldFilterOutPathName):
+    names starting with ``_`` or ``.``, except Parquet summary files (``_metadata*``,
+    ``_common_metadata*``) and ``_``-prefixed partition directories (``_col=value``); and
+    copies in progress (``*._COPYING_``)."""
+    if name.startswith(_SUMMARY_PREFIXES):
+        return False
+    if name.endswith("._COPYING_"):
+        return True
+    if name.startswith("_") and "=" in name:
+        return False
+    return name.startswith(("_", "."))
+
+
+def is_data_path(rel: str) -> bool:
+    """Whether Spark reads the file at ``rel`` (relative to the table) as data: no segment is
+    a hidden name, and the file is not a Parquet summary file (PartitioningAwareFileIndex
+    lists ``_metadata*`` but never reads it). Cases: conformance/vectors/hidden-names.json."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if any(hidden_name(part) for part in parts if part):
+        return False
+    return (name.startswith("_") and "=" in name) or not name.startswith(_SUMMARY_PREFIXES)
+
+
 __all__ = [
     "LOG_DIR_NAME",
     "OPERATIONS",
@@ -552,6 +581,8 @@ __all__ = [
     "display_url",
     "encode_record",
     "generate_txn",
+    "hidden_name",
+    "is_data_path",
     "is_valid_txn",
     "join",
     "replace_record_name",
