@@ -166,7 +166,7 @@ class AzureBlobStore(ObstoreStore):
             result = self._obstore.list_with_delimiter(prefix or None)
         except (OSError, obstore.exceptions.BaseError) as e:
             raise self._failure("list", prefix, e) from None
-        files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
+        files = [StoreFile.of_meta(m) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
 
     def check_ready(self) -> None:

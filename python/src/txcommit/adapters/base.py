@@ -29,10 +29,24 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class StoreFile:
-    """A file a listing returned: its key (relative to the store's root) and size in bytes."""
+    """A file a listing returned: its key (relative to the store's root), size in bytes, and
+    what tells a file written again under the same key from its predecessor, where the store
+    gives it: modification time (ns since the epoch) and ETag (or generation)."""
 
     key: str
     size: int
+    mtime_ns: int | None = None
+    etag: str | None = None
+
+    @staticmethod
+    def of_meta(meta: Any) -> StoreFile:
+        """The file an obstore listing entry (``ObjectMeta``) describes."""
+        modified = meta.get("last_modified")
+        mtime_ns = None
+        if modified is not None:
+            mtime_ns = int(modified.timestamp()) * 1_000_000_000 + modified.microsecond * 1000
+        tag = meta.get("e_tag") or meta.get("version")
+        return StoreFile(str(meta["path"]), int(meta["size"]), mtime_ns, tag)
 
     @property
     def name(self) -> str:

@@ -223,7 +223,7 @@ class GcsStore(Store):
         params: dict[str, str] = {
             "prefix": below + "/" if below else "",
             "delimiter": "/",
-            "fields": "items(name,size),nextPageToken",
+            "fields": "items(name,size,generation),nextPageToken",
         }
         strip = self.prefix + "/" if self.prefix else ""
         files: builtins.list[StoreFile] = []
@@ -234,7 +234,9 @@ class GcsStore(Store):
                 raise self._error("list", prefix, response)
             page = response.json()
             for item in page.get("items", []):
-                files.append(StoreFile(str(item["name"])[len(strip) :], int(item["size"])))
+                # generation: new for every write of the name
+                key, size = str(item["name"])[len(strip) :], int(item["size"])
+                files.append(StoreFile(key, size, None, item.get("generation")))
             token = page.get("nextPageToken")
             if not token:
                 break

@@ -185,7 +185,7 @@ class LocalStore(ObstoreStore):
             return []
         except (OSError, obstore.exceptions.BaseError) as e:
             raise self._failure("list", prefix, e) from None
-        files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
+        files = [StoreFile.of_meta(m) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
 
     def walk(
@@ -204,10 +204,11 @@ class LocalStore(ObstoreStore):
             base = Path(directory).relative_to(self.root).as_posix()
             for name in names:
                 try:
-                    size = os.stat(os.path.join(directory, name)).st_size
+                    st = os.stat(os.path.join(directory, name))
                 except FileNotFoundError:  # deleted between listing and stat
                     continue
-                found.append(StoreFile(name if base == "." else f"{base}/{name}", size))
+                key = name if base == "." else f"{base}/{name}"
+                found.append(StoreFile(key, st.st_size, st.st_mtime_ns))
             if progress is not None:
                 progress(len(found))
         return sorted(found, key=lambda f: f.key)

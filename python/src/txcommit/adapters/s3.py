@@ -238,7 +238,7 @@ class S3Store(ObstoreStore):
         # obstore pages through the listing: S3 answers at most 1000 keys and prefixes a page.
         entries = len(result["objects"]) + len(result["common_prefixes"])
         self.requests.add("LIST", max(1, -(-entries // 1000)))
-        files = [StoreFile(m["path"], int(m["size"])) for m in result["objects"]]
+        files = [StoreFile.of_meta(m) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
 
     def walk(
@@ -250,7 +250,7 @@ class S3Store(ObstoreStore):
             # One flat listing (1000 keys a page), not one request per directory.
             for page in obstore.list(self._obstore, prefix or None, chunk_size=1000):
                 self.requests.add("LIST")
-                found += [StoreFile(m["path"], int(m["size"])) for m in page]
+                found += [StoreFile.of_meta(m) for m in page]
                 if progress is not None:
                     progress(len(found))
         except (OSError, obstore.exceptions.BaseError) as e:
