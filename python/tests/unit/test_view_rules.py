@@ -48,3 +48,42 @@ def test_a_table_created_anew_does_not_reuse_its_predecessors_cached_record(
     assert (tmp_path / key).stat().st_size == first.st_size
     os.utime(tmp_path / key, ns=(first.st_atime_ns, first.st_mtime_ns + 2_000_000_000))
     assert visible(tmp_path) == {b}
+
+
+def replacing(txn: str, sequence: int, added: list[str], removed: list[str]) -> log.CommitRecord:
+    return record(
+        txn,
+        added,
+        operation="overwrite-partitions",
+        sequence=sequence,
+        scope=("",),
+        removed=tuple(log.AddedFile(p, 3) for p in removed),
+    )
+
+
+def test_every_replace_record_removes_its_files_even_two_of_one_txn(tmp_path: Path) -> None:
+    # As the JVM's ReplaceLog: every replace/ record's removals apply; the txn's files are
+    # those of its highest-sequence record.
+    plain = [f"part-0000{i}-plain.parquet" for i in range(3)]
+    for p in plain:
+        write(tmp_path, p)
+    txn = log.generate_txn()
+    first, second = (log.data_file_name("", 0, txn, n, ".parquet") for n in (1, 2))
+    write(tmp_path, first)
+    write(tmp_path, second)
+    for seq, added, removed in ((1, [first], [plain[0]]), (2, [second], [plain[1]])):
+        rel = "_txcommit/replace/" + log.replace_record_name(seq)
+        write(tmp_path, rel, log.encode_record(replacing(txn, seq, added, removed)))
+    assert visible(tmp_path) == {plain[2], second}
+
+
+def test_a_commits_copy_removes_nothing_without_its_replace_record(tmp_path: Path) -> None:
+    # The JVM takes removals from replace/ only: a commits/ copy names the txn's files.
+    plain = "part-00000-plain.parquet"
+    write(tmp_path, plain)
+    txn = log.generate_txn()
+    mine = log.data_file_name("", 0, txn, 1, ".parquet")
+    write(tmp_path, mine)
+    rec = log.encode_record(replacing(txn, 1, [mine], [plain]))
+    write(tmp_path, f"_txcommit/commits/{txn}.json", rec)
+    assert visible(tmp_path) == {plain, mine}

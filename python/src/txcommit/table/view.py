@@ -8,7 +8,8 @@ be the committed records of the table (``_txcommit/commits/*.json`` and
 
 * (a) its name carries a transaction id T and T is committed and F is in T's ``added``, or
   its name carries no transaction id (data written without txcommit, I7); and
-* (b) F is in the ``removed`` of no record of R.
+* (b) F is in the ``removed`` of no ``replace/`` record (every one, as the JVM's ReplaceLog; a
+  txn's own record is its highest-sequence ``replace/`` record, else its ``commits/`` one).
 
 Data files are the paths Spark 4.3 reads (:func:`is_data_path`, the cases of
 conformance/vectors/hidden-names.json): no segment starting with ``_`` or ``.`` except
@@ -161,11 +162,14 @@ class TableView:
         records: Mapping[str, CommitRecord],
         pending: Mapping[str, Mapping[str, Any]],
         aborted: Mapping[str, Mapping[str, Any]],
+        replacements: Iterable[CommitRecord] = (),
     ) -> None:
         self.store = store
         self.is_table = is_table
         self.data_files = data_files
         self.records = dict(records)
+        #: Every ``replace/`` record, in sequence order (several may name one txn).
+        self.replacements = list(replacements)
         self.pending = dict(pending)
         self.aborted = dict(aborted)
         self._visible: list[TableFile] | None = None
@@ -191,15 +195,23 @@ class TableView:
             ]
 
         view = TableView(
-            store, True, inside(self.data_files), self.records, self.pending, self.aborted
+            store,
+            True,
+            inside(self.data_files),
+            self.records,
+            self.pending,
+            self.aborted,
+            self.replacements,
         )
         view._visible = inside(self.visible_files())
         view.table_url = self.table_url
         return view
 
     def removed_paths(self) -> set[str]:
-        """Every path some committed record logically deletes (rule b)."""
-        return {f.path for r in self.records.values() for f in r.removed}
+        """Every path some replacing commit logically deletes (rule b): the ``removed`` of
+        every ``replace/`` record, as the JVM's ReplaceLog; a ``commits/`` copy of a replacing
+        commit only names its txn's files."""
+        return {f.path for r in self.replacements for f in r.removed}
 
     def visible_files(self) -> list[TableFile]:
         """The data files a reader sees, sorted by path."""
@@ -348,13 +360,13 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
             data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2])))
     if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
         has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()
-    records = _read_records(store, commits, replaces, ignore_corrupt, report)
+    records, replacements = _read_records(store, commits, replaces, ignore_corrupt, report)
     pending: dict[str, Mapping[str, Any]] = {}
     aborted: dict[str, Mapping[str, Any]] = {}
     if with_markers:
         pending = _read_markers(store, markers["pending"], report)
         aborted = _read_markers(store, markers["aborted"], report)
-    return TableView(store, has_log, data, records, pending, aborted)
+    return TableView(store, has_log, data, records, pending, aborted, replacements)
 
 
 def _parallel(fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str) -> list:
@@ -397,7 +409,11 @@ def _read_records(
     replaces: list[tuple[StoreFile, int]],
     ignore_corrupt: bool,
     report: Progress,
-) -> dict[str, CommitRecord]:
+) -> tuple[dict[str, CommitRecord], list[CommitRecord]]:
+    """Each committed txn's record, and every ``replace/`` record in sequence order. As the
+    JVM does: a txn's record is its highest-sequence ``replace/`` record, else its
+    ``commits/`` record (a replacing commit's copy, or an append)."""
+
     def load(item: tuple[StoreFile, str | None, int | None]) -> CommitRecord | None:
         f, txn, sequence = item
         try:
@@ -408,16 +424,19 @@ def _read_records(
             _log.warning("%s (hiding its files: ignore_corrupt_records=True)", e)
             return None
 
-    # replace/ records first: for a replacing commit, its replace/ record IS the commit (its
-    # commits/ copy is derived and has the same bytes).
+    replaces = sorted(replaces, key=lambda item: item[1])
     items: list[tuple[StoreFile, str | None, int | None]] = [
         (f, None, seq) for f, seq in replaces
     ] + [(f, txn, None) for f, txn in commits]
+    loaded = _parallel(load, items, report, "commit records")
+    replacements = [r for r in loaded[: len(replaces)] if r is not None]
     records: dict[str, CommitRecord] = {}
-    for record in _parallel(load, items, report, "commit records"):
+    for record in loaded[len(replaces) :]:
         if record is not None:
-            records.setdefault(record.txn, record)
-    return records
+            records[record.txn] = record
+    for record in replacements:  # the replace/ record IS the commit; the last sequence wins
+        records[record.txn] = record
+    return records, replacements
 
 
 def _read_markers(
