@@ -1,0 +1,34 @@
+package io.txcommit.read
+
+import java.nio.file.Files
+
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.log.{RecordCodec, TableState}
+import io.txcommit.testing.{TempTable, Vectors}
+
+/**
+ * Tables as listings (`conformance/vectors/tables.json`): each is built on a temporary
+ * directory, and what Spark with the plugin reads (the names Spark lists as data, then the
+ * read filter) must be exactly the case's `visible` set, which the Python readers are held to.
+ */
+class TablesSuite extends AnyFunSuite {
+  for (c <- Vectors.elements(Vectors.json("tables.json").get("cases"))) {
+    val name = c.get("name").asText()
+    test(s"Spark with the read filter reads exactly the visible files: $name") {
+      val t = new TempTable
+      val files = Vectors.elements(c.get("files")).map(_.asText())
+      files.foreach(t.touch(_))
+      for (r <- Vectors.elements(c.get("records"))) {
+        val f = t.dir.resolve(r.get("file").asText())
+        Files.createDirectories(f.getParent)
+        Files.write(f, RecordCodec.encode(Vectors.record(r.get("record"))))
+      }
+      val filter = new CommittedFilesFilter
+      filter.setConf(t.conf)
+      val read = files.filter(p => TableState.isData(p) && filter.accept(new Path(t.table, p)))
+      assert(read.sorted == Vectors.elements(c.get("visible")).map(_.asText()), c.get("about").asText())
+    }
+  }
+}
