@@ -16,6 +16,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from txcommit._cache import cache_root
 from txcommit.errors import ServerStartError
 
 #: Maven Central's default layout; a mirror can be set with TXCOMMIT_MAVEN_REPO.
@@ -52,8 +53,7 @@ STORE_ARTIFACTS: dict[str, tuple[Artifact, ...]] = {
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("TXCOMMIT_CACHE") or str(Path.home() / ".cache" / "txcommit")
-    return Path(base) / "jars"
+    return cache_root() / "jars"
 
 
 def _download(url: str, dest: Path) -> None:

