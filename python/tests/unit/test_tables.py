@@ -15,25 +15,9 @@ from txcommit.readers import dataset
 from txcommit.table import format as log
 from txcommit.table.view import open_table
 
+from support.vectors import logical
+
 CASES = load("tables.json")["cases"]
-
-
-def logical(n: dict[str, Any]) -> log.CommitRecord:
-    return log.CommitRecord(
-        txn=n["txn"],
-        token=n["token"],
-        job_id=n["jobId"],
-        started_at=n["startedAt"],
-        committed_at=n["committedAt"],
-        added=tuple(log.AddedFile(f["path"], f["size"]) for f in n["added"]),
-        app_id=n["appId"],
-        writer=n["writer"],
-        operation=n["operation"],
-        write_id=n["writeId"],
-        sequence=n["sequence"],
-        scope=tuple(n["scope"]),
-        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
-    )
 
 
 def build(table: Path, case: dict[str, Any]) -> None:

@@ -12,6 +12,8 @@ from txcommit.conformance.vectors import load, vectors_root
 from txcommit.errors import CorruptCommitRecordError
 from txcommit.table import format as log
 
+from support.vectors import logical
+
 VECTORS = vectors_root()
 
 RECORDS = load("records.json")["records"]
@@ -19,24 +21,6 @@ CORRUPT = load("corrupt-records.json")["cases"]
 PATHS = load("paths.json")["cases"]
 TXN_IDS = load("txn-ids.json")
 FILE_NAMES = load("file-names.json")
-
-
-def logical(n: dict[str, Any]) -> log.CommitRecord:
-    return log.CommitRecord(
-        txn=n["txn"],
-        token=n["token"],
-        job_id=n["jobId"],
-        started_at=n["startedAt"],
-        committed_at=n["committedAt"],
-        added=tuple(log.AddedFile(f["path"], f["size"]) for f in n["added"]),
-        app_id=n["appId"],
-        writer=n["writer"],
-        operation=n["operation"],
-        write_id=n["writeId"],
-        sequence=n["sequence"],
-        scope=tuple(n["scope"]),
-        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
-    )
 
 
 @pytest.mark.parametrize("entry", RECORDS, ids=[e["file"] for e in RECORDS])

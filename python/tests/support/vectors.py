@@ -1,0 +1,26 @@
+"""The golden vectors' logical records as the Python model (the JVM's twin: Vectors.record)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from txcommit.table import format as log
+
+
+def logical(n: dict[str, Any]) -> log.CommitRecord:
+    """A logical record of ``records.json`` or ``tables.json`` as a ``CommitRecord``."""
+    return log.CommitRecord(
+        txn=n["txn"],
+        token=n["token"],
+        job_id=n["jobId"],
+        started_at=n["startedAt"],
+        committed_at=n["committedAt"],
+        added=tuple(log.AddedFile(f["path"], f["size"]) for f in n["added"]),
+        app_id=n["appId"],
+        writer=n["writer"],
+        operation=n["operation"],
+        write_id=n["writeId"],
+        sequence=n["sequence"],
+        scope=tuple(n["scope"]),
+        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
+    )
