@@ -4,10 +4,8 @@ and ``txcommit ls``/``txcommit log`` see exactly the rows and files Spark with t
 sees after ``mode("overwrite")``, a dynamic partition overwrite and a write-id re-run, while
 the replaced files are still on disk (logical deletes, removed only by VACUUM).
 
-NOTE: this needs the JVM side of issue 5 (replacing commits through
-``_txcommit/replace/<sequence>.json``, ``.option("txcommit.writeId", ...)``), built on branch
-``i5``. On a branch without it these tests FAIL (Spark then deletes overwritten files itself
-and writes no replace/ record); they pass once ``i5`` is merged.
+Replacing commits (``_txcommit/replace/<sequence>.json``, ``.option("txcommit.writeId", ...)``)
+are what keep the replaced files on disk yet hidden: docs/protocol.md, I10 to I14.
 """
 
 from __future__ import annotations

@@ -75,7 +75,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each target of issue 7: held (True/False, None = not measured in this run) + value."""
+    """Each target the report states (docs/benchmarks.md): held (True/False, None = not
+    measured in this run) and the value."""
     sweep = [r for r in results.get("sweep", []) if r["store"] == "s3"]
     files = sorted({r["files"] for r in sweep})
     at = TARGET_FILES if TARGET_FILES in files else (max(files) if files else None)
