@@ -184,23 +184,16 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"txcommit bench: --out {ns.out}: expected a .md file")
     assets = out.with_suffix("")
     if ns.from_json:
-        try:
-            results = json.loads(Path(ns.from_json).read_text())
-            results["meta"]["sizes"]  # noqa: B018 - a results file has these
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise SystemExit(
-                f"txcommit bench: --from-json {ns.from_json}: not a results.json written by "
-                f"txcommit bench ({e!r})"
-            ) from e
+        results = _read_results("--from-json", ns.from_json)
         if ns.followup:
             other = json.loads(Path(ns.followup[0]).read_text())
             results.setdefault("followup", []).append(
                 {"what": ns.followup[1], "sweep": other["sweep"], "meta": other["meta"]}
             )
-            (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
         if ns.note:  # a remark added after the run, kept with its results
             results["meta"]["note"] = f"{results['meta'].get('note', '')} {ns.note}".strip()
-            (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+        if ns.followup or ns.note:
+            _save(assets, results)
     else:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
         bad = [s for s in stores if s not in STORES]
@@ -209,23 +202,32 @@ def main(argv: list[str] | None = None) -> int:
                              f"{', '.join(STORES)}")  # fmt: skip
         earlier = None
         if ns.merge_into:  # read first: a bad file should not cost a run
-            try:
-                earlier = json.loads(Path(ns.merge_into).read_text())
-                earlier["meta"]["sizes"]  # noqa: B018 - a results file has these
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                raise SystemExit(
-                    f"txcommit bench: --merge-into {ns.merge_into}: not a results.json "
-                    f"written by txcommit bench ({e!r})"
-                ) from e
+            earlier = _read_results("--merge-into", ns.merge_into)
         partial = assets / "results.partial.json"
         results = run(ns, stores, parse(ns.protocols), sizes_from(ns), partial)
         partial.unlink(missing_ok=True)
         if earlier is not None:
             results = merge(earlier, results)
-        assets.mkdir(parents=True, exist_ok=True)
-        (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+        _save(assets, results)
     write_report(results, out, assets, plots=not ns.no_plots)
     return 0
+
+
+def _read_results(flag: str, path: str) -> dict[str, Any]:
+    """A results.json written by txcommit bench, or an error naming the flag and the file."""
+    try:
+        results: dict[str, Any] = json.loads(Path(path).read_text())
+        results["meta"]["sizes"]  # noqa: B018 - a results file has these
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(
+            f"txcommit bench: {flag} {path}: not a results.json written by txcommit bench ({e!r})"
+        ) from e
+    return results
+
+
+def _save(assets: Path, results: dict[str, Any]) -> None:
+    assets.mkdir(parents=True, exist_ok=True)
+    (assets / "results.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
