@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from txcommit.adapters.local import LocalStore
 from txcommit.table import format as log
 from txcommit.table.view import open_table
 
@@ -77,8 +80,9 @@ def test_every_replace_record_removes_its_files_even_two_of_one_txn(tmp_path: Pa
     assert visible(tmp_path) == {plain[2], second}
 
 
-def test_a_commits_copy_removes_nothing_without_its_replace_record(tmp_path: Path) -> None:
-    # The JVM takes removals from replace/ only: a commits/ copy names the txn's files.
+def test_a_commits_copy_commits_nothing_without_its_replace_record(tmp_path: Path) -> None:
+    # A listing that found the copy but not the replace/ record must not show the overwrite's
+    # new files without its removals (as the JVM's reader): the copy commits nothing.
     plain = "part-00000-plain.parquet"
     write(tmp_path, plain)
     txn = log.generate_txn()
@@ -86,4 +90,33 @@ def test_a_commits_copy_removes_nothing_without_its_replace_record(tmp_path: Pat
     write(tmp_path, mine)
     rec = log.encode_record(replacing(txn, 1, [mine], [plain]))
     write(tmp_path, f"_txcommit/commits/{txn}.json", rec)
-    assert visible(tmp_path) == {plain, mine}
+    assert visible(tmp_path) == {plain}
+
+
+def test_an_overwrite_committed_while_the_data_is_listed_is_not_half_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The view lists the log, then the data. An overwrite that commits in between (its new
+    # files written and listed, its record not in the log listing) is not in the view: the
+    # old generation shows whole, never both and never neither.
+    old = log.generate_txn()
+    old_file = log.data_file_name("k=1/", 0, old, 1, ".parquet")
+    write(tmp_path, old_file)
+    write(tmp_path, f"_txcommit/commits/{old}.json", log.encode_record(record(old, [old_file])))
+    new = log.generate_txn()
+    new_file = log.data_file_name("k=1/", 0, new, 2, ".parquet")
+    real_walk = LocalStore.walk
+
+    def walk_then_commit(self: LocalStore, prefix: str = "", progress=None):  # noqa: ANN001, ANN202
+        found = real_walk(self, prefix, progress)
+        if prefix == log.LOG_DIR_NAME:  # the overwrite commits right after the log listing
+            write(tmp_path, new_file)
+            rec = log.encode_record(replacing(new, 1, [new_file], [old_file]))
+            write(tmp_path, "_txcommit/replace/" + log.replace_record_name(1), rec)
+            write(tmp_path, f"_txcommit/commits/{new}.json", rec)
+        return found
+
+    monkeypatch.setattr(LocalStore, "walk", walk_then_commit)
+    assert visible(tmp_path) == {old_file}
+    monkeypatch.setattr(LocalStore, "walk", real_walk)
+    assert visible(tmp_path) == {new_file}, "the next view sees the overwrite"

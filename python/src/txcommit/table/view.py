@@ -337,7 +337,12 @@ def _enclosing_table(store: Store, options: Mapping[str, Any]) -> tuple[Store, s
 
 
 def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progress) -> TableView:
-    keys = store.walk("", progress=lambda n: report(f"listing {store.root_url}: {n} files"))
+    # The log first, then the data: every transaction of the log listing wrote its files before
+    # it committed, so the data listing has all of them; a transaction that commits after the
+    # log listing is not in this view at all. One snapshot, whatever commits meanwhile.
+    log_keys = store.walk(LOG_DIR_NAME)
+    data_keys = store.walk("", progress=lambda n: report(f"listing {store.root_url}: {n} files"))
+    keys = log_keys + [f for f in data_keys if not f.key.startswith(_LOG_PREFIX)]
     report(f"listed {store.root_url}: {len(keys)} files", force=True)
     data: list[TableFile] = []
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
@@ -412,7 +417,7 @@ def _read_records(
 ) -> tuple[dict[str, CommitRecord], list[CommitRecord]]:
     """Each committed txn's record, and every ``replace/`` record in sequence order. As the
     JVM does: a txn's record is its highest-sequence ``replace/`` record, else its
-    ``commits/`` record (a replacing commit's copy, or an append)."""
+    ``commits/`` record if that is an append (a replacing commit's copy commits nothing)."""
 
     def load(item: tuple[StoreFile, str | None, int | None]) -> CommitRecord | None:
         f, txn, sequence = item
@@ -432,7 +437,9 @@ def _read_records(
     replacements = [r for r in loaded[: len(replaces)] if r is not None]
     records: dict[str, CommitRecord] = {}
     for record in loaded[len(replaces) :]:
-        if record is not None:
+        # A replacing commit's commits/ copy commits nothing by itself: only its replace/
+        # record does (else its new files would show without its removals).
+        if record is not None and not record.is_replacing:
             records[record.txn] = record
     for record in replacements:  # the replace/ record IS the commit; the last sequence wins
         records[record.txn] = record

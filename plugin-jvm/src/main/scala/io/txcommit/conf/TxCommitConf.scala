@@ -18,6 +18,9 @@ object TxCommitConf {
   val ReadFilter = "spark.txcommit.read.filter"
   val IgnoreCorruptRecords = "spark.txcommit.read.ignoreCorruptRecords"
   val DelegateFilter = "spark.txcommit.read.delegateFilterClass"
+  /** How far the clocks of two drivers (a writer's and a reader's) may disagree, in ms. */
+  val MaxClockSkewMs = "spark.txcommit.read.maxClockSkewMs"
+  val DefaultMaxClockSkewMs = 1000L
   val CleanupAttempts = "spark.txcommit.commit.cleanupAttempts"
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
@@ -35,6 +38,13 @@ object TxCommitConf {
       case Some("true") => true
       case Some("false") => false
       case Some(other) => throw new InvalidConfException(key, other, "true or false")
+    }
+
+  def maxClockSkewMs(conf: Configuration): Long =
+    Option(conf.get(MaxClockSkewMs)).map(_.trim).filter(_.nonEmpty) match {
+      case None => DefaultMaxClockSkewMs
+      case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= 0)
+        .getOrElse(throw new InvalidConfException(MaxClockSkewMs, v, "a number of milliseconds, 0 or more"))
     }
 
   def haltAt(conf: Configuration): Option[HaltPoint] =

@@ -20,8 +20,14 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   private lazy val fs: FileSystem = table.getFileSystem(conf)
   private val records = new ConcurrentHashMap[String, Option[CommitRecord]]()
 
-  lazy val replaceLog: ReplaceLog =
+  /**
+   * Listed after `commits/` (forced first), so a replacing commit whose `commits/` copy was
+   * listed is in it: a copy is written only after its `replace/` record exists.
+   */
+  lazy val replaceLog: ReplaceLog = {
+    commitTxns
     ReplaceLog.load(layout, store.list, store.read, Paths.display)
+  }
 
   /** Transactions with a record in `commits/`. */
   lazy val commitTxns: Set[String] = txnsIn(layout.commitsDir)
@@ -33,12 +39,16 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
 
   def isCommitted(txn: String): Boolean = commitTxns(txn) || replaceLog.byTxn.contains(txn)
 
-  /** The committed record of `txn` (from `replace/` or `commits/`), if it is committed. */
+  /**
+   * The committed record of `txn` (from `replace/` or `commits/`), if it is committed. A
+   * replacing commit is committed iff its `replace/` record is in [[replaceLog]]: its
+   * `commits/` copy, listed after `replace/` was, commits nothing (its removals would be missing).
+   */
   def record(txn: String): Option[CommitRecord] =
     replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn, t =>
       if (!commitTxns(t)) None
       else store.read(layout.commitRecord(t)).map(b =>
-        RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t))))
+        RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing)))
 
   private val addedSets = new ConcurrentHashMap[String, Option[Set[String]]]()
 

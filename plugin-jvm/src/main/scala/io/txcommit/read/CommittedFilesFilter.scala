@@ -13,11 +13,14 @@ import io.txcommit.conf.TxCommitConf
  * record of its transaction names it, hides any file of a txcommit table that a replacing
  * commit (overwrite, write id) removed, and shows every other file as before.
  *
- * Spark may list on executors (past 32 paths), so the filter is Serializable: it carries its
- * configuration, and rebuilds its caches after deserialisation.
+ * Spark creates one filter per listing, on the driver, just before the listing begins: that
+ * moment is the read's [[ReadCut]]. Spark may list on executors (past 32 paths), so the filter
+ * is Serializable: it carries its configuration and its cut, and rebuilds its caches after
+ * deserialisation; every copy judges against the snapshot the read agreed on ([[CutArbiter]]).
  */
 class CommittedFilesFilter extends PathFilter with Configurable with Serializable {
   private var serializableConf: SerializableConfiguration = _
+  private var cut: Option[ReadCut] = None
 
   @transient private lazy val settings: CommittedFilesFilter.Settings = {
     val conf = getConf
@@ -28,11 +31,19 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
       enabled = TxCommitConf.bool(conf, TxCommitConf.ReadFilter, default = true),
       delegate = delegate,
       reader = new TableLogReader(conf,
-        TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)))
+        TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false),
+        readCut, CutArbiter.current))
   }
+
+  /** This read's cut: fixed when the filter is configured (on the driver, as the listing begins). */
+  def readCut: ReadCut = cut.getOrElse(synchronized {
+    if (cut.isEmpty) cut = Some(ReadCut.begin(TxCommitConf.maxClockSkewMs(getConf)))
+    cut.get
+  })
 
   override def setConf(conf: Configuration): Unit = {
     serializableConf = new SerializableConfiguration(conf)
+    if (cut.isEmpty) cut = Some(ReadCut.begin(TxCommitConf.maxClockSkewMs(conf)))
   }
 
   override def getConf: Configuration =

@@ -7,30 +7,37 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{CorruptCommitRecordException, Paths}
-import io.txcommit.log.{BoundedCache, DataFileName, LogLayout, RecordCodec, ReplaceLog}
+import io.txcommit.log.{BoundedCache, CommitRecord, DataFileName, LogLayout, RecordCodec, ReplaceLog}
 import io.txcommit.store.Adapters
 
 /**
- * Answers "is this file visible?" for one listing, by the reader rule of docs/protocol.md:
- * finds the table a file belongs to (the nearest ancestor directory holding `_txcommit/`),
- * lists the table's replacement log once, and loads the commit record of each transaction it
- * meets, once. A file is visible iff (its name carries no txn id, or its txn is committed and
- * names it) and no replacing commit removed it.
+ * Answers "is this file visible?" for one read, by the reader rule of docs/protocol.md, against
+ * ONE snapshot of each table's log (invariant I15): finds the table a file belongs to (the
+ * nearest ancestor directory holding `_txcommit/`), fixes the table's snapshot when the read
+ * first meets it, and judges every file of the read against it.
+ *
+ * The snapshot of a table for cut `cut` ([[ReadCut]]): the `replace/` records up to the highest
+ * sequence the read agreed on, and the appends whose `commits/` record the read found and that
+ * committed before the read began. A `commits/` record of a replacing commit (the copy
+ * `CopyReplaceRecord` writes) never commits anything by itself: a replacing commit is in the
+ * snapshot iff its `replace/` record is, so a listing never applies an overwrite's new files
+ * without its removals. What depends on when a JVM looked is agreed through [[CutArbiter]], so
+ * the driver and every executor listing part of the read judge alike.
  *
  * Commit records are immutable and never deleted (I3, I14), so what a record says is cached
  * JVM-wide ([[TableLogReader.Records]]), as are directories known to hold `_txcommit/`
- * ([[TableLogReader.Roots]]). Only positive answers are kept across listings: a record not
- * found yet, or a directory without `_txcommit/` yet, is asked again by the next listing (a
- * txn may commit, a table may be created, later); a corrupt record is never cached. Costs per
- * listing: one existence check per distinct directory not known to be a table root (until its
- * table root is met), one listing of `replace/` per table, and one read per distinct
- * transaction whose record this JVM has not decoded yet.
+ * ([[TableLogReader.Roots]]). Only positive answers are kept across reads: a record not found
+ * yet, or a directory without `_txcommit/` yet, is asked again by the next read; a corrupt
+ * record is never cached. Costs per read: one existence check per distinct directory not known
+ * to be a table root (until its table root is met), one listing of `replace/` per table, and
+ * one read per distinct transaction whose record this JVM has not decoded yet.
  */
-final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
+final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: ReadCut,
+    arbiter: CutArbiter) {
   private val log = LoggerFactory.getLogger(getClass)
   private val roots = new ConcurrentHashMap[Path, Option[Path]]()
   private val committed = new ConcurrentHashMap[(Path, String), Option[Set[String]]]()
-  private val replaceLogs = new ConcurrentHashMap[Path, ReplaceLog]()
+  private val snapshots = new ConcurrentHashMap[Path, TableLogReader.Snapshot]()
 
   /** Whether `file` is visible (files outside any txcommit table always are). */
   def isVisible(file: Path): Boolean =
@@ -40,23 +47,41 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
         Paths.relativize(root, file) match {
           case None => false
           case Some(rel) =>
-            val replaced = replaceLog(root)
-            if (replaced.removedPaths.contains(rel)) false
+            val snapshot = snapshotOf(root)
+            if (snapshot.replaced.removedPaths.contains(rel)) false
             else DataFileName.txnOf(file.getName) match {
               case None => true
-              case Some(txn) => committedFiles(root, txn, replaced).exists(_.contains(rel))
+              case Some(txn) => committedFiles(root, txn, snapshot).exists(_.contains(rel))
             }
         }
     }
 
-  /** The table's replacement log as this listing sees it. */
-  def replaceLog(root: Path): ReplaceLog = replaceLogs.computeIfAbsent(root, r => {
-    val ops = opsFor(r)
-    ReplaceLog.load(LogLayout(r), ops.list, ops.read, Paths.display,
+  /** The table's replacement log in this read's snapshot. */
+  def replaceLog(root: Path): ReplaceLog = snapshotOf(root).replaced
+
+  private def snapshotOf(root: Path): TableLogReader.Snapshot = snapshots.computeIfAbsent(root, r => {
+    val listed = loadReplaceLog(r)
+    // The longest prefix of commits made before the read began (sequence order is commit order).
+    val proposed = listed.records.takeWhile(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(0L)
+    val agreed = arbiter.agreeHighest(cut, r.toString, proposed)
+    // Another JVM of this read may have listed a record this listing missed (its publish was
+    // completing): it exists now, so list again.
+    val log = if (agreed > listed.highest) loadReplaceLog(r) else listed
+    if (agreed > log.highest) {
+      throw new java.io.IOException(s"txcommit: ${Paths.display(LogLayout(r).replaceRecord(agreed))} " +
+        s"was found by another JVM of $cut but is missing now; a replacement record was deleted " +
+        "while it was being read")
+    }
+    TableLogReader.Snapshot(ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))), log)
+  })
+
+  private def loadReplaceLog(root: Path): ReplaceLog = {
+    val ops = opsFor(root)
+    ReplaceLog.load(LogLayout(root), ops.list, ops.read, Paths.display,
       e => if (ignoreCorrupt) {
         log.warn(s"${e.getMessage} (ignoring it: spark.txcommit.read.ignoreCorruptRecords=true)")
       } else throw e)
-  })
+  }
 
   private def rootOf(dir: Path): Option[Path] =
     if (dir == null) None
@@ -75,26 +100,38 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
       }
     }
 
-  private def committedFiles(root: Path, txn: String, replaced: ReplaceLog): Option[Set[String]] =
-    replaced.byTxn.get(txn) match {
+  private def committedFiles(root: Path, txn: String, snapshot: TableLogReader.Snapshot): Option[Set[String]] =
+    snapshot.replaced.byTxn.get(txn) match {
       case Some(r) => Some(r.added.iterator.map(_.path).toSet)
-      case None => committed.computeIfAbsent((root, txn), _ => load(root, txn))
+      // A replacing commit outside the snapshot: its commits/ copy commits nothing.
+      case None if snapshot.listed.byTxn.contains(txn) => None
+      case None => committed.computeIfAbsent((root, txn), _ => decide(root, txn))
     }
 
-  private def load(root: Path, txn: String): Option[Set[String]] = {
+  /** Whether the append `txn` is in the snapshot (agreed with the read's other JVMs). */
+  private def decide(root: Path, txn: String): Option[Set[String]] = {
+    val found = load(root, txn)
+    val proposed = found.exists(c => !c.replacing && cut.precedes(c.time))
+    if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
+    else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
+      .filterNot(_.replacing).map(_.added)
+  }
+
+  private def load(root: Path, txn: String): Option[TableLogReader.Commit] = {
     val recordPath = LogLayout(root).commitRecord(txn)
     val key = recordPath.toString
     TableLogReader.Records.get(key).orElse {
       opsFor(root).read(recordPath).map { b =>
         try {
           val record = RecordCodec.decode(b, Paths.display(recordPath), txn)
-          val added = record.added.iterator.map(_.path).toSet
-          TableLogReader.Records.put(key, added) // decoded, immutable: kept across listings
-          added
+          val c = TableLogReader.Commit(record.added.iterator.map(_.path).toSet, record.isReplacing,
+            record.copy(added = Nil, replacement = None))
+          TableLogReader.Records.put(key, c) // decoded, immutable: kept across reads
+          c
         } catch {
           case e: CorruptCommitRecordException if ignoreCorrupt => // never cached
             log.warn(s"${e.getMessage} (hiding its files: spark.txcommit.read.ignoreCorruptRecords=true)")
-            Set.empty[String]
+            TableLogReader.Commit(Set.empty, replacing = false, TableLogReader.Unreadable)
         }
       }
     }
@@ -130,6 +167,19 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean) {
 object TableLogReader {
   private final case class LogOps(list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]])
 
+  /** A table's snapshot for one read: `replaced` up to the agreed sequence, of `listed`. */
+  private final case class Snapshot(replaced: ReplaceLog, listed: ReplaceLog)
+
+  /**
+   * What a `commits/` record says, as the reader needs it: the files it adds, whether it is a
+   * replacing commit's copy, and the record without its file lists (`time`: when and by
+   * which application it committed).
+   */
+  private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord)
+
+  /** A corrupt record ignored by request: hides its files (and counts as committing nothing). */
+  private val Unreadable = CommitRecord("", "", "", 0L, Long.MaxValue, Nil, None, "")
+
   /** At most this many file names of decoded commit records stay cached in a JVM. */
   val RecordsMaxFiles: Long = 1000000L
   /** At most this many directories known to be table roots stay cached in a JVM. */
@@ -140,7 +190,7 @@ object TableLogReader {
    * decoded. Never holds "absent" or "corrupt": those are asked again by every listing.
    */
   private[txcommit] val Records =
-    new BoundedCache[String, Set[String]](RecordsMaxFiles, added => 1L + added.size)
+    new BoundedCache[String, Commit](RecordsMaxFiles, c => 1L + c.added.size)
 
   /** Directories (full URI) seen holding `_txcommit/`. A table root never stops being one:
    *  nothing in txcommit deletes `_txcommit/` (VACUUM keeps the log). */

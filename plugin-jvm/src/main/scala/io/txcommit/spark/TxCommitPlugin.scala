@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.Version
 import io.txcommit.conf.TxCommitConf
+import io.txcommit.read.{CutArbiter, CutQuestion}
 
 /**
  * `spark.plugins=io.txcommit.spark.TxCommitPlugin`: switches the read filter on for the whole
@@ -18,7 +19,7 @@ import io.txcommit.conf.TxCommitConf
  */
 class TxCommitPlugin extends SparkPlugin {
   override def driverPlugin(): DriverPlugin = new TxCommitPlugin.Driver
-  override def executorPlugin(): ExecutorPlugin = null
+  override def executorPlugin(): ExecutorPlugin = new TxCommitPlugin.Executor
 }
 
 object TxCommitPlugin {
@@ -27,12 +28,25 @@ object TxCommitPlugin {
   final class Driver extends DriverPlugin {
     override def init(sc: SparkContext, ctx: PluginContext): JMap[String, String] = {
       TxCommitSQLConf.register()
+      CutArbiter.isDriver = true
       installReadFilter(sc.hadoopConfiguration)
       log.info(s"txcommit ${Version.current}: read filter installed " +
         s"(${TxCommitConf.HadoopPathFilter}=${TxCommitConf.FilterClass}); enable writes per session " +
         s"with spark.sql.sources.commitProtocolClass=${TxCommitConf.ProtocolClass}")
       Collections.emptyMap()
     }
+
+    /** An executor listing part of a read asks for the read's snapshot decisions. */
+    override def receive(message: AnyRef): AnyRef = message match {
+      case q: CutQuestion => CutArbiter.Local.answer(q).asInstanceOf[AnyRef]
+      case other => throw new IllegalArgumentException(s"txcommit: unexpected plugin message $other")
+    }
+  }
+
+  /** Lets this executor's read filters reach the driver's [[CutArbiter]]. */
+  final class Executor extends ExecutorPlugin {
+    override def init(ctx: PluginContext, extraConf: JMap[String, String]): Unit =
+      CutArbiter.askDriverThrough(ctx)
   }
 
   def installReadFilter(conf: org.apache.hadoop.conf.Configuration): Unit = {

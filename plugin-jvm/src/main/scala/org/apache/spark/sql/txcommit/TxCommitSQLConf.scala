@@ -24,6 +24,13 @@ object TxCommitSQLConf {
     "when a commit record is corrupt, hide its transaction's files and warn instead of failing " +
       "the read.", default = false)
 
+  val MAX_CLOCK_SKEW_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.MaxClockSkewMs)
+    .doc("txcommit: how far (ms) the clock of a driver that writes a table may be behind the " +
+      "clock of a driver that reads it. A read sees the transactions that committed before it " +
+      "began; a commit by another Spark application counts this much later.")
+    .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
+    .createWithDefault(TxCommitConf.DefaultMaxClockSkewMs)
+
   val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
     "after a commit, delete files of the transaction's failed task attempts.", default = true)
 
@@ -56,7 +63,7 @@ object TxCommitSQLConf {
 
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
-    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
+    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
       VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
     ()
   }

@@ -1,0 +1,154 @@
+package io.txcommit.read
+
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
+
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
+import io.txcommit.testing.TempTable
+
+/**
+ * One cut per read (protocol invariant I15), at the exact interleavings a concurrent writer
+ * produces: a listing that began before a commit, and filter copies (as Spark ships them to
+ * executors) deserialised before and after one.
+ */
+class ReadSnapshotSuite extends AnyFunSuite {
+  private def filterFor(t: TempTable): CommittedFilesFilter = {
+    val conf = new org.apache.hadoop.conf.Configuration(t.conf)
+    conf.set(TxCommitConf.MaxClockSkewMs, "0") // one clock: these tests are the writer too
+    val f = new CommittedFilesFilter
+    f.setConf(conf)
+    f
+  }
+
+  private def copyOf(f: CommittedFilesFilter): CommittedFilesFilter = {
+    val bytes = new ByteArrayOutputStream()
+    val out = new ObjectOutputStream(bytes)
+    out.writeObject(f); out.close()
+    new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)).readObject()
+      .asInstanceOf[CommittedFilesFilter]
+  }
+
+  private def file(k: Int, txn: String): String = s"k=$k/" + DataFileName("", k, txn, k.toLong, "-c000.parquet")
+
+  private def record(txn: String, committedAt: Long, files: Seq[String]): CommitRecord =
+    CommitRecord(txn, s"token-$txn", "job", committedAt - 1, committedAt, files.map(AddedFile(_, 3L)), None, "test")
+
+  /** A generation of two partitions, appended long ago. */
+  private final class Table {
+    val t = new TempTable
+    val old: String = TxnId.generate()
+    val oldFiles: Seq[String] = Seq(file(1, old), file(2, old))
+    oldFiles.foreach(t.touch(_))
+    t.commit(record(old, 2L, oldFiles))
+
+    def visible(f: CommittedFilesFilter, rel: String): Boolean = f.accept(new Path(t.table, rel))
+
+    /** An overwrite of the whole table, as `PublishReplaceRecord` then `CopyReplaceRecord` do. */
+    def overwrite(committedAt: Long): Seq[String] = {
+      val txn = TxnId.generate()
+      val files = Seq(file(1, txn), file(2, txn))
+      files.foreach(t.touch(_))
+      val r = record(txn, committedAt, files).copy(operation = CommitRecord.Overwrite,
+        replacement = Some(Replacement(1L, Seq(""), oldFiles.map(RemovedFile(_, 3L)))))
+      t.store.createExclusive(t.layout.replaceRecord(1L), RecordCodec.encode(r))
+      t.store.createExclusive(t.layout.commitRecord(txn), RecordCodec.encode(r))
+      files
+    }
+
+    /** An append to both partitions; its record is published by `publish`. */
+    def append(committedAt: Long): (Seq[String], () => Unit) = {
+      val txn = TxnId.generate()
+      val files = Seq(file(1, txn), file(2, txn))
+      files.foreach(t.touch(_))
+      (files, () => t.commit(record(txn, committedAt, files)))
+    }
+  }
+
+  private def now: Long = { Thread.sleep(2); System.currentTimeMillis() }
+
+  test("a listing that met the table before an overwrite committed sees the old generation whole") {
+    val x = new Table
+    val f = filterFor(x.t)
+    assert(x.visible(f, x.oldFiles.head))
+    val fresh = x.overwrite(now)
+    assert(!fresh.exists(x.visible(f, _)), "the overwrite's files, through its commits/ copy")
+    assert(x.visible(f, x.oldFiles(1)), "the old generation stays whole")
+  }
+
+  test("an overwrite that committed after the read began is not applied, even if met first") {
+    val x = new Table
+    val f = filterFor(x.t)
+    val fresh = x.overwrite(now) // commits while Spark lists, before the filter sees a file
+    assert(x.oldFiles.forall(x.visible(f, _)), "old files: a directory listed before the " +
+      "overwrite's files were written would otherwise show neither generation")
+    assert(!fresh.exists(x.visible(f, _)))
+    assert(fresh.forall(x.visible(filterFor(x.t), _)), "the next read sees the new generation")
+    assert(!x.oldFiles.exists(x.visible(filterFor(x.t), _)))
+  }
+
+  test("an append that committed after the read began is hidden in every partition") {
+    val x = new Table
+    val f = filterFor(x.t)
+    val (files, publish) = x.append(now)
+    publish()
+    assert(!files.exists(x.visible(f, _)))
+    assert(files.forall(x.visible(filterFor(x.t), _)))
+  }
+
+  test("filter copies deserialised before and after an append's record appears judge alike") {
+    val x = new Table
+    val driver = filterFor(x.t)
+    // A commit made before the read began, whose record was still being published when the
+    // first executor looked (a slow PUT): the executors must not split on it.
+    val (files, publish) = x.append(System.currentTimeMillis() - 10000)
+    val before = copyOf(driver)
+    assert(!x.visible(before, files.head), "not there yet when this executor looked")
+    publish()
+    val after = copyOf(driver)
+    assert(!x.visible(after, files(1)), "another executor of the same read: the same answer")
+    assert(!x.visible(driver, files(1)), "and the driver")
+    assert(files.forall(x.visible(filterFor(x.t), _)), "a new read sees it")
+  }
+
+  test("filter copies deserialised before and after an overwrite's record appears judge alike") {
+    val x = new Table
+    val driver = filterFor(x.t)
+    val before = copyOf(driver)
+    assert(x.visible(before, x.oldFiles.head))
+    val fresh = x.overwrite(System.currentTimeMillis() - 10000)
+    val after = copyOf(driver)
+    assert(x.visible(after, x.oldFiles(1)), "the read agreed on no replacement")
+    assert(!fresh.exists(x.visible(after, _)))
+    assert(fresh.forall(x.visible(filterFor(x.t), _)))
+  }
+
+  test("the first proposal of a read fixes the answer; other reads decide for themselves") {
+    val a = ReadCut("read-a", 100L, None, 0L)
+    val b = ReadCut("read-b", 100L, None, 0L)
+    assert(CutArbiter.Local.agreeHighest(a, "t", 3L) == 3L)
+    assert(CutArbiter.Local.agreeHighest(a, "t", 4L) == 3L)
+    assert(CutArbiter.Local.agreeHighest(b, "t", 4L) == 4L)
+    assert(!CutArbiter.Local.agreeCommitted(a, "t", "x", proposed = false))
+    assert(!CutArbiter.Local.agreeCommitted(a, "t", "x", proposed = true))
+    assert(CutArbiter.Local.agreeCommitted(a, "u", "x", proposed = true), "another table")
+  }
+
+  test("a commit of the reading application counts at its time; another's after the clock allowance") {
+    val cut = ReadCut("r", 10000L, Some("app-1"), 1000L)
+    val r = record(TxnId.generate(), 10000L, Nil)
+    assert(cut.precedes(r.copy(appId = Some("app-1"))))
+    assert(!cut.precedes(r.copy(appId = Some("app-2"))))
+    assert(cut.precedes(r.copy(appId = Some("app-2"), committedAt = 9000L)))
+    assert(!cut.precedes(r.copy(committedAt = 10001L, appId = Some("app-1"))))
+  }
+
+  test("a nonsense clock allowance is an error naming the key") {
+    val conf = new org.apache.hadoop.conf.Configuration()
+    conf.set(TxCommitConf.MaxClockSkewMs, "soon")
+    val e = intercept[io.txcommit.InvalidConfException](TxCommitConf.maxClockSkewMs(conf))
+    assert(e.getMessage.contains(TxCommitConf.MaxClockSkewMs) && e.getMessage.contains("soon"))
+  }
+}
