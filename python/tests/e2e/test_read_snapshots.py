@@ -2,20 +2,22 @@
 commits in a loop, on every store, from a JVM-less client. Every read must show each
 transaction whole or not at all: an overwrite as the old generation or the new one, never both
 and never neither; an append in every partition or in none, also when Spark lists the
-partitions in a Spark job (``parallelPartitionDiscovery.threshold`` 1: on S3 the listing tasks
-run on the cluster's executors, in other JVMs than the driver)."""
+partitions in a Spark job (``parallelPartitionDiscovery.threshold`` 1), on the shared server
+and on the standalone cluster, whose listing tasks run in other JVMs than the driver."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 
-from support.servers import new_session
-from support.tables import TableRef, dynamic_overwrite
+from support.servers import ServerProcess, new_session
+from support.tables import TableRef, dynamic_overwrite, make_table
 
 PARTS = 40
 ROWS = 2000  # per transaction, spread over PARTS partitions
@@ -60,16 +62,19 @@ def race(
     return seen
 
 
-@pytest.fixture
-def sessions(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
-    """A writer session and a reader session on one server (S3 tables: executors on the
-    cluster, so listing tasks run in other JVMs); the reader lists in a Spark job."""
-    name = "server" if any_table.store == "local" else "cluster_server"
-    url = request.getfixturevalue(name).url
+def open_sessions(url: str, table: TableRef):  # noqa: ANN201
+    """A writer session and a reader session on the server at ``url``; the reader lists in a
+    Spark job."""
     writer, reader = new_session(url), new_session(url)
-    any_table.prepare(writer)
-    any_table.prepare(reader)
+    table.prepare(writer)
+    table.prepare(reader)
     reader.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1")
+    return writer, reader
+
+
+@pytest.fixture
+def sessions(server: ServerProcess, any_table: TableRef):  # noqa: ANN201
+    writer, reader = open_sessions(server.url, any_table)
     yield writer, reader
     writer.stop()
     reader.stop()
@@ -85,33 +90,43 @@ def assert_whole(seen: list[dict[int, int]], one_generation: bool) -> None:
     assert len(gens) > 1, f"the reads never overlapped a commit ({len(seen)} reads)"
 
 
-def test_overwrite_in_a_loop_is_read_as_one_whole_generation(sessions, any_table: TableRef):
+@pytest.mark.parametrize("mode", ["overwrite", "dynamic partition overwrite"])
+def test_overwrite_in_a_loop_is_read_as_one_whole_generation(
+    sessions, any_table: TableRef, mode: str
+):
     writer, reader = sessions
     generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
 
     def write(gen: int) -> None:
-        generation(writer, gen).write.mode("overwrite").partitionBy("k").parquet(any_table.url)
-
-    assert_whole(race(writer, reader, any_table.url, write), one_generation=True)
-
-
-def test_dynamic_partition_overwrite_in_a_loop_is_read_whole(sessions, any_table: TableRef):
-    writer, reader = sessions
-    generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
-
-    def write(gen: int) -> None:
-        with dynamic_overwrite(writer):
+        with dynamic_overwrite(writer) if mode.startswith("dynamic") else nullcontext():
             generation(writer, gen).write.mode("overwrite").partitionBy("k").parquet(any_table.url)
 
     assert_whole(race(writer, reader, any_table.url, write), one_generation=True)
 
 
-def test_appends_over_many_partitions_are_read_all_or_nothing(sessions, any_table: TableRef):
-    writer, reader = sessions
-    generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
+def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
+    generation(writer, 0).write.partitionBy("k").parquet(table.url)
 
     def write(gen: int) -> None:
-        generation(writer, gen).write.mode("append").partitionBy("k").parquet(any_table.url)
+        generation(writer, gen).write.mode("append").partitionBy("k").parquet(table.url)
         time.sleep(0.2)  # lets reads begin between commits too, not only during them
 
-    assert_whole(race(writer, reader, any_table.url, write), one_generation=False)
+    assert_whole(race(writer, reader, table.url, write), one_generation=False)
+
+
+def test_appends_over_many_partitions_are_read_all_or_nothing(sessions, any_table: TableRef):
+    appends_race(*sessions, any_table)
+
+
+def test_executors_of_a_cluster_list_one_cut(
+    cluster_server: ServerProcess, workdir: Path, s3_client
+):  # noqa: ANN001
+    # The listing tasks run on the cluster's executors, each in its own JVM: they agree on
+    # the read's snapshot through the driver (the plugin's RPC channel).
+    table = make_table("s3", workdir, s3_client)
+    writer, reader = open_sessions(cluster_server.url, table)
+    try:
+        appends_race(writer, reader, table)
+    finally:
+        writer.stop()
+        reader.stop()
