@@ -79,7 +79,13 @@ class ReplaceSuite extends AnyFunSuite {
     Seq(f0, f1, plain).foreach(t.touch(_))
     t.commit(t.record(first, f0, f1))
 
-    def filter: CommittedFilesFilter = { val f = new CommittedFilesFilter; f.setConf(t.conf); f }
+    def filter: CommittedFilesFilter = {
+      val conf = new org.apache.hadoop.conf.Configuration(t.conf)
+      conf.set(io.txcommit.conf.TxCommitConf.MaxClockSkewMs, "0") // one clock: the suite is the writer
+      val f = new CommittedFilesFilter
+      f.setConf(conf)
+      f
+    }
     def visible(rel: String): Boolean = filter.accept(new Path(t.table, rel))
 
     /** Commits a replacing txn that wrote `files`, as PublishReplaceRecord does. */
