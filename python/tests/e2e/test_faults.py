@@ -189,7 +189,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
             run_until_the_server_dies(crashing, spark, write)
 
     # Another server reads the table as any reader would after the crash.
-    reader = new_session(server.url)
+    reader = new_session(server.url, one_clock=True)
     try:
         expected = base + (n if VISIBLE_AFTER[point] else 0)
         df = reader.read.parquet(table.url)
@@ -257,7 +257,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
             threading.Thread(target=kill_later, daemon=True).start()
             run_until_the_server_dies(crashing, spark, loop)
 
-    counts = rows_per_b(server.url, table.url)
+    counts = rows_per_b(server.url, table.url, one_clock=True)
     context = f"seed={seed} attempted={attempted} acked={acked} counts={counts}"
     assert all(c == rows for c in counts.values()), (
         "a job is visible whole or not at all: " + context

@@ -159,7 +159,7 @@ def test_driver_death_during_an_overwrite_shows_old_or_new_in_full(
 
         txcommit.abandon(spark)
 
-    reader = new_session(server.url)
+    reader = new_session(server.url, one_clock=True)
     try:
         df = reader.read.parquet(table.url)
         if new_visible:

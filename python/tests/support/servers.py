@@ -164,16 +164,22 @@ def running(server: ServerProcess) -> Iterator[ServerProcess]:
 FAULTS_ALLOWED = {ALLOW_FAULT_INJECTION_CONF: "true"}
 
 
-def new_session(url: str):  # noqa: ANN201 - pyspark's connect SparkSession
+def new_session(url: str, *, one_clock: bool = False):  # noqa: ANN201 - a connect SparkSession
+    """A session on the server at ``url``. With ``one_clock`` it reads tables that another
+    server of this machine has just written: they share one clock, so it reads without the
+    allowance for another application's clock (protocol I16) and sees their commits at once."""
     from pyspark.sql import SparkSession
 
-    return SparkSession.builder.remote(url).create()
+    session = SparkSession.builder.remote(url).create()
+    if one_clock:
+        session.conf.set("spark.txcommit.read.maxClockSkewMs", "0")
+    return session
 
 
-def rows_per_b(url: str, table_url: str) -> dict[int, int]:
+def rows_per_b(url: str, table_url: str, *, one_clock: bool = False) -> dict[int, int]:
     """The number of rows of each value of column ``b`` of the table, read in a new session
     on the server at ``url`` (the view of a reader that did not write it)."""
-    reader = new_session(url)
+    reader = new_session(url, one_clock=one_clock)
     try:
         df = reader.read.parquet(table_url)
         return {r["b"]: r["count"] for r in df.groupBy("b").count().collect()}
