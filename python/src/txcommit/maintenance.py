@@ -40,7 +40,8 @@ def vacuum_statement(
             raise ValueError(
                 f"txcommit: retain_hours={retain_hours!r} is not a number of hours >= 0"
             )
-        hours = int(retain_hours) if float(retain_hours).is_integer() else retain_hours
+        # Plain decimals only: the statement has no exponent syntax (1e-05 would not parse).
+        hours = f"{float(retain_hours):.12f}".rstrip("0").rstrip(".")
         sql += f" RETAIN {hours} HOURS"
     if dry_run:
         sql += " DRY RUN"

@@ -9,27 +9,20 @@ import contextlib
 import json
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
 from support.servers import ServerProcess, new_session, rows_per_b, running, server_with_s3
-from support.tables import TableRef, dynamic_overwrite, make_table, txn_of
-
-WRITE_ID = "txcommit.writeId"
-
-
-def replace_records(table: TableRef) -> list[dict[str, Any]]:
-    """The replacement log, read raw from `_txcommit/replace/`, in sequence order."""
-    out = []
-    for k in table.objects():
-        if k.startswith("_txcommit/replace/") and k.endswith(".json"):
-            data = table.read(k)
-            assert data is not None
-            out.append(json.loads(data))
-    return out
+from support.tables import (
+    WRITE_ID,
+    TableRef,
+    dynamic_overwrite,
+    make_table,
+    replace_records,
+    txn_of,
+)
 
 
 def by_k(spark, table: TableRef) -> dict[int, int]:  # noqa: ANN001

@@ -24,25 +24,15 @@ from pyspark.sql import functions as F
 import txcommit
 
 from support.servers import ServerProcess, new_session, server_with_s3
+from support.streams import configure
 from support.tables import TableRef, make_table, txn_of
 
-MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
-SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"
 ROWS_PER_SECOND = 40
 KILLS = int(os.environ.get("TXCOMMIT_TEST_STREAMING_KILLS", "2"))
 HALT = "streaming.beforeSinkLog"
 ADOPTED = "was committed before as txn"
 # CI runs local and S3 with the `s3` adapter; `s3-multipart` passes too (set the variable).
 STREAM_STORES = os.environ.get("TXCOMMIT_TEST_STREAMING_STORES", "local,s3").split(",")
-
-
-def configure(spark, store: str) -> None:  # noqa: ANN001 - a Connect SparkSession
-    """Per-session confs, as a JVM-less client sets them."""
-    spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", MANAGER)
-    spark.conf.set("spark.sql.streaming.commitProtocolClass", SINK_PROTOCOL)
-    spark.conf.set("spark.sql.shuffle.partitions", "2")
-    if store != "local":
-        spark.conf.set("spark.txcommit.adapter.s3a", store)
 
 
 def start_query(spark, ckpt: TableRef, out: TableRef):  # noqa: ANN001, ANN201

@@ -4,7 +4,11 @@ The table under test holds every kind of file a reader must not see (a failed at
 committed txn, an old uncommitted txn, an old aborted one, a young uncommitted one, files
 logically deleted by an overwrite, stale markers, S3A staging markers and, on S3, an open
 multipart upload of a dead job) next to the committed data. VACUUM must delete exactly the
-garbage past its horizon, and leave exactly what Spark with the filter reads."""
+garbage past its horizon, and leave exactly what Spark with the filter reads.
+
+VACUUM judges a transaction's age by the store's modification times of its files and pending
+marker (a store's clock cannot be set back), so "old" here is a few seconds: the old garbage is
+written, then the young files after a pause, and each VACUUM's horizon falls in the pause."""
 
 from __future__ import annotations
 
@@ -12,17 +16,35 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
 
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
 
-from support.servers import ServerProcess
+from support.servers import ServerProcess, new_session
 from support.tables import TableRef, dynamic_overwrite, txn_of
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+#: Seconds between the old garbage and the young files; each horizon falls in the middle.
+PAUSE_S = 6.0
+
+
+@dataclass
+class GarbageTable:
+    table: TableRef
+    expected: set[str]
+    young_file: str
+    #: The store time in the middle of the pause (old garbage before, young files after).
+    mid: float
+
+    def retain_hours(self) -> float:
+        """A horizon in the middle of the pause, for a VACUUM that starts now."""
+        return (time.time() - self.mid) / 3600
 
 
 def txn_started_hours_ago(hours: float, tail: str) -> str:
@@ -62,21 +84,23 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
     failed_attempt = plant(table, src, first, attempt="999999")
     old_file = plant(table, src, old_txn)
     aborted_file = plant(table, src, aborted_txn)
-    young_file = plant(table, src, young_txn)
     table.write(f"_txcommit/pending/{old_txn}.json", b'{"state":"pending"}')
     table.write(f"_txcommit/aborted/{aborted_txn}.json", b'{"state":"aborted"}')
-    table.write(f"_txcommit/pending/{young_txn}.json", b'{"state":"pending"}')
     magic = f"__magic_job-{old_txn}/1/__base/k=0/x.pending"
     table.write(magic, b"{}")
+    upload_key = None
+    if table.store != "local":
+        upload_key = f"{table.prefix}/k=2/part-00009-tid-{old_txn}-7.c000.snappy.parquet"
+        s3_client.create_multipart_upload(Bucket=table.bucket, Key=upload_key)
+    mid = time.time() + PAUSE_S / 2
+    time.sleep(PAUSE_S)
+    young_file = plant(table, src, young_txn)
+    table.write(f"_txcommit/pending/{young_txn}.json", b'{"state":"pending"}')
     # A dynamic overwrite of k=1: its old files are logically deleted now (young).
     with dynamic_overwrite(spark):
         spark.range(5).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
             table.url
         )
-    upload_key = None
-    if table.store != "local":
-        upload_key = f"{table.prefix}/k=2/part-00009-tid-{old_txn}-7.c000.snappy.parquet"
-        s3_client.create_multipart_upload(Bucket=table.bucket, Key=upload_key)
     committed_txns = set(table.committed())
     expected = {
         failed_attempt, old_file, aborted_file, magic,
@@ -85,29 +109,37 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
     }  # fmt: skip
     if upload_key is not None:
         expected.add(upload_key[len(table.prefix) + 1 :])
-    return table, expected, young_file
+    return GarbageTable(table, expected, young_file, mid)
 
 
 def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
-    spark, garbage_table, server: ServerProcess
+    spark, garbage_table: GarbageTable, server: ServerProcess
 ):  # noqa: ANN001
-    table, expected, young_file = garbage_table
+    g = garbage_table
+    table, expected, young_file = g.table, g.expected, g.young_file
     rows_before = spark.read.parquet(table.url).count()
     assert rows_before == 200 + 5
     on_disk = set(table.objects())
 
-    dry = vacuum(spark, table.url, dry_run=True).collect()
-    assert {r["path"] for r in dry} == expected
-    assert not any(r["deleted"] for r in dry) and set(table.objects()) == on_disk
-    assert all(r["reason"] for r in dry)
+    dry = vacuum(spark, table.url, retain_hours=g.retain_hours(), dry_run=True, force=True)
+    dry_rows = dry.collect()
+    assert {r["path"] for r in dry_rows} == expected
+    assert not any(r["deleted"] for r in dry_rows) and set(table.objects()) == on_disk
+    assert all(r["reason"] for r in dry_rows)
 
-    result = vacuum(spark, table.url)  # runs here, once: a command, not a lazy query
+    # Runs here, once: a command, not a lazy query.
+    result = vacuum(spark, table.url, retain_hours=g.retain_hours(), force=True)
     left = set(table.objects())
     done = result.collect()
     assert {r["path"] for r in done} == expected, "the rows of the one run that deleted"
     assert all(r["deleted"] for r in done)
     assert not (left & expected), "every listed item is gone"
-    assert left == on_disk - expected, "nothing else was touched"
+    # Before deleting them, VACUUM fenced the two dead transactions (I19): a commit record that
+    # commits nothing each, and for the one that may have been a replacing commit a replace/ one.
+    fences = left - on_disk
+    assert all(k.startswith(("_txcommit/commits/", "_txcommit/replace/")) for k in fences), fences
+    assert len([k for k in fences if k.startswith("_txcommit/commits/")]) == 2, fences
+    assert left - fences == on_disk - expected, "nothing else was touched"
     assert young_file in left, "a young uncommitted txn may still be running: kept"
     assert not table.open_uploads()
     assert spark.read.parquet(table.url).count() == rows_before
@@ -124,8 +156,8 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     assert spark.read.parquet(table.url).count() == rows_before
 
 
-def test_history_lists_every_transaction(spark, garbage_table):  # noqa: ANN001
-    table, _, young_file = garbage_table
+def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  # noqa: ANN001
+    table, young_file = garbage_table.table, garbage_table.young_file
     df = history(spark, table.url)
     assert tuple(df.columns) == HISTORY_COLUMNS
     rows = {r["txn"]: r for r in df.collect()}
@@ -142,11 +174,11 @@ def test_history_lists_every_transaction(spark, garbage_table):  # noqa: ANN001
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)  # the CLI is store-agnostic
-def test_cli_vacuum_dry_run_prints_a_table(garbage_table, server: ServerProcess):  # noqa: ANN001
-    table, expected, _ = garbage_table
+def test_cli_vacuum_dry_run_prints_a_table(garbage_table: GarbageTable, server: ServerProcess):  # noqa: ANN001
+    table, expected = garbage_table.table, garbage_table.expected
     out = subprocess.run(
         [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
-         "--dry-run"],
+         "--dry-run", "--force", "--retain-hours", f"{garbage_table.retain_hours():.8f}"],
         capture_output=True, text=True, timeout=300, env=os.environ.copy(),
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -160,3 +192,53 @@ def test_cli_vacuum_dry_run_prints_a_table(garbage_table, server: ServerProcess)
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert bad.returncode == 1 and "FORCE" in bad.stderr
+
+
+def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
+    store_spark, any_table: TableRef, request: pytest.FixtureRequest
+):  # noqa: ANN001
+    """`VACUUM RETAIN 0 HOURS FORCE` while a job runs (its first task has written its file, the
+    second is still working): VACUUM takes the job for dead, fences it and deletes its file.
+    The job's commit must then lose to the fence and fail, and readers see none of it; without
+    the fence it would commit a record naming a deleted file."""
+    spark, table = store_spark, any_table
+    table.prepare(spark)
+    spark.range(100).write.parquet(table.url)
+    (base,) = table.committed()
+
+    @F.udf(returnType=LongType(), useArrow=False)
+    def slow(i):  # noqa: ANN001, ANN202
+        import time
+
+        if i == 150:  # the second task (ids 150..199) works on while VACUUM runs
+            time.sleep(25)
+        return i
+
+    outcome: dict[str, BaseException | None] = {}
+
+    def job() -> None:
+        try:
+            df = spark.range(100, 200, 1, 2).select(slow("id").alias("id"))
+            df.write.mode("append").parquet(table.url)
+            outcome["job"] = None
+        except BaseException as e:  # noqa: BLE001 - checked below
+            outcome["job"] = e
+
+    writer = threading.Thread(target=job, daemon=True)
+    writer.start()
+    deadline = time.monotonic() + 120
+    while not [f for f in table.data_files() if txn_of(f) not in (None, base)]:
+        assert time.monotonic() < deadline, "the job's first task never wrote its file"
+        time.sleep(0.2)
+    other = new_session(
+        request.getfixturevalue("server" if table.store == "local" else "cluster_server").url
+    )
+    try:
+        deleted = vacuum(other, table.url, retain_hours=0, force=True).collect()
+    finally:
+        other.stop()
+    assert any(r["kind"] == "data" and txn_of(r["path"]) not in (None, base) for r in deleted)
+    writer.join(timeout=300)
+    assert outcome["job"] is not None and "fenced by VACUUM" in str(outcome["job"])
+    assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
+    assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(100))

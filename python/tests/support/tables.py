@@ -29,6 +29,8 @@ from support.s3 import TEST_BUCKET
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 STORES = ("local", "s3", "s3-multipart")
+#: The write option naming a write id (docs/user-guide.md).
+WRITE_ID = "txcommit.writeId"
 
 
 def txn_of(rel: str) -> str | None:
@@ -243,3 +245,14 @@ def make_table(store: str, workdir: Path, s3_client) -> TableRef:  # noqa: ANN00
     return TableRef(
         store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix
     )
+
+
+def replace_records(table: TableRef) -> list[dict[str, Any]]:
+    """The replacement log, read raw from `_txcommit/replace/`, in sequence order."""
+    out = []
+    for k in table.objects():
+        if k.startswith("_txcommit/replace/") and k.endswith(".json"):
+            data = table.read(k)
+            assert data is not None
+            out.append(json.loads(data))
+    return out

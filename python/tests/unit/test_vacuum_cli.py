@@ -17,6 +17,8 @@ def test_statements_quote_paths_and_carry_every_option():
         == "TXCOMMIT VACUUM '/t' RETAIN 72 HOURS DRY RUN FORCE"
     )
     assert vacuum_statement("/t", retain_hours=0.5) == "TXCOMMIT VACUUM '/t' RETAIN 0.5 HOURS"
+    # A horizon of seconds, written without an exponent (the statement has no exponent syntax).
+    assert vacuum_statement("/t", retain_hours=1e-5) == "TXCOMMIT VACUUM '/t' RETAIN 0.00001 HOURS"
 
 
 @pytest.mark.parametrize("hours", [-1, float("nan"), float("inf")])

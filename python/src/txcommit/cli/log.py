@@ -86,8 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     if table:
         print(render.text(headers, table))
-    counts = {s: sum(r.state == s for r in rows) for s in ("committed", "pending", "aborted")}
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    states = ("committed", "pending", "aborted", "fenced")
+    counts = {s: sum(r.state == s for r in rows) for s in states}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s != "fenced")
     print(f"{len(rows)} transactions ({summary}) in {view.url}")
     return 0
 

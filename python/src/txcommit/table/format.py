@@ -38,7 +38,11 @@ RECORD_FORMAT_VERSION = 2
 #: Versions a decoder accepts: 1 (appends only, before replacing commits) and 2.
 READABLE_FORMAT_VERSIONS = (1, 2)
 #: ``operation`` of a record: ``append`` is the only one of version 1 records.
-OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id")
+OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id", "fence")
+#: Operations that need a sequence: replacing commits. A ``fence`` (VACUUM's claim on a
+#: transaction it cleaned up as never committed) commits nothing, in ``commits/`` and in
+#: ``replace/`` alike.
+REPLACING_OPERATIONS = ("overwrite", "overwrite-partitions", "write-id")
 WRITE_ID_OPTION = "txcommit.writeId"
 SEQUENCE_DIGITS = 20
 
@@ -291,7 +295,7 @@ def encode_record(record: CommitRecord) -> bytes:
     ``removedBytes`` and ``removed``."""
     if record.operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}: {record.operation!r}")
-    if record.operation != "append" and record.sequence is None:
+    if record.operation in REPLACING_OPERATIONS and record.sequence is None:
         raise ValueError(f"the {record.operation} of {record.txn} has no sequence")
     if record.sequence is None and (record.removed or record.scope):
         raise ValueError(f"{record.txn} has a scope or removed files but no sequence")
@@ -494,7 +498,7 @@ def _decode_version_2(
         if _WRITE_ID.fullmatch(write_id) is None:
             raise corrupt(f"field 'writeId' is not a valid write id: '{write_id}'")
     if "sequence" not in root:  # not a replacing commit (JVM: no Replacement)
-        if operation != "append":
+        if operation in REPLACING_OPERATIONS:
             raise corrupt(
                 f"operation '{operation}' replaces data, but the record has no 'sequence'"
             )

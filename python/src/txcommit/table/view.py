@@ -236,7 +236,7 @@ class TableView:
             rows.append(
                 HistoryRow(
                     txn=txn,
-                    state="committed",
+                    state="fenced" if r.operation == "fence" else "committed",
                     started_at=r.started_at,
                     committed_at=r.committed_at,
                     operation=r.operation,

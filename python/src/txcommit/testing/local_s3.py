@@ -11,6 +11,10 @@ thin WSGI layer that:
   allows; requests carrying a precondition are serialised here;
 * can play a store that lies (``ignore_if_none_match``): it strips ``If-None-Match`` so a
   conditional put silently overwrites, which txcommit must detect and refuse;
+* can lose answers (``lose_response``, or ``POST /_txcommit/faults`` at run time): it forwards
+  a matching request, so it takes effect, and then drops the connection without answering, as
+  a network that fails after the request arrived does; the client's own retry then meets the
+  result of its first attempt (for a conditional put: 412, although the object is its own);
 * can charge what each request would cost on real S3 (``latency``, a
   :class:`txcommit.testing.latency_model.LatencyModel`): a per-operation delay, and a
   per-byte cost for server-side copies, so a rename costs on it what it costs on S3
@@ -22,6 +26,7 @@ Start it with ``txcommit local-s3`` or ``LocalS3().start()``; it accepts any cre
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import re
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
     from txcommit.testing.latency_model import LatencyModel
 
 REQUESTS_PATH = "/_txcommit/requests"
+FAULTS_PATH = "/_txcommit/faults"
 _KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
 DEFAULT_REGION = "us-east-1"
 #: Credentials moto accepts; they open nothing outside this process.
@@ -102,8 +108,46 @@ class RequestLog:
             return list(self.entries[index:])
 
 
+class LostResponses:
+    """Which answers to lose: the next ``count`` requests whose ``"<OP> <bucket>/<key>"`` (the
+    operation as :func:`classify` names it) matches ``pattern`` (a regular expression, searched)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pattern: re.Pattern[str] | None = None
+        self._remaining = 0
+        self.lost: list[str] = []
+
+    def arm(self, pattern: str, count: int = 1) -> None:
+        """Loses the next ``count`` matching answers; ``count = 0`` disarms."""
+        try:
+            compiled = re.compile(pattern)
+        except re.error as e:
+            raise ValueError(f"--lose-response {pattern!r} is not a regular expression: {e}") from e
+        if count < 0:
+            raise ValueError(f"the number of answers to lose must be 0 or more, not {count}")
+        with self._lock:
+            self._pattern, self._remaining = compiled, count
+
+    def take(self, op: str, bucket: str, key: str) -> bool:
+        """Whether to lose the answer to this request (counts it as lost if so)."""
+        subject = f"{op} {bucket}/{key}"
+        with self._lock:
+            if self._remaining <= 0 or self._pattern is None or not self._pattern.search(subject):
+                return False
+            self._remaining -= 1
+            self.lost.append(subject)
+            return True
+
+    def state(self) -> dict[str, Any]:
+        with self._lock:
+            pattern = self._pattern.pattern if self._pattern is not None else None
+            return {"pattern": pattern, "remaining": self._remaining, "lost": list(self.lost)}
+
+
 class S3Front:
-    """WSGI middleware in front of moto: counting, atomic preconditions, optional lying."""
+    """WSGI middleware in front of moto: counting, atomic preconditions, optional lying, lost
+    answers."""
 
     def __init__(
         self,
@@ -115,6 +159,7 @@ class S3Front:
         self.app = app
         self.ignore_if_none_match = ignore_if_none_match
         self.latency = latency
+        self.lose = LostResponses()
         self.log = RequestLog()
         self._preconditions = threading.Lock()
         # Object sizes seen on the way in, for the per-byte cost of a server-side copy.
@@ -125,6 +170,8 @@ class S3Front:
         path = environ.get("PATH_INFO", "")
         if path.startswith(REQUESTS_PATH):
             return self._serve_log(environ, start_response)
+        if path.startswith(FAULTS_PATH):
+            return self._serve_faults(environ, start_response)
         op, bucket, key = classify(
             environ["REQUEST_METHOD"], path, environ.get("QUERY_STRING", ""), environ
         )
@@ -150,6 +197,9 @@ class S3Front:
             prefix = parse_qs(environ.get("QUERY_STRING", "")).get("prefix", [""])[0]
             if prefix:
                 extra["prefix"] = prefix
+        if self.lose.take(op, bucket, key):
+            self.log.add(op, bucket, key, status[0], lost=True, **extra)
+            _drop_connection(environ)
         self.log.add(op, bucket, key, status[0], **extra)
         return body
 
@@ -180,6 +230,16 @@ class S3Front:
             return {"deleted": [unescape(k.decode()) for k in _KEY.findall(body)]}
         return {}
 
+    def _serve_faults(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        """``POST ?lose-response=PATTERN&count=N`` arms lost answers; ``GET`` shows the state."""
+        if environ["REQUEST_METHOD"] == "POST":
+            q = parse_qs(environ.get("QUERY_STRING", ""))
+            try:
+                self.lose.arm(q.get("lose-response", [""])[0], int(q.get("count", ["1"])[0]))
+            except ValueError as e:
+                return _json(start_response, {"error": str(e)}, "400 Bad Request")
+        return _json(start_response, self.lose.state())
+
     def _serve_log(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         q = parse_qs(environ.get("QUERY_STRING", ""))
         since = int(q.get("since", ["0"])[0])
@@ -189,11 +249,35 @@ class S3Front:
             "counts": dict(Counter(e["op"] for e in entries)),
             "requests": entries,
         }
-        data = json.dumps(payload).encode()
-        start_response(
-            "200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        )
-        return [data]
+        return _json(start_response, payload)
+
+
+def _json(start_response: StartResponse, payload: Any, status: str = "200 OK") -> list[bytes]:
+    data = json.dumps(payload).encode()
+    start_response(
+        status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    )
+    return [data]
+
+
+class _ResponseLost(ConnectionError):
+    """Raised after the connection was closed on purpose: the server drops the request."""
+
+
+def _drop_connection(environ: Environ) -> None:
+    """Closes the client's connection before any byte of the answer is sent. The request has
+    been served, so what it did stays done; the client sees the connection end, as when a
+    network fails after the request arrived."""
+    import socket
+
+    sock = environ.get("werkzeug.socket")
+    if sock is None:  # pragma: no cover - another WSGI server
+        raise RuntimeError("losing an answer needs werkzeug's server (environ['werkzeug.socket'])")
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
+    raise _ResponseLost("answer dropped on purpose (lose-response)")
 
 
 class LocalS3:
@@ -206,11 +290,15 @@ class LocalS3:
         *,
         ignore_if_none_match: bool = False,
         latency: LatencyModel | None = None,
+        lose_response: str | None = None,
+        lose_count: int = 1,
     ) -> None:
         self.host = host
         self.port = port
         self.ignore_if_none_match = ignore_if_none_match
         self.latency = latency
+        self.lose_response = lose_response
+        self.lose_count = lose_count
         self.front: S3Front | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -241,6 +329,8 @@ class LocalS3:
             ignore_if_none_match=self.ignore_if_none_match,
             latency=self.latency,
         )
+        if self.lose_response is not None:
+            self.front.lose.arm(self.lose_response, self.lose_count)
         self._server = make_server(
             self.host, self.port, self.front, threaded=True, request_handler=QuietHandler
         )
@@ -288,6 +378,29 @@ def s3a_confs(endpoint: str, *, prefix: str = "spark.hadoop.") -> dict[str, str]
     return {prefix + k: v for k, v in confs.items()}
 
 
+def lose_responses(endpoint: str, pattern: str, count: int = 1) -> dict[str, Any]:
+    """Arms a running LocalS3 to lose the answers to the next ``count`` requests matching
+    ``pattern`` (see :class:`LostResponses`); returns the fault state."""
+    import urllib.parse
+    import urllib.request
+
+    query = urllib.parse.urlencode({"lose-response": pattern, "count": count})
+    req = urllib.request.Request(f"{endpoint}{FAULTS_PATH}?{query}", method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        result: dict[str, Any] = json.loads(r.read())
+        return result
+
+
+def fetch_faults(endpoint: str) -> dict[str, Any]:
+    """The fault state of a running LocalS3: the armed pattern, how many answers it will still
+    lose, and the requests whose answers it lost."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{endpoint}{FAULTS_PATH}", timeout=30) as r:
+        result: dict[str, Any] = json.loads(r.read())
+        return result
+
+
 def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
     """The request log of a running LocalS3 (counts by operation, and every request)."""
     import urllib.request
@@ -313,6 +426,19 @@ def main(argv: list[str] | None = None) -> int:
         help="behave like a store that ignores If-None-Match (for testing detection)",
     )
     parser.add_argument(
+        "--lose-response",
+        metavar="PATTERN",
+        help="forward the first request whose '<OP> <bucket>/<key>' matches this regular "
+        "expression (e.g. 'PUT .*/_txcommit/commits/'), then drop the connection without "
+        "answering, so the client retries a request that took effect",
+    )
+    parser.add_argument(
+        "--lose-count",
+        type=int,
+        default=1,
+        help="how many matching answers to lose (default 1)",
+    )
+    parser.add_argument(
         "--latency-model",
         choices=MODELS,
         default="none",
@@ -332,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         args.port,
         ignore_if_none_match=args.ignore_if_none_match,
         latency=by_name(args.latency_model, args.latency_scale),
+        lose_response=args.lose_response,
+        lose_count=args.lose_count,
     ).start()
     for bucket in args.bucket:
         s3.create_bucket(bucket)

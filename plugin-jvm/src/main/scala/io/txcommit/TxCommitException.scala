@@ -12,6 +12,14 @@ sealed abstract class TxCommitException(message: String, cause: Throwable = null
 /** A commit record for this transaction already exists: someone committed it first. */
 final class CommitConflictException(message: String) extends TxCommitException(message)
 
+/**
+ * The publish of a commit record failed in a way that does not say whether the record was
+ * created (the request may have reached the store). The transaction is committed or not, whole
+ * either way; its files are kept, and VACUUM removes them if no record ever appears.
+ */
+final class CommitOutcomeUnknownException(message: String, cause: Throwable)
+  extends TxCommitException(message, cause)
+
 /** A commit record that cannot be trusted: truncated, not JSON, wrong shape, or unsafe. */
 final class CorruptCommitRecordException(message: String, cause: Throwable = null)
   extends TxCommitException(message, cause)

@@ -16,7 +16,13 @@ import io.txcommit.store.StagedFile
  */
 object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
   override protected def execute(ctx: TxnContext, taskFiles: Seq[StagedFile]): Int = {
-    if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn)) ||
+    val fenced = ctx.store.read(ctx.layout.commitRecord(ctx.txn)).exists(b =>
+      scala.util.Try(RecordCodec.decode(b, Paths.display(ctx.layout.commitRecord(ctx.txn)), ctx.txn).isFence)
+        .getOrElse(false))
+    if (fenced) {
+      log.warn(s"txcommit: ${ctx.describe}: VACUUM fenced this transaction; discarding its files")
+      discard(ctx, taskFiles)
+    } else if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn)) ||
         new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.byTxn.contains(ctx.txn)) {
       log.warn(s"txcommit: ${ctx.describe}: abort requested, but the transaction is committed; " +
         "nothing is removed")
@@ -26,17 +32,20 @@ object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
         "txn" -> ctx.txn, "jobId" -> ctx.sparkJobId, "startedAt" -> ctx.startedAt,
         "abortedAt" -> System.currentTimeMillis(), "state" -> "aborted"))
       catch { case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: abort marker not written: ${e.getMessage}") }
-      if (TxCommitConf.bool(ctx.conf, TxCommitConf.KeepAbortedFiles, default = false)) 0
-      else {
-        val safe = taskFiles.filter(f => Paths.unsafeRelativePath(f.path).isEmpty)
-        try ctx.store.discardData(ctx.table, safe) + ctx.store.cleanupStaging(ctx.table, ctx.txn, Set.empty)
-        catch {
-          case NonFatal(e) =>
-            log.warn(s"txcommit: ${ctx.describe}: could not discard all aborted data (readers " +
-              s"hide it; VACUUM removes it): ${e.getMessage}")
-            0
-        }
-      }
+      discard(ctx, taskFiles)
     }
   }
+
+  private def discard(ctx: TxnContext, taskFiles: Seq[StagedFile]): Int =
+    if (TxCommitConf.bool(ctx.conf, TxCommitConf.KeepAbortedFiles, default = false)) 0
+    else {
+      val safe = taskFiles.filter(f => Paths.unsafeRelativePath(f.path).isEmpty)
+      try ctx.store.discardData(ctx.table, safe) + ctx.store.cleanupStaging(ctx.table, ctx.txn, Set.empty)
+      catch {
+        case NonFatal(e) =>
+          log.warn(s"txcommit: ${ctx.describe}: could not discard all aborted data (readers " +
+            s"hide it; VACUUM removes it): ${e.getMessage}")
+          0
+      }
+    }
 }

@@ -16,6 +16,11 @@ import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Repl
  * after it started, which are serialized after it), and creates
  * `_txcommit/replace/<highest+1>.json` exclusively. A lost race for that number re-runs the
  * check against the newcomer and tries the next number.
+ *
+ * Idempotent like [[PublishCommitRecord]]: a record of this transaction already in `replace/`
+ * (a publish whose answer was lost) is this commit when it carries this job's token, and is
+ * never counted as a conflict or as an earlier run of its write id; with another token it is
+ * another driver's commit of the same transaction (a conflict).
  */
 object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): CommitRecord = attempt(ctx, req, 0)
@@ -24,6 +29,15 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
   private def attempt(ctx: TxnContext, req: ReplaceRequest, tries: Int): CommitRecord = {
     val state = new TableState(ctx.table, ctx.store, ctx.conf)
     val replaced = state.replaceLog
+    replaced.byTxn.get(ctx.txn) match {
+      case Some(own) if own.token == req.record.token =>
+        log.warn(s"txcommit: ${ctx.describe}: its record is already in replace/ (sequence " +
+          s"${own.sequence.getOrElse(0L)}: an earlier attempt landed); the transaction is committed")
+        return own
+      case Some(other) => throw RecordOwner.taken(ctx, other,
+        Paths.display(ctx.layout.replaceRecord(other.sequence.getOrElse(0L))))
+      case None =>
+    }
     val scope = req.intent.scope(req.record.directories)
     conflict(replaced, req, scope).foreach(winner => throw conflictError(ctx, req, scope, winner))
     val removed = toRemove(ctx, state, req, scope)
@@ -37,14 +51,20 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
     val outcome: Option[CommitRecord] =
       try { ctx.store.createExclusive(target, RecordCodec.encode(record)); Some(record) }
       catch {
-        case _: CommitConflictException if tries < 100 =>
-          log.info(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
-            "commit; checking it for conflicts and trying the next number")
-          None
-        case e: IOException if !e.isInstanceOf[CommitConflictException] && owns(ctx, seq, record) =>
-          log.warn(s"txcommit: ${ctx.describe}: publish reported '${e.getMessage}', but " +
-            s"${Paths.display(target)} is this job's own record; the transaction is committed")
-          Some(record)
+        case e: IOException => RecordOwner.ofReplace(ctx, seq, record.token) match {
+          case RecordOwner.Mine =>
+            log.warn(s"txcommit: ${ctx.describe}: publish reported '${e.getMessage}', but " +
+              s"${Paths.display(target)} is this job's own record (its first attempt landed); the " +
+              "transaction is committed")
+            Some(record)
+          // Another commit holds the number, so this job's request can never land there.
+          case RecordOwner.Other(_) if tries < 100 =>
+            log.info(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
+              "commit; checking it for conflicts and trying the next number")
+            None
+          case RecordOwner.Other(_) => throw e
+          case RecordOwner.Absent | RecordOwner.Unreadable => throw RecordOwner.unknown(ctx, target, e)
+        }
       }
     outcome match {
       case Some(r) => r
@@ -82,17 +102,11 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
         case None => state.isVisible(f)
       }
     }.map(f => RemovedFile(f.path, f.size))
-    val byWriteId = req.intent.writeId.toSeq.flatMap(log.withWriteId).flatMap(_.added)
+    val byWriteId = req.intent.writeId.toSeq.flatMap(log.withWriteId).filter(_.txn != ctx.txn).flatMap(_.added)
       .filterNot(f => log.removedPaths.contains(f.path))
       .map(f => RemovedFile(f.path, f.size))
     (inScope ++ byWriteId).groupBy(_.path).values.map(_.head).toSeq.sortBy(_.path)
   }
-
-  private def owns(ctx: TxnContext, seq: Long, record: CommitRecord): Boolean =
-    try ctx.store.read(ctx.layout.replaceRecord(seq)).exists { bytes =>
-      RecordCodec.decodeReplacement(bytes, Paths.display(ctx.layout.replaceRecord(seq)), seq).token ==
-        record.token
-    } catch { case _: Exception => false }
 
   def scopeText(scope: Seq[String]): String =
     if (scope.isEmpty) "no directory"

@@ -24,9 +24,12 @@ object RollForward extends CommitStage[Unit, Option[String]] {
         else {
           val bytes = ctx.store.read(st.getPath).getOrElse(Array.emptyByteArray)
           val record = RecordCodec.decode(bytes, Paths.display(st.getPath), txn)
-          log.info(s"txcommit: ${ctx.describe}: rolling forward the derived work of committed txn $txn")
-          DerivedWork.apply(ctx.copy(txn = txn), record, new StageTimings)
-          Some(txn)
+          if (record.isFence) None // VACUUM's claim: nothing was committed, nothing to finish
+          else {
+            log.info(s"txcommit: ${ctx.describe}: rolling forward the derived work of committed txn $txn")
+            DerivedWork.apply(ctx.copy(txn = txn), record, new StageTimings)
+            Some(txn)
+          }
         }
       }
     } catch {

@@ -14,7 +14,7 @@ object RollForwardReplacements extends CommitStage[Unit, Int] {
   override protected def execute(ctx: TxnContext, in: Unit): Int =
     try {
       val state = new TableState(ctx.table, ctx.store, ctx.conf)
-      val missing = state.replaceLog.records.filterNot(r => state.commitTxns(r.txn))
+      val missing = state.replaceLog.records.filterNot(r => r.isFence || state.commitTxns(r.txn))
       missing.foreach { r =>
         log.info(s"txcommit: ${ctx.describe}: rolling forward replacing commit ${r.txn} " +
           s"(sequence ${r.sequence.getOrElse(0L)})")

@@ -22,6 +22,9 @@ object TxCommitConf {
   val MaxClockSkewMs = "spark.txcommit.read.maxClockSkewMs"
   val DefaultMaxClockSkewMs = 1000L
   val CleanupAttempts = "spark.txcommit.commit.cleanupAttempts"
+  /** How often (ms) a running job refreshes its pending marker, so VACUUM sees it is alive. */
+  val HeartbeatIntervalMs = "spark.txcommit.commit.heartbeatIntervalMs"
+  val DefaultHeartbeatIntervalMs = 300000L
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"
@@ -40,11 +43,16 @@ object TxCommitConf {
       case Some(other) => throw new InvalidConfException(key, other, "true or false")
     }
 
-  def maxClockSkewMs(conf: Configuration): Long =
-    Option(conf.get(MaxClockSkewMs)).map(_.trim).filter(_.nonEmpty) match {
-      case None => DefaultMaxClockSkewMs
-      case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= 0)
-        .getOrElse(throw new InvalidConfException(MaxClockSkewMs, v, "a number of milliseconds, 0 or more"))
+  def maxClockSkewMs(conf: Configuration): Long = millis(conf, MaxClockSkewMs, DefaultMaxClockSkewMs, min = 0L)
+
+  def heartbeatIntervalMs(conf: Configuration): Long =
+    millis(conf, HeartbeatIntervalMs, DefaultHeartbeatIntervalMs, min = 100L)
+
+  private def millis(conf: Configuration, key: String, default: Long, min: Long): Long =
+    Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {
+      case None => default
+      case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= min)
+        .getOrElse(throw new InvalidConfException(key, v, s"a number of milliseconds, $min or more"))
     }
 
   def haltAt(conf: Configuration): Option[HaltPoint] =

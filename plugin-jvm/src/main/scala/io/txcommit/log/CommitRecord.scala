@@ -9,7 +9,9 @@ package io.txcommit.log
  * @param token a random id of the job attempt that wrote it, so a driver whose publish call
  *              failed ambiguously can tell its own record from a rival's.
  * @param operation `append`, `overwrite`, `overwrite-partitions` or `write-id` (format 1
- *              records are appends).
+ *              records are appends); `fence` for VACUUM's claim on a transaction it cleaned up
+ *              as never committed: a record that commits nothing, so the transaction's late
+ *              commit loses (docs/protocol.md, I19).
  */
 final case class CommitRecord(
     txn: String,
@@ -29,6 +31,7 @@ final case class CommitRecord(
   def removed: Seq[RemovedFile] = replacement.map(_.removed).getOrElse(Nil)
   def sequence: Option[Long] = replacement.map(_.sequence)
   def isReplacing: Boolean = replacement.isDefined
+  def isFence: Boolean = operation == CommitRecord.Fence
   /** The distinct directories (relative to the table; "" is the table itself) holding files. */
   def directories: Seq[String] = added.map(f => CommitRecord.dirOf(f.path)).distinct.sorted
 }
@@ -42,7 +45,10 @@ object CommitRecord {
   val Overwrite = "overwrite"
   val OverwritePartitions = "overwrite-partitions"
   val WriteIdOp = "write-id"
-  val Operations: Set[String] = Set(Append, Overwrite, OverwritePartitions, WriteIdOp)
+  val Fence = "fence"
+  val Operations: Set[String] = Set(Append, Overwrite, OverwritePartitions, WriteIdOp, Fence)
+  /** Operations that need a sequence (a fence commits nothing, in commits/ and replace/ alike). */
+  val Replacing: Set[String] = Set(Overwrite, OverwritePartitions, WriteIdOp)
 
   def dirOf(rel: String): String = rel.lastIndexOf('/') match {
     case -1 => ""

@@ -144,7 +144,7 @@ object RecordCodec {
           long(root, "removedBytes")
           Replacement(seq, scope, removed)
         }
-        if (op != CommitRecord.Append && rep.isEmpty) {
+        if (CommitRecord.Replacing(op) && rep.isEmpty) {
           throw corrupt(s"operation '$op' replaces data, but the record has no 'sequence'")
         }
         (op, wid, rep)
@@ -176,6 +176,7 @@ object RecordCodec {
       case (k, v: Int) => node.put(k, v)
       case (k, v: Boolean) => node.put(k, v)
       case (k, Some(v: String)) => node.put(k, v)
+      case (k, Some(v: Long)) => node.put(k, v)
       case (_, None) => ()
       case (k, v) => node.put(k, String.valueOf(v))
     }
@@ -185,6 +186,11 @@ object RecordCodec {
   /** Reads the `txn` field of a `_SUCCESS` summary, if it is one of ours. */
   def successTxn(bytes: Array[Byte]): Option[String] =
     try Option(mapper.readTree(new String(bytes, UTF_8)).get("txn")).filter(_.isTextual).map(_.asText())
+    catch { case NonFatal(_) => None }
+
+  /** A boolean field of a marker; None if the marker lacks it or is not JSON. */
+  def markerFlag(bytes: Array[Byte], key: String): Option[Boolean] =
+    try Option(mapper.readTree(new String(bytes, UTF_8)).get(key)).filter(_.isBoolean).map(_.asBoolean())
     catch { case NonFatal(_) => None }
 
   def objectNode(): ObjectNode = mapper.createObjectNode()

@@ -11,7 +11,7 @@ import org.apache.spark.internal.io.{FileCommitProtocol, FileNameSpec}
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.apache.spark.mapred.SparkHadoopMapRedUtil
 
-import io.txcommit.{Paths, UnsupportedWriteException}
+import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
@@ -50,6 +50,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   /** Driver side, set by setupJob: what the job replaces, and what it saw when it started. */
   @transient private var intent: WriteIntent = WriteIntent()
   @transient private var base: ReplaceBase = ReplaceBase(0L, Set.empty)
+  /** Set when the job commit could not tell whether its record was created: abort keeps every file. */
+  @transient private var heartbeat: Option[TxnHeartbeat] = None
+  @volatile @transient private var outcomeUnknown: Option[CommitOutcomeUnknownException] = None
 
   def transactionId: String = txn
 
@@ -86,6 +89,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     TxCommitConf.haltAt(conf) // validate early: a bad value fails the job before any write
     TxCommitConf.bool(conf, TxCommitConf.CleanupAttempts, default = true)
     TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)
+    TxCommitConf.heartbeatIntervalMs(conf)
     intent = WriteIntent(
       staticScopes = overwriteScopes.synchronized(overwriteScopes.toList),
       dynamicPartitions = dynamicPartitionOverwrite,
@@ -93,6 +97,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       policy = WriteIntent.policy(conf))
     val ctx = context(jobContext)
     val timings = new StageTimings
+    CheckTableNesting.run(ctx, (), timings)
     RollForwardReplacements.run(ctx, (), timings)
     RollForward.run(ctx, (), timings)
     if (intent.isReplacing) {
@@ -100,7 +105,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       val state = new TableState(table, ctx.store, conf)
       base = ReplaceBase(state.replaceLog.highest, state.commitTxns)
     }
-    StartTransaction.run(ctx, (), timings)
+    StartTransaction.run(ctx, intent.isReplacing, timings)
+    heartbeat = Some(TxnHeartbeat.start(ctx, intent.isReplacing, TxCommitConf.heartbeatIntervalMs(conf)))
     logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
       (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") + ")")
@@ -175,14 +181,24 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   }
 
   override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
-    JobCommitter.commit(context(jobContext), taskCommits, intent, base)
+    stopHeartbeat() // the commit runs minutes at most; VACUUM's horizon is an hour or more
+    try JobCommitter.commit(context(jobContext), taskCommits, intent, base)
+    catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
     ()
   }
 
+  private def stopHeartbeat(): Unit = { heartbeat.foreach(_.stop()); heartbeat = None }
+
   override def abortJob(jobContext: JobContext): Unit = {
+    stopHeartbeat()
     // If the job failed because its store is unusable, there is nothing to abort; never let
     // abort's own error hide the one that failed the job.
     scala.util.Try(context(jobContext)) match {
+      case scala.util.Success(ctx) if outcomeUnknown.isDefined =>
+        // The record may exist (or still appear): discarding files or writing an abort marker
+        // could break a committed transaction. VACUUM removes the files if no record appears.
+        logWarning(s"txcommit: ${ctx.describe}: abort keeps every file, because the commit may " +
+          "have landed (see the job's error); TXCOMMIT HISTORY shows whether it committed")
       case scala.util.Success(ctx) =>
         val files = committedByTasks.synchronized(committedByTasks.toList)
         AbortTransaction.run(ctx, files, new StageTimings)

@@ -70,7 +70,10 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   override def setupJob(jobContext: JobContext): Unit = {
     super.setupJob(jobContext) // checks setupManifestOptions ran
-    StartTransaction.run(context(jobContext), (), new StageTimings)
+    val ctx = context(jobContext)
+    val timings = new StageTimings
+    CheckTableNesting.run(ctx, (), timings)
+    StartTransaction.run(ctx, false, timings)
     logInfo(s"txcommit: streaming batch $batchId of ${Paths.display(table)} is txn $txn")
   }
 

@@ -25,11 +25,11 @@ class CommitStageSuite extends AnyFunSuite {
   test("a stage that succeeds is timed under its name; one that fails is not, and its error passes") {
     val t = new MemTable
     val timings = new StageTimings
-    StartTransaction.run(t.context(), (), timings)
+    StartTransaction.run(t.context(), false, timings)
     assert(timings.all.map(_._1) == Seq("start-transaction"))
     val ctx = t.context()
-    StartTransaction.run(ctx, (), timings)
-    intercept[io.txcommit.CommitConflictException](StartTransaction.run(ctx, (), timings))
+    StartTransaction.run(ctx, false, timings)
+    intercept[io.txcommit.CommitConflictException](StartTransaction.run(ctx, false, timings))
     assert(timings.all.map(_._1) == Seq("start-transaction"))
   }
 }

@@ -39,6 +39,27 @@ class PublishCommitRecordSuite extends AnyFunSuite {
     assert(t.store.exists(t.layout.commitRecord(ctx.txn)))
   }
 
+  test("a publish retried after its answer was lost meets its own record: committed, not a conflict") {
+    // The SDK resends a PUT whose answer it lost; the resend's If-None-Match: * meets the object
+    // the first attempt created and gets 412.
+    val t = new MemTable
+    val ctx = t.context(token = "mine")
+    t.store.failOn(Op.CreateExclusive, afterEffect = true, error = why => new CommitConflictException(why))
+    val rec = t.record(ctx.txn, "a").copy(token = "mine")
+    PublishCommitRecord.run(ctx, rec, new StageTimings)
+    assert(RecordCodec.decode(t.store.read(t.layout.commitRecord(ctx.txn)).get, "r", ctx.txn) == rec)
+  }
+
+  test("an error whose outcome cannot be read back is ambiguous: the job must keep its files") {
+    val t = new MemTable
+    val ctx = t.context(token = "mine")
+    t.store.failOn(Op.CreateExclusive, afterEffect = true)
+    t.store.failAlways(Op.Read, t.layout.commitRecord(ctx.txn))
+    val e = intercept[io.txcommit.CommitOutcomeUnknownException](
+      PublishCommitRecord.run(ctx, t.record(ctx.txn, "a").copy(token = "mine"), new StageTimings))
+    assert(e.getMessage.contains(s"txn ${ctx.txn}") && e.getMessage.contains("may have committed"))
+  }
+
   test("an error before the record landed fails the stage: nothing is committed") {
     val t = new MemTable
     val ctx = t.context()

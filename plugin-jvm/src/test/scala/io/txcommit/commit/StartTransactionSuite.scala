@@ -9,9 +9,9 @@ class StartTransactionSuite extends AnyFunSuite {
   test("records the start in pending/<txn>.json, exclusively") {
     val t = new MemTable
     val ctx = t.context()
-    StartTransaction.run(ctx, (), new StageTimings)
+    StartTransaction.run(ctx, false, new StageTimings)
     val marker = t.text(t.layout.pendingRecord(ctx.txn)).get
     assert(marker.contains(ctx.txn) && marker.contains("\"pending\""))
-    intercept[CommitConflictException](StartTransaction.run(ctx, (), new StageTimings))
+    intercept[CommitConflictException](StartTransaction.run(ctx, false, new StageTimings))
   }
 }

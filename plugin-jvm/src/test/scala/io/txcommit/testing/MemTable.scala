@@ -20,8 +20,8 @@ final class MemTable(staging: Boolean = false) {
   val conf = new Configuration()
   val layout: LogLayout = LogLayout(table)
 
-  def context(txn: String = TxnId.generate(), token: String = "token"): TxnContext =
-    TxnContext(table, txn, token, "job", 1L, conf, store)
+  def context(txn: String = TxnId.generate(), token: String = ""): TxnContext =
+    TxnContext(table, txn, if (token.isEmpty) TempTable.tokenOf(txn) else token, "job", 1L, conf, store)
 
   def path(rel: String): Path = new Path(table, rel)
 
@@ -34,7 +34,7 @@ final class MemTable(staging: Boolean = false) {
   def text(p: Path): Option[String] = store.read(p).map(new String(_, UTF_8))
 
   def record(txn: String, files: String*): CommitRecord =
-    CommitRecord(txn, "token", "job", 1L, 2L, files.map(AddedFile(_, 3L)), None, "test")
+    CommitRecord(txn, TempTable.tokenOf(txn), "job", 1L, 2L, files.map(AddedFile(_, 3L)), None, "test")
 
   /** An append committed in `commits/`. */
   def commit(record: CommitRecord): Unit =

@@ -25,7 +25,7 @@ final class TempTable {
   }
 
   def record(txn: String, files: String*): CommitRecord =
-    CommitRecord(txn, "token", "job", 1L, 2L, files.map(AddedFile(_, 3L)), None, "test")
+    CommitRecord(txn, TempTable.tokenOf(txn), "job", 1L, 2L, files.map(AddedFile(_, 3L)), None, "test")
 
   def commit(record: CommitRecord): Unit =
     store.createExclusive(layout.commitRecord(record.txn), RecordCodec.encode(record))
@@ -37,5 +37,10 @@ final class TempTable {
   }
 
   def context(txn: String = TxnId.generate()): TxnContext =
-    TxnContext(table, txn, "token", "job", 1L, conf, store)
+    TxnContext(table, txn, TempTable.tokenOf(txn), "job", 1L, conf, store)
+}
+
+object TempTable {
+  /** Each transaction's driver has its own token (a random UUID in the plugin). */
+  def tokenOf(txn: String): String = s"token-$txn"
 }

@@ -45,9 +45,13 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
     }
   }
 
+  /** Tags the object of an exclusive upload, so a resent complete recognises it (S3Store.putIfAbsent). */
+  private val createId = S3Store.newCreateId()
+
   private def upload(): String = uploadId.getOrElse {
-    val id = store.request("MULTIPART_INITIATE", k)(client.createMultipartUpload(
-      CreateMultipartUploadRequest.builder().bucket(bucket).key(k).build())).uploadId()
+    val init = CreateMultipartUploadRequest.builder().bucket(bucket).key(k)
+    if (!overwrite) init.metadata(S3Store.createIdMetadata(createId))
+    val id = store.request("MULTIPART_INITIATE", k)(client.createMultipartUpload(init.build())).uploadId()
     uploadId = Some(id)
     id
   }
@@ -91,15 +95,22 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
       complete(req.build(), attempt = 0)
     }
 
-  /** 409: another conditional write of this key is in flight; retry, the winner then shows as 412. */
+  /**
+   * 409: another conditional write of this key is in flight; retry, the winner then shows as 412.
+   * A 412 (or, for a resent complete, 404: the upload is gone) is this stream's own object when
+   * the answer to an earlier attempt was lost: the object then carries this stream's create id.
+   */
   @scala.annotation.tailrec
   private def complete(req: CompleteMultipartUploadRequest, attempt: Int): Unit = {
     val retry =
       try { store.request("MULTIPART_COMPLETE", k)(client.completeMultipartUpload(req)); false }
       catch {
-        case e: IOException if S3AtomicOutput.status(e) == 412 =>
+        case e: IOException if !overwrite && Set(404, 412)(store.status(e)) && store.createdBy(k, createId) =>
+          uploadId = None // completed: nothing left to abort
+          false
+        case e: IOException if store.status(e) == 412 =>
           throw new AtomicFileExistsException(target, "the store refused If-None-Match: * on completing the upload")
-        case e: IOException if S3AtomicOutput.status(e) == 409 && attempt < 6 => true
+        case e: IOException if store.status(e) == 409 && attempt < 6 => true
       }
     if (retry) { Thread.sleep(25L << attempt); complete(req, attempt + 1) }
   }
@@ -128,9 +139,4 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
 object S3AtomicOutput {
   /** One part (S3's minimum part size is 5 MiB): the most a stream ever holds in memory. */
   val PartSize: Int = 8 * 1024 * 1024
-
-  private def status(e: Throwable): Int = e.getCause match {
-    case s: S3Exception => s.statusCode()
-    case _ => -1
-  }
 }

@@ -35,30 +35,51 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
     }
   }
 
-  private def status(e: Throwable): Int = e.getCause match {
+  private[s3] def status(e: Throwable): Int = e.getCause match {
     case s: S3Exception => s.statusCode()
     case _ => -1
   }
 
-  /** Creates `k` only if absent: true if this call created it, false if it existed. */
-  @tailrec
-  final def putIfAbsent(k: String, bytes: Array[Byte], attempt: Int = 0): Boolean = {
-    val outcome =
-      try {
-        request("PUT", k)(client.putObject(PutObjectRequest.builder().bucket(bucket).key(k)
-          .ifNoneMatch("*").build(), RequestBody.fromBytes(bytes)))
-        Some(true)
-      } catch {
-        case e: IOException if status(e) == 412 => Some(false)
-        // 409: another conditional write of this key is in flight; retry, the winner then shows as 412.
-        case e: IOException if status(e) == 409 && attempt < 6 => None
+  /**
+   * Creates `k` only if absent: true if this call created it, false if it existed.
+   *
+   * The SDK resends a request whose answer it lost, and the resend's `If-None-Match: *` then
+   * meets the object the first attempt created: 412, although this call created it. So each
+   * call tags its object with a random create id (user metadata), and a 412 is a conflict only
+   * when the object in place carries another id.
+   */
+  final def putIfAbsent(k: String, bytes: Array[Byte]): Boolean = {
+    val id = S3Store.newCreateId()
+    @tailrec def attempt(n: Int): Boolean = {
+      val outcome =
+        try {
+          request("PUT", k)(client.putObject(PutObjectRequest.builder().bucket(bucket).key(k)
+            .ifNoneMatch("*").metadata(S3Store.createIdMetadata(id)).build(), RequestBody.fromBytes(bytes)))
+          Some(true)
+        } catch {
+          case e: IOException if status(e) == 412 => Some(createdBy(k, id))
+          // 409: another conditional write of this key is in flight; retry, the winner then shows as 412.
+          case e: IOException if status(e) == 409 && n < 6 => None
+        }
+      outcome match {
+        case Some(created) => created
+        case None =>
+          Thread.sleep(25L << n)
+          attempt(n + 1)
       }
-    outcome match {
-      case Some(created) => created
-      case None =>
-        Thread.sleep(25L << attempt)
-        putIfAbsent(k, bytes, attempt + 1)
     }
+    attempt(0)
+  }
+
+  /** Whether the object at `k` is the one an exclusive create tagged `id` made (see putIfAbsent). */
+  private[s3] def createdBy(k: String, id: String): Boolean = {
+    val mine = try {
+      Option(request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build()))
+        .metadata().get(S3Store.CreateIdKey)).contains(id)
+    } catch { case e: IOException if status(e) == 404 => false }
+    if (mine) log.warn(s"txcommit: ${url(k)}: the store answered a resent create with 412, but the " +
+      "object in place is this create's own (its first attempt landed and the answer was lost)")
+    mine
   }
 
   override def createExclusive(target: Path, bytes: Array[Byte]): Unit = {
@@ -180,4 +201,11 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
       HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
     catch { case e: IOException if status(e) == 404 => None } // a writer that never opened its file
   }
+}
+
+object S3Store {
+  /** User metadata key (sent as `x-amz-meta-txcommit-create-id`) of an exclusive create's id. */
+  val CreateIdKey = "txcommit-create-id"
+  def newCreateId(): String = java.util.UUID.randomUUID().toString
+  def createIdMetadata(id: String): java.util.Map[String, String] = java.util.Collections.singletonMap(CreateIdKey, id)
 }

@@ -54,5 +54,24 @@ final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoClose
 
   def freshTable(): Path = new Path(s"s3a://$bucket/t-${UUID.randomUUID()}")
 
+  /**
+   * The endpoint forwards the next `count` requests whose "<OP> <bucket>/<key>" matches `pattern`
+   * and drops each connection without answering (`txcommit local-s3 --lose-response`); returns
+   * the endpoint's fault state as JSON. `count = 0` disarms it.
+   */
+  def loseAnswers(pattern: String, count: Int = 1): String = http("POST",
+    s"/_txcommit/faults?lose-response=${java.net.URLEncoder.encode(pattern, "UTF-8")}&count=$count")
+
+  /** The requests whose answers were lost so far (their "<OP> <bucket>/<key>"). */
+  def lostAnswers: Seq[String] =
+    "\"lost\": \\[(.*?)\\]".r.findFirstMatchIn(http("GET", "/_txcommit/faults")).toSeq
+      .flatMap(_.group(1).split(",").map(_.trim.stripPrefix("\"").stripSuffix("\"")).filter(_.nonEmpty))
+
+  private def http(method: String, pathAndQuery: String): String = {
+    val c = new java.net.URL(endpoint + pathAndQuery).openConnection().asInstanceOf[java.net.HttpURLConnection]
+    c.setRequestMethod(method)
+    try scala.io.Source.fromInputStream(c.getInputStream, "UTF-8").mkString finally c.disconnect()
+  }
+
   override def close(): Unit = { proc.destroy(); proc.waitFor(10, TimeUnit.SECONDS); proc.destroyForcibly() }
 }

@@ -74,6 +74,27 @@ abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite w
     } finally { liar.close(); ConditionalPutProbe.reset() }
   }
 
+  test("a checkpoint file whose publish answer was lost is the writer's own, not a conflict") {
+    // The endpoint applies the publish and drops the connection; the SDK resends it, and the
+    // resend meets the file its first attempt created (412 for If-None-Match: *).
+    for (size <- Seq(10, S3AtomicOutput.PartSize + 10)) {
+      val (root, _, fm) = manager()
+      val target = new Path(root, s"offsets/$size")
+      s3.loseAnswers(s"(PUT|MULTIPART_COMPLETE) .*/offsets/$size$$")
+      val bytes = Array.fill[Byte](size)(5)
+      val out = fm.createAtomic(target, false)
+      out.write(bytes)
+      out.close()
+      assert(s3.lostAnswers.exists(_.endsWith(s"/offsets/$size")), "the fault was injected")
+      val in = fm.open(target)
+      val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
+      assert(java.util.Arrays.equals(back, bytes))
+      val rival = fm.createAtomic(target, false)
+      rival.write(Array[Byte](1))
+      intercept[org.apache.hadoop.fs.FileAlreadyExistsException](rival.close())
+    }
+  }
+
   test("store requests per small exclusive checkpoint file are counted by the adapter") {
     val (root, conf, _) = manager()
     val store = io.txcommit.store.Adapters.open(root, conf)

@@ -50,9 +50,11 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     val t = s3.freshTable()
     val store = Adapters.open(t, s3.conf())
     store.checkReady(t)
-    assert(store.requests.snapshot == Map("PUT" -> 2L, "DELETE" -> 1L))
+    // The refused second create reads the id of the object it met (a lost answer's resend
+    // would meet its own).
+    assert(store.requests.snapshot == Map("PUT" -> 2L, "HEAD" -> 1L, "DELETE" -> 1L))
     store.checkReady(t) // cached: no more requests
-    assert(store.requests.total == 3)
+    assert(store.requests.total == 4)
     assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
   }
 
@@ -70,6 +72,25 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(e.getMessage.contains(s"txn $txn") && e.getMessage.contains("already committed"))
     val kept = RecordCodec.decode(store.read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
     assert(kept.token == "first-driver")
+  }
+
+  test("a commit record whose PUT answer was lost commits on both adapters; another driver's still conflicts") {
+    for (adapter <- Seq("s3", "s3-multipart")) {
+      val t = s3.freshTable()
+      val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", adapter)
+      val txn = "0123456789abcdei"
+      def publish(token: String): Unit = {
+        val store = Adapters.open(t, conf)
+        val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
+        PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, conf, store), record, new StageTimings)
+      }
+      s3.loseAnswers(s"PUT .*/_txcommit/commits/$txn.json")
+      publish("first-driver")
+      assert(s3.lostAnswers.exists(_.endsWith(s"${t.toUri.getPath}/_txcommit/commits/$txn.json")), adapter)
+      intercept[CommitConflictException](publish("zombie-driver"))
+      val kept = RecordCodec.decode(Adapters.open(t, conf).read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
+      assert(kept.token == "first-driver", adapter)
+    }
   }
 
   test("a multipart upload staged through a magic path is invisible until published") {

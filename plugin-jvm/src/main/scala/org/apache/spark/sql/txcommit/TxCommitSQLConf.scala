@@ -31,6 +31,12 @@ object TxCommitSQLConf {
     .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
     .createWithDefault(TxCommitConf.DefaultMaxClockSkewMs)
 
+  val HEARTBEAT_INTERVAL_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.HeartbeatIntervalMs)
+    .doc("txcommit: how often (ms) a running job rewrites its pending marker, so that VACUUM, " +
+      "judging by the store's modification times, sees it is alive however long it runs.")
+    .version(Since).longConf.checkValue(_ >= 100, "must be 100 or more")
+    .createWithDefault(TxCommitConf.DefaultHeartbeatIntervalMs)
+
   val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
     "after a commit, delete files of the transaction's failed task attempts.", default = true)
 

@@ -1,0 +1,122 @@
+"""Requests that took effect but whose answers were lost, on a real S3 endpoint.
+
+The local S3 endpoint applies a matching request and then drops the connection without
+answering (``txcommit local-s3 --lose-response``); S3A's SDK resends it, and the resend meets
+what its first attempt created: for ``If-None-Match: *``, a 412 although the object is the
+writer's own. Publishing must be idempotent: a job whose record landed is committed, once,
+whatever the answers said (docs/protocol.md, I17).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from txcommit.testing.local_s3 import LocalS3
+
+from support.s3 import TEST_BUCKET
+from support.streams import configure
+from support.tables import WRITE_ID, TableRef, make_table, replace_records
+
+S3_STORES = ["s3", "s3-multipart"]
+
+
+def lose(local_s3: LocalS3, pattern: str, count: int = 1) -> None:
+    assert local_s3.front is not None
+    local_s3.front.lose.arm(pattern, count)
+
+
+def lost(local_s3: LocalS3) -> list[str]:
+    assert local_s3.front is not None
+    state = local_s3.front.lose.state()
+    local_s3.front.lose.arm("", 0)  # disarm what is left
+    return list(state["lost"])
+
+
+def log_key(table: TableRef, area: str) -> str:
+    return f"PUT {TEST_BUCKET}/{table.prefix}/_txcommit/{area}/"
+
+
+@pytest.mark.parametrize("store", S3_STORES)
+def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
+    spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    table = make_table(store, workdir, s3_client)
+    table.prepare(spark)
+    spark.range(10).write.mode("append").parquet(table.url)  # the bucket probe, done once
+    lost(local_s3)
+    lose(local_s3, log_key(table, "commits"))
+    spark.range(100_000).write.mode("append").parquet(table.url)  # must not report a failure
+    assert [k for k in lost(local_s3) if "/_txcommit/commits/" in k], "the fault was injected"
+    assert spark.read.parquet(table.url).count() == 100_010
+    assert len(table.committed()) == 2
+
+
+@pytest.mark.parametrize("store", S3_STORES)
+def test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows(
+    spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """The first run of a write id whose `replace/` record landed unanswered: its resend meets
+    the record. Counting it as an earlier run of the write id would remove the job's own files."""
+    table = make_table(store, workdir, s3_client)
+    table.prepare(spark)
+    spark.range(10).write.mode("append").parquet(table.url)
+    lost(local_s3)
+    lose(local_s3, log_key(table, "replace"))
+    load = spark.range(1000).withColumn("k", F.col("id") % 4)
+    load.write.option(WRITE_ID, "load-2026-11-23").mode("append").parquet(table.url)
+    assert [k for k in lost(local_s3) if "/_txcommit/replace/" in k], "the fault was injected"
+    (record,) = replace_records(table)
+    assert record["replacement"]["removed"] == [], "a first run removes nothing"
+    assert spark.read.parquet(table.url).count() == 1010
+    # A re-run of the same write id replaces the first run's rows, and only those.
+    load.write.option(WRITE_ID, "load-2026-11-23").mode("append").parquet(table.url)
+    assert spark.read.parquet(table.url).count() == 1010
+    assert len(replace_records(table)) == 2
+
+
+def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
+    spark, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
+    one answer; the query keeps running and every row lands exactly once."""
+    ckpt = make_table("s3", workdir, s3_client)
+    out = make_table("s3", workdir, s3_client)
+    out.prepare(spark)
+    configure(spark, "s3")
+    lost(local_s3)
+    lose(
+        local_s3,
+        rf"PUT {TEST_BUCKET}/({ckpt.prefix}/(offsets|commits)/1|{out.prefix}/_txcommit/commits/)",
+        count=3,
+    )
+    query = (
+        spark.readStream.format("rate").option("rowsPerSecond", 50).load()
+        .select("value")
+        .writeStream.format("parquet")
+        .option("checkpointLocation", ckpt.url)
+        .option("path", out.url)
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            progress = query.lastProgress
+            assert query.exception() is None, f"the query failed: {query.exception()}"
+            if progress and progress["batchId"] >= 4:
+                break
+            time.sleep(0.3)
+        else:
+            raise AssertionError(f"no batch 4 within 120 s: {query.status}")
+    finally:
+        query.stop()
+    answers = lost(local_s3)
+    assert len(answers) == 3, answers
+    values = Counter(r["value"] for r in spark.read.parquet(out.url).collect())
+    assert values and all(n == 1 for n in values.values()), "every row exactly once"
+    assert sorted(values) == list(range(len(values))), "no row missing"
