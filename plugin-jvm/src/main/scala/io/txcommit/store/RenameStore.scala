@@ -28,7 +28,7 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     try {
       val published =
         if (local) {
-          try { Files.createLink(localFile(target).toPath, localFile(tmp).toPath); true }
+          try { Files.createLink(localFile(target).toPath, localFile(tmp).toPath); syncDir(target); true }
           catch { case _: FileAlreadyExistsException => false }
         } else {
           fs.rename(tmp, target)
@@ -50,6 +50,7 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     if (local) {
       Files.move(localFile(tmp).toPath, localFile(target).toPath,
         StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+      syncDir(target)
     } else {
       // HDFS rename does not replace: drop the old derived file first (readers tolerate a gap).
       fs.delete(target, false)
@@ -144,6 +145,7 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
           try Files.createLink(dest, tmpFile)
           catch { case _: FileAlreadyExistsException => throw new AtomicFileExistsException(target, "link(2) refused it") }
         }
+        syncDir(target)
       } finally Files.deleteIfExists(tmpFile)
 
     protected def discard(): Unit = try channel.close() finally Files.deleteIfExists(tmpFile)
@@ -192,4 +194,14 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
   }
 
   private def localFile(path: Path): File = new File(path.toUri.getPath)
+
+  /**
+   * Makes a link or rename into `target`'s directory durable: the file's own bytes were forced
+   * before, but the new directory entry survives a power loss only once the directory is synced.
+   */
+  private def syncDir(target: Path): Unit = {
+    requests.add("FSYNC_DIR")
+    val dir = java.nio.channels.FileChannel.open(localFile(target).getParentFile.toPath, StandardOpenOption.READ)
+    try dir.force(true) finally dir.close()
+  }
 }

@@ -52,4 +52,14 @@ class AdaptersSuite extends AnyFunSuite {
     assert(badDefault.getMessage.contains("'defaultFor' names scheme 'y'"))
     intercept[UnsupportedStoreException](parse(ok.take(40)))
   }
+
+  test("on the local file system a published record's directory entry is synced to disk") {
+    val t = new io.txcommit.testing.TempTable
+    val store = Adapters.open(t.table, t.conf)
+    store.createExclusive(new Path(t.table, "_txcommit/commits/r.json"), Array[Byte](1))
+    store.writeReplacing(new Path(t.table, "_SUCCESS"), Array[Byte](2))
+    val out = store.openAtomic(new Path(t.table, "offsets/0"), overwrite = false)
+    out.write(3); out.close()
+    assert(store.requests.snapshot.get("FSYNC_DIR").contains(3L), "after the link, the rename and the checkpoint file")
+  }
 }
