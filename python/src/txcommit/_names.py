@@ -61,6 +61,7 @@ JOB_AFTER_RECORD = "job.afterRecord"
 JOB_DURING_CLEANUP = "job.duringCleanup"
 JOB_BEFORE_SUCCESS = "job.beforeSuccess"
 STREAMING_BEFORE_SINK_LOG = "streaming.beforeSinkLog"
+STREAMING_BEFORE_RECORD = "streaming.beforeRecord"
 #: ``HaltPoint.all``, in the JVM's order.
 HALT_POINTS: tuple[str, ...] = (
     TASK_BEFORE_COMMIT,
@@ -70,4 +71,5 @@ HALT_POINTS: tuple[str, ...] = (
     JOB_DURING_CLEANUP,
     JOB_BEFORE_SUCCESS,
     STREAMING_BEFORE_SINK_LOG,
+    STREAMING_BEFORE_RECORD,
 )

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from pyspark.sql import functions as F
 
 import txcommit
@@ -240,14 +241,54 @@ def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # 
             int(k.rsplit("/", 1)[-1]) for k in out.objects()
             if k.startswith("_spark_metadata/") and k.rsplit("/", 1)[-1].isdigit()
         ]  # fmt: skip
-        markers = {
-            json.loads(out.read(k) or b"{}").get("txn"): k for k in out.objects()
-            if k.startswith("_txcommit/streaming/")
+        # Batch claims: _txcommit/streaming/<batch>/<k>.json, each naming its txn.
+        claimed = {
+            json.loads(out.read(k) or b"{}").get("txn"): int(k.split("/")[2].removesuffix(".json"))
+            for k in out.objects() if k.startswith("_txcommit/streaming/")
         }  # fmt: skip
-        marker = markers.get(extra_txns.pop(), "")
-        assert marker.endswith(f"/{max(sink_batches) + 1}.json"), (where, marker, sink_batches)
+        batch = claimed.get(extra_txns.pop())
+        assert batch == max(sink_batches) + 1, (where, batch, sink_batches)
     # Spark reading the directory through the txcommit filter (not through _spark_metadata).
     spark.conf.set("spark.sql.streaming.fileStreamSink.ignoreMetadata", "true")
     filtered = [(r["n"], r["lo"], r["hi"]) for r in spark.read.parquet(out.url).collect()]
     check_windows(filtered, f"{where}: Spark with the txcommit filter")
     assert set(spark_rows) <= set(filtered), f"{where}: the filtered view holds Spark's"
+
+
+@pytest.mark.parametrize("store", STREAM_STORES)
+def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
+    store: str, workdir: Path, local_s3, s3_client, server: ServerProcess
+):  # noqa: ANN001
+    """Driver A stalls between claiming batch 0 and creating its record (a long GC, a frozen
+    VM); driver B starts the same query from the same checkpoint and runs batch 0 again. B must
+    take the batch over and commit it; A, when it wakes, must fail instead of committing the
+    batch a second time, and every row is in the output exactly once in both views."""
+    base = make_table(store, workdir, s3_client)
+    ckpt, out = base.child("checkpoint"), base.child("out")
+    stalled = server_with_s3(workdir / f"stalled-{store}", local_s3)
+    stalled.start()
+    try:
+        a = new_session(stalled.url)
+        configure(a, store)
+        a.conf.set("spark.txcommit.test.pauseAt", "streaming.beforeRecord")
+        a.conf.set("spark.txcommit.test.pauseMs", "40000")
+        qa = start_query(a, ckpt, out)
+        deadline = time.monotonic() + 120
+        while not any(k.startswith("_txcommit/streaming/0/") for k in out.objects()):
+            assert time.monotonic() < deadline, f"driver A never claimed batch 0: {qa.status}"
+            time.sleep(0.3)
+        b = new_session(server.url, one_clock=True)
+        configure(b, store)
+        qb = start_query(b, ckpt, out)
+        wait_for_batches(qb, 1, f"{store}: driver B")
+        deadline = time.monotonic() + 120
+        while qa.exception() is None and qa.isActive:
+            assert time.monotonic() < deadline, "driver A never woke up"
+            time.sleep(0.5)
+        assert "another driver of the same streaming query" in str(qa.exception())
+        wait_for_batches(qb, int(qb.lastProgress["batchId"]) + 1, f"{store}: driver B")
+        qb.stop()
+        verify_output(b, ckpt, out, f"{store}: after a stalled driver")
+        b.stop()
+    finally:
+        stalled.stop()

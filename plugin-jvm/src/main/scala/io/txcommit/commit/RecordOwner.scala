@@ -39,11 +39,16 @@ private[commit] object RecordOwner {
 
   /** The error of a commit that met another record of its own transaction. */
   def taken(ctx: TxnContext, other: CommitRecord, where: String): CommitConflictException =
-    if (other.isFence) new CommitConflictException(s"${ctx.describe} was fenced by VACUUM at " +
-      s"${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was silent for longer than " +
-      "VACUUM's retention horizon, so VACUUM took the transaction for dead and deleted its files. " +
-      "Nothing of this job is visible; re-run the write, and give VACUUM a horizon longer than " +
-      "your longest job.")
+    if (other.isFence && other.jobId == "vacuum") new CommitConflictException(s"${ctx.describe} was " +
+      s"fenced by VACUUM at ${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was " +
+      "silent for longer than VACUUM's retention horizon, so VACUUM took the transaction for dead " +
+      "and deleted its files. Nothing of this job is visible; re-run the write, and give VACUUM a " +
+      "horizon longer than your longest job.")
+    else if (other.isFence) new CommitConflictException(s"${ctx.describe} was fenced at " +
+      s"${java.time.Instant.ofEpochMilli(other.committedAt)} by another driver of the same streaming " +
+      s"query, which took over the batch (${other.jobId}) while this driver was stalled. Nothing of " +
+      "this attempt is visible; the batch is committed once, by the other driver. Run one driver " +
+      "per query.")
     else new CommitConflictException(s"${ctx.describe} is already committed by another driver " +
       s"($where exists and was not overwritten). This job's files stay hidden; re-run the write " +
       "if its data is still wanted.")

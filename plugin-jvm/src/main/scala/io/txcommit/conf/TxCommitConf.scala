@@ -29,6 +29,8 @@ object TxCommitConf {
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"
   val KeepAbortedFiles = "spark.txcommit.test.keepAbortedFiles"
+  val PauseAt = "spark.txcommit.test.pauseAt"
+  val PauseMs = "spark.txcommit.test.pauseMs"
   /** Static (server start only): fault injection does nothing unless this is true. */
   val AllowFaultInjection = "spark.txcommit.test.allowFaultInjection"
 

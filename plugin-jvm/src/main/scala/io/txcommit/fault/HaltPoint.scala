@@ -24,10 +24,12 @@ object HaltPoint {
     "cleanup is done; _SUCCESS is not yet written")
   case object StreamingBeforeSinkLog extends HaltPoint("streaming.beforeSinkLog",
     "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
+  case object StreamingBeforeRecord extends HaltPoint("streaming.beforeRecord",
+    "a streaming batch is claimed by this driver's txn; its commit record is not yet created")
 
   val all: Seq[HaltPoint] =
     Seq(TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
-      JobBeforeSuccess, StreamingBeforeSinkLog)
+      JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 
   private val log = LoggerFactory.getLogger(getClass)
@@ -38,6 +40,7 @@ object HaltPoint {
    * session conf, hence the static switch.
    */
   def maybeHalt(conf: Configuration, point: HaltPoint): Unit = {
+    maybePause(conf, point)
     if (TxCommitConf.haltAt(conf).contains(point)) {
       val allowed = Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))
       if (allowed) {
@@ -49,4 +52,17 @@ object HaltPoint {
       }
     }
   }
+
+  /**
+   * Pauses the calling thread for `spark.txcommit.test.pauseMs` when `conf` names `point` in
+   * `spark.txcommit.test.pauseAt` (and the server allows fault injection): a driver that stalls
+   * (a long GC, a frozen VM) and then carries on, as a zombie does.
+   */
+  private def maybePause(conf: Configuration, point: HaltPoint): Unit =
+    if (Option(conf.get(TxCommitConf.PauseAt)).map(_.trim).contains(point.name) &&
+        Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))) {
+      val ms = conf.getLong(TxCommitConf.PauseMs, 30000L)
+      log.warn(s"txcommit: pausing $ms ms at fault point '${point.name}' (${TxCommitConf.PauseAt})")
+      Thread.sleep(ms)
+    }
 }

@@ -29,22 +29,38 @@ import io.txcommit.store.CommitStore
 object Fence {
   private val log = LoggerFactory.getLogger(getClass)
 
+  /** `jobId` of VACUUM's fences; a streaming driver that takes over a batch fences with its own. */
+  val ByVacuum = "vacuum"
+
+  /** The fence of `txn`, set by `by` (a `jobId`) at `now`. */
+  def record(txn: String, by: String, now: Long): CommitRecord =
+    CommitRecord(txn, s"fence-${java.util.UUID.randomUUID()}", by, TxnId.startedAt(txn).getOrElse(0L), now, Nil,
+      Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")), s"txcommit/${Version.current}",
+      operation = CommitRecord.Fence)
+
+  /**
+   * Fences `txn` at its append commit point: Right(()) when it is fenced (by this call or
+   * before), Left(record) when it committed first.
+   */
+  def fenceAppend(layout: LogLayout, store: CommitStore, fence: CommitRecord): Either[CommitRecord, Unit] = {
+    val commitPoint = layout.commitRecord(fence.txn)
+    try { store.createExclusive(commitPoint, RecordCodec.encode(fence)); Right(()) }
+    catch {
+      case _: CommitConflictException =>
+        val found = store.read(commitPoint).map(b => RecordCodec.decode(b, Paths.display(commitPoint), fence.txn))
+          .getOrElse(throw new java.io.IOException(s"txcommit: ${Paths.display(commitPoint)} was " +
+            "refused as existing but cannot be read"))
+        if (found.isFence) Right(()) else Left(found)
+    }
+  }
+
   /** True when `txn` is fenced (by this call or before) and its files may go; false when it committed. */
   def claim(table: Path, store: CommitStore, conf: Configuration, txn: String, mayReplace: Boolean,
       now: Long): Boolean = {
     val layout = LogLayout(table)
-    val record = CommitRecord(txn, s"vacuum-${java.util.UUID.randomUUID()}", "vacuum",
-      TxnId.startedAt(txn).getOrElse(0L), now, Nil,
-      Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
-      s"txcommit/${Version.current} VACUUM", operation = CommitRecord.Fence)
-    val commitPoint = layout.commitRecord(txn)
-    val appendFenced =
-      try { store.createExclusive(commitPoint, RecordCodec.encode(record)); true }
-      catch {
-        case _: CommitConflictException =>
-          store.read(commitPoint).exists(b => RecordCodec.decode(b, Paths.display(commitPoint), txn).isFence)
-      }
-    val fenced = appendFenced && (!mayReplace || fenceReplace(layout, store, record, 0))
+    val fence = record(txn, ByVacuum, now)
+    val fenced = fenceAppend(layout, store, fence).isRight &&
+      (!mayReplace || fenceReplace(layout, store, fence, 0))
     if (fenced) log.info(s"txcommit: VACUUM ${Paths.display(table)}: fenced txn $txn (never committed): " +
       "a late commit of it now fails")
     else log.warn(s"txcommit: VACUUM ${Paths.display(table)}: txn $txn committed while VACUUM " +

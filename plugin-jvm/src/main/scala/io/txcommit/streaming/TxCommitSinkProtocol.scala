@@ -30,10 +30,12 @@ import io.txcommit.store.{Adapters, CommitStore, StagedFile}
  * Tasks write files named `part-NNNNN-tid-<txn>-<attempt>...` in place (or, on
  * `s3-multipart`, as uploads completed at commit). The batch commit, in this order:
  *
- *  1. publish staged data (multipart completions), then write the batch marker
- *     `_txcommit/streaming/<batch>.json` naming this batch's txn;
+ *  1. claim the batch for this txn ([[ClaimStreamingBatch]]: exclusive claims
+ *     `_txcommit/streaming/<batch>/<k>.json`; an earlier claimer that did not commit is fenced
+ *     first), then publish staged data (multipart completions);
  *  2. create the commit record `_txcommit/commits/<txn>.json` exclusively: txcommit readers
- *     now see the batch, whole;
+ *     now see the batch, whole. A stalled driver whose claim was taken over finds its commit
+ *     point fenced and fails: one batch, one commit;
  *  3. add the batch to `_spark_metadata` (through the checkpoint file manager, exclusively):
  *     Spark's sink readers now see it, and a replay of the batch is skipped by Spark.
  *
@@ -127,8 +129,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
     val ctx = context(jobContext)
     val timings = new StageTimings
     val staged = CollectManifests.run(ctx, taskCommits, timings)
-    val marker = TxCommitSinkProtocol.markerPath(table, batchId)
-    earlierCommit(ctx, marker) match {
+    ClaimStreamingBatch.run(ctx, batchId, timings) match {
       case Some(record) =>
         logWarning(s"txcommit: streaming batch $batchId of ${Paths.display(table)} was committed " +
           s"before as txn ${record.txn} (a crash came before Spark's sink log); keeping that " +
@@ -138,7 +139,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
         addToSinkLog(record.added)
       case None =>
         PublishData.run(ctx, staged, timings)
-        ctx.store.writeReplacing(marker, TxCommitSinkProtocol.markerBytes(batchId, txn))
+        HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
         val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),
           staged.map(f => AddedFile(f.path, f.size)),
           Option(org.apache.spark.SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
@@ -149,13 +150,6 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
         DerivedWork.apply(ctx, record, timings)
     }
   }
-
-  /** The record of an earlier attempt of this batch, if the marker names a committed txn. */
-  private def earlierCommit(ctx: TxnContext, marker: Path): Option[CommitRecord] =
-    ctx.store.read(marker).flatMap(TxCommitSinkProtocol.markerTxn).filter(_ != txn).flatMap { earlier =>
-      val rec = ctx.layout.commitRecord(earlier)
-      ctx.store.read(rec).map(bytes => RecordCodec.decode(bytes, Paths.display(rec), earlier))
-    }
 
   private def addToSinkLog(files: Seq[AddedFile]): Unit = {
     val now = System.currentTimeMillis()
@@ -184,7 +178,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 object TxCommitSinkProtocol {
   private val mapper = new ObjectMapper()
 
-  /** `<sink>/_txcommit/streaming/<batch>.json`: which txn the latest attempt of a batch used. */
+  /** `<sink>/_txcommit/streaming/<batch>.json`: which txn a batch used, as versions before batch
+   *  claims wrote it (read to adopt such a commit on replay). */
   def markerPath(table: Path, batchId: Long): Path = new Path(table, s"_txcommit/streaming/$batchId.json")
 
   def markerBytes(batchId: Long, txn: String): Array[Byte] =

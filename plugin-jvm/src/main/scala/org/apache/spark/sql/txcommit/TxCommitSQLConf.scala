@@ -57,6 +57,19 @@ object TxCommitSQLConf {
     .checkValues(HaltPoint.all.map(_.name).toSet + "")
     .createWithDefault("")
 
+  val PAUSE_AT: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.PauseAt)
+    .doc("txcommit (tests only): pause the thread that reaches this named point of the protocol " +
+      s"for ${TxCommitConf.PauseMs} ms, as a stalled driver would. Ignored unless the server " +
+      s"started with ${TxCommitConf.AllowFaultInjection}=true.")
+    .version(Since)
+    .stringConf
+    .checkValues(HaltPoint.all.map(_.name).toSet + "")
+    .createWithDefault("")
+
+  val PAUSE_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.PauseMs)
+    .doc(s"txcommit (tests only): how long (ms) ${TxCommitConf.PauseAt} pauses.")
+    .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more").createWithDefault(30000L)
+
   val WRITE_ID: ConfigEntry[String] = SQLConf.buildConf(io.txcommit.commit.WriteIntent.WriteIdConf)
     .doc("txcommit: the write id of this session's writes (a writer's txcommit.writeId option " +
       "wins): a write with a write id replaces what earlier commits with that id added.")
