@@ -7,15 +7,18 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
-import io.txcommit.log.{CommitRecord, LogLayout, TableFile, TableState, TxnId}
+import io.txcommit.log.{CommitRecord, DataFileName, LogLayout, RecordCodec, TableFile, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
  * VACUUM of one table: physically removes what no reader can see any more, once it is older
  * than the retention horizon (so a reader or a job that started before it is not affected):
  *
- *  - data files of transactions that never committed (aborted, or whose driver died), started
- *    before the horizon (a txn id encodes its start time);
+ *  - data files of transactions that never committed (aborted, or whose driver died) and that
+ *    showed no life since the horizon: not their id's start time, nor, by the store's clock,
+ *    their pending marker (which a running job refreshes, [[io.txcommit.commit.TxnHeartbeat]])
+ *    or any of their files. Each such transaction is first fenced ([[Fence]]), so its late
+ *    commit loses instead of naming deleted files;
  *  - data files of committed transactions that their record does not name (failed or losing
  *    task attempts): never visible, removed whatever their age;
  *  - files logically deleted by a replacing commit (overwrite, write id) committed before the
@@ -55,29 +58,59 @@ object Vacuum {
       s"(${opts.retainHours} h)${if (opts.dryRun) ", dry run" else ""}")
     val removedBy: Map[String, CommitRecord] =
       state.replaceLog.records.flatMap(r => r.removed.map(_.path -> r)).toMap
-    def old(txn: String): Boolean = TxnId.startedAt(txn).exists(_ < horizon)
     def finished(txn: String): Boolean = state.isCommitted(txn)
 
     val files = state.allFiles()
+    val uploadsOpen = store.openUploads(table)
+    // The last sign of life of each transaction, by the store's clock where there is one.
+    val lastActive: Map[String, Long] = (files.flatMap(f => activityOf(f).map(_ -> f.modifiedAt)) ++
+      uploadsOpen.flatMap(u => DataFileName.txnOf(u.path.substring(u.path.lastIndexOf('/') + 1))
+        .map(_ -> u.initiatedAt))).groupMapReduce(_._1)(_._2)(math.max(_, _))
+    def old(txn: String): Boolean =
+      math.max(lastActive.getOrElse(txn, 0L), TxnId.startedAt(txn).getOrElse(0L)) < horizon
+    val nested = files.flatMap { f =>
+      val at = f.path.split("/").indexOf(LogLayout.LogDirName)
+      if (at > 0) Some(f.path.split("/").take(at).mkString("/")) else None
+    }.distinct.sorted
+    if (nested.nonEmpty) throw new MaintenanceException(s"VACUUM of ${Paths.display(table)}: the " +
+      s"tree holds ${nested.size} more transaction log(s) below the table's own, in " +
+      s"${nested.take(5).map(d => s"'$d'").mkString(", ")}${if (nested.size > 5) ", ..." else ""}. " +
+      "Files committed through those logs are not in this table's log, so VACUUM would take them " +
+      "for never committed; nothing was deleted. Move each nested table out of this directory " +
+      "(or copy its data into this table with a txcommit write) before running VACUUM here.")
     val garbage: Seq[(TableFile, String, String)] = files.flatMap { f =>
       val segments = f.path.split("/")
       if (f.path.startsWith(LogLayout.LogDirName + "/")) marker(f, segments, state, old)
       else segments.find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)) match {
         case Some(txn) =>
           if (finished(txn)) Some((f, "staging", s"S3A staging marker of committed txn $txn"))
-          else if (old(txn)) Some((f, "staging", s"S3A staging marker of txn $txn, never committed, started before the horizon"))
+          else if (old(txn)) Some((f, "staging", s"S3A staging marker of txn $txn, never committed, silent since before the horizon"))
           else None
         case None if TableState.isData(f.path) => dataFile(f, state, removedBy, horizon, old)
         case None => None
       }
     }
-    val entries = deleteByDirectory(table, store, garbage, opts.dryRun)
-    val uploads = store.openUploads(table).flatMap { u =>
+    // Fence every never-committed transaction before deleting a file of it; one that turned
+    // out committed keeps its files.
+    val committedLate: Set[String] =
+      if (opts.dryRun) Set.empty
+      else garbage.flatMap { case (f, kind, _) => if (kind == "marker") None else activityOf(f) }
+        .distinct.filterNot(finished).filterNot { txn =>
+          val layout = LogLayout(table)
+          val aborted = store.exists(layout.abortedRecord(txn))
+          val mayReplace = !aborted && store.read(layout.pendingRecord(txn))
+            .flatMap(RecordCodec.markerFlag(_, "replacing")).getOrElse(true)
+          Fence.claim(table, store, conf, txn, mayReplace, now)
+        }.toSet
+    val entries = deleteByDirectory(table, store,
+      garbage.filterNot { case (f, _, _) => activityOf(f).exists(committedLate) }, opts.dryRun)
+    val uploads = uploadsOpen.filterNot(u =>
+      DataFileName.txnOf(u.path.substring(u.path.lastIndexOf('/') + 1)).exists(committedLate)).flatMap { u =>
       val name = u.path.substring(u.path.lastIndexOf('/') + 1)
-      io.txcommit.log.DataFileName.txnOf(name).flatMap { txn =>
+      DataFileName.txnOf(name).flatMap { txn =>
         val why =
           if (finished(txn)) Some(s"open upload of a failed attempt of committed txn $txn")
-          else if (old(txn)) Some(s"open upload of txn $txn, never committed, started before the horizon")
+          else if (old(txn)) Some(s"open upload of txn $txn, never committed, silent since before the horizon")
           else None
         why.map { reason =>
           val deleted = !opts.dryRun && store.abortUpload(table, u)
@@ -91,6 +124,11 @@ object Vacuum {
     all
   }
 
+  /** The transaction a file is a sign of: its data files, staging markers and pending marker. */
+  private def activityOf(f: TableFile): Option[String] =
+    if (f.path.startsWith(s"${LogLayout.LogDirName}/pending/")) LogLayout.txnOfRecordName(f.name)
+    else f.txn.orElse(f.path.split("/").find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)))
+
   private def marker(f: TableFile, segments: Array[String], state: TableState,
       old: String => Boolean): Option[(TableFile, String, String)] =
     if (segments.length != 3) None
@@ -100,9 +138,9 @@ object Vacuum {
         case ("pending", Some(t)) if state.isCommitted(t) =>
           Some((f, "marker", s"pending marker of committed txn $t"))
         case ("pending", Some(t)) if old(t) =>
-          Some((f, "marker", s"pending marker of txn $t, never committed, started before the horizon"))
+          Some((f, "marker", s"pending marker of txn $t, never committed, silent since before the horizon"))
         case ("aborted", Some(t)) if old(t) && !state.isCommitted(t) =>
-          Some((f, "marker", s"aborted marker of txn $t, started before the horizon"))
+          Some((f, "marker", s"aborted marker of txn $t, silent since before the horizon"))
         case _ => None
       }
     }
@@ -119,7 +157,7 @@ object Vacuum {
           Some((f, "data", s"file of a failed attempt of committed txn $t"))
         case Some(_) => removal
         case None if old(t) => Some((f, "data",
-          s"file of txn $t, never committed (aborted or its driver died), started before the horizon"))
+          s"file of txn $t, never committed (aborted, or its driver died or was fenced), silent since before the horizon"))
         case None => None
       }
       case None => removal

@@ -49,22 +49,21 @@ object TxCommitSQLConf {
       "If-None-Match: * create of one key; refuse to commit if it does not. Turn off only for an " +
       "endpoint you have certified otherwise.", default = true)
 
-  val HALT_AT: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.HaltAt)
-    .doc("txcommit (tests only): halt the JVM at this named point of the protocol. Ignored " +
-      s"unless the server started with ${TxCommitConf.AllowFaultInjection}=true.")
+  /** A conf naming a fault point (tests only); empty for none. */
+  private def faultPoint(key: String, what: String): ConfigEntry[String] = SQLConf.buildConf(key)
+    .doc(s"txcommit (tests only): $what. Ignored unless the server started with " +
+      s"${TxCommitConf.AllowFaultInjection}=true.")
     .version(Since)
     .stringConf
     .checkValues(HaltPoint.all.map(_.name).toSet + "")
     .createWithDefault("")
 
-  val PAUSE_AT: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.PauseAt)
-    .doc("txcommit (tests only): pause the thread that reaches this named point of the protocol " +
-      s"for ${TxCommitConf.PauseMs} ms, as a stalled driver would. Ignored unless the server " +
-      s"started with ${TxCommitConf.AllowFaultInjection}=true.")
-    .version(Since)
-    .stringConf
-    .checkValues(HaltPoint.all.map(_.name).toSet + "")
-    .createWithDefault("")
+  val HALT_AT: ConfigEntry[String] = faultPoint(TxCommitConf.HaltAt,
+    "halt the JVM at this named point of the protocol")
+
+  val PAUSE_AT: ConfigEntry[String] = faultPoint(TxCommitConf.PauseAt,
+    s"pause the thread that reaches this named point of the protocol for ${TxCommitConf.PauseMs} " +
+      "ms, as a stalled driver would")
 
   val PAUSE_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.PauseMs)
     .doc(s"txcommit (tests only): how long (ms) ${TxCommitConf.PauseAt} pauses.")
