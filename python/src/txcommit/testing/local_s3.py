@@ -110,7 +110,8 @@ class RequestLog:
 
 class LostResponses:
     """Which answers to lose: the next ``count`` requests whose ``"<OP> <bucket>/<key>"`` (the
-    operation as :func:`classify` names it) matches ``pattern`` (a regular expression, searched)."""
+    operation as :func:`classify` names it) matches ``pattern`` (a regular expression, searched).
+    Each such subject loses one answer only, so the client's resend of it is answered."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -127,7 +128,7 @@ class LostResponses:
         if count < 0:
             raise ValueError(f"the number of answers to lose must be 0 or more, not {count}")
         with self._lock:
-            self._pattern, self._remaining = compiled, count
+            self._pattern, self._remaining, self.lost = compiled, count, []
 
     def take(self, op: str, bucket: str, key: str) -> bool:
         """Whether to lose the answer to this request (counts it as lost if so)."""
@@ -135,11 +136,14 @@ class LostResponses:
         with self._lock:
             if self._remaining <= 0 or self._pattern is None or not self._pattern.search(subject):
                 return False
+            if subject in self.lost:  # the resend of a request whose answer was lost
+                return False
             self._remaining -= 1
             self.lost.append(subject)
             return True
 
     def state(self) -> dict[str, Any]:
+        """The armed pattern, how many answers it will still lose, and what it lost since armed."""
         with self._lock:
             pattern = self._pattern.pattern if self._pattern is not None else None
             return {"pattern": pattern, "remaining": self._remaining, "lost": list(self.lost)}
