@@ -267,6 +267,7 @@ def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
     ckpt, out = base.child("checkpoint"), base.child("out")
     stalled = server_with_s3(workdir / f"stalled-{store}", local_s3)
     stalled.start()
+    a = None
     try:
         a = new_session(stalled.url)
         configure(a, store)
@@ -291,4 +292,11 @@ def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
         verify_output(b, ckpt, out, f"{store}: after a stalled driver")
         b.stop()
     finally:
+        # Close driver A's session while its server is up: a session left open to a stopped
+        # server makes the client retry for minutes when the test process exits.
+        if a is not None:
+            try:
+                a.stop()
+            except Exception:  # noqa: BLE001 - the server is gone: drop the session unsent
+                txcommit.abandon(a)
         stalled.stop()
