@@ -66,6 +66,14 @@ def vacuum(
     return spark.sql(vacuum_statement(path, retain_hours, dry_run, force))
 
 
+def checkpoint(spark: Any, path: str) -> Any:
+    """Writes the next checkpoint of the table at ``path`` (a summary of its log that a reader
+    which has not seen the table reads instead of one record per transaction). Returns a
+    one-row DataFrame: checkpoint, transactions, files, through, written, detail (``written``
+    is false when the newest checkpoint is already up to date)."""
+    return spark.sql(f"TXCOMMIT CHECKPOINT {quote(path)}")
+
+
 def history(spark: Any, path: str) -> Any:
     """The transactions of the table at ``path``, oldest first, as a DataFrame with the
     columns of :data:`HISTORY_COLUMNS` (``rows`` is always null: Spark gives no row counts)."""
@@ -81,6 +89,7 @@ __all__ = [
     "FILES_COLUMNS",
     "HISTORY_COLUMNS",
     "VACUUM_COLUMNS",
+    "checkpoint",
     "committed_files",
     "history",
     "quote",

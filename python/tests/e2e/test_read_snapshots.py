@@ -100,6 +100,8 @@ def test_overwrite_in_a_loop_is_read_as_one_whole_generation(
     sessions, any_table: TableRef, mode: str
 ):
     writer, reader = sessions
+    # Every commit also writes a checkpoint, so reads meet checkpoints published while they list.
+    writer.conf.set("spark.txcommit.checkpoint.interval", "1")
     generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
 
     def write(gen: int) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
+from txcommit.maintenance import checkpoint
+
 from support.tables import (
     TableRef,
     check_readers_see,
@@ -36,6 +38,8 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     client = request.getfixturevalue("s3_client") if store == "s3" else None
     table: TableRef = make_table(store, workdir, client)
     table.prepare(spark)
+    # No checkpoint by chance: this test writes the table's first one itself.
+    spark.conf.set("spark.txcommit.checkpoint.interval", "0")
 
     def rows(start: int, n: int, parts: int = 2):  # noqa: ANN202
         return spark.range(start, start + n, 1, parts).withColumn(
@@ -75,3 +79,20 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     assert sequences == [None, 1, None, 2, 3, 4]
     rerun = max(history, key=lambda r: r["txn"])
     assert rerun["writeId"] == "daily" and rerun["removedFiles"] >= 1
+
+    # A checkpoint folds all six commits in; Spark and every reader outside it see the same.
+    row = checkpoint(spark, table.url).collect()[0]
+    written = (row["written"], row["checkpoint"], row["transactions"], row["through"])
+    assert written == (True, 1, 6, 4)
+    assert checkpoint(spark, table.url).collect()[0]["written"] is False  # up to date
+    # A damaged newer checkpoint is skipped by every reader (it only summarises the records).
+    table.write(
+        f"_txcommit/checkpoints/{2:020d}.json",
+        (table.read(f"_txcommit/checkpoints/{1:020d}.json") or b"")[:60],
+    )
+    df = spark.read.parquet(table.url)
+    assert sorted((r["id"], r["k"]) for r in df.collect()) == spark_rows
+    assert spark_files(df, table) == files
+    check_readers_see(table, url, options, spark_rows, files)
+    assert len(cli_history(url, options, files, capsys, monkeypatch)) == 6
+    spark.conf.unset("spark.txcommit.checkpoint.interval")

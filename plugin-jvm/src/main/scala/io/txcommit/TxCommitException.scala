@@ -24,6 +24,13 @@ final class CommitOutcomeUnknownException(message: String, cause: Throwable)
 final class CorruptCommitRecordException(message: String, cause: Throwable = null)
   extends TxCommitException(message, cause)
 
+/**
+ * A checkpoint that cannot be trusted (truncated, wrong shape, unsafe). Readers skip it: it only
+ * summarises records that stay in the log.
+ */
+final class CorruptCheckpointException(message: String, cause: Throwable = null)
+  extends TxCommitException(message, cause)
+
 /** A conf set to a value txcommit cannot use. */
 final class InvalidConfException(val key: String, val value: String, expected: String)
   extends TxCommitException(

@@ -18,6 +18,7 @@ object DerivedWork {
       CleanupStaging.run(ctx, record, timings)
       HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeSuccess)
       WriteSuccessSummary.run(ctx, (record, timings), timings)
+      WriteCheckpoint.run(ctx, record, timings)
     } catch {
       case NonFatal(e) =>
         log.warn(s"txcommit: ${ctx.describe}: committed, but derived work failed (${e.getMessage}); " +

@@ -39,7 +39,7 @@ private[commit] object RecordOwner {
 
   /** The error of a commit that met another record of its own transaction. */
   def taken(ctx: TxnContext, other: CommitRecord, where: String): CommitConflictException =
-    if (other.isFence && other.jobId == "vacuum") new CommitConflictException(s"${ctx.describe} was " +
+    if (other.isFence && other.jobId == io.txcommit.maintenance.Fence.ByVacuum) new CommitConflictException(s"${ctx.describe} was " +
       s"fenced by VACUUM at ${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was " +
       "silent for longer than VACUUM's retention horizon, so VACUUM took the transaction for dead " +
       "and deleted its files. Nothing of this job is visible; re-run the write, and give VACUUM a " +

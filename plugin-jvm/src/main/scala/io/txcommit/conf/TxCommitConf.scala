@@ -25,6 +25,9 @@ object TxCommitConf {
   /** How often (ms) a running job refreshes its pending marker, so VACUUM sees it is alive. */
   val HeartbeatIntervalMs = "spark.txcommit.commit.heartbeatIntervalMs"
   val DefaultHeartbeatIntervalMs = 300000L
+  /** About every how many commits a commit writes a checkpoint of the log (0: never). */
+  val CheckpointInterval = "spark.txcommit.checkpoint.interval"
+  val DefaultCheckpointInterval = 10L
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"
@@ -49,6 +52,13 @@ object TxCommitConf {
 
   def heartbeatIntervalMs(conf: Configuration): Long =
     millis(conf, HeartbeatIntervalMs, DefaultHeartbeatIntervalMs, min = 100L)
+
+  def checkpointInterval(conf: Configuration): Long =
+    Option(conf.get(CheckpointInterval)).map(_.trim).filter(_.nonEmpty) match {
+      case None => DefaultCheckpointInterval
+      case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= 0)
+        .getOrElse(throw new InvalidConfException(CheckpointInterval, v, "a whole number, 0 or more"))
+    }
 
   private def millis(conf: Configuration, key: String, default: Long, min: Long): Long =
     Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {

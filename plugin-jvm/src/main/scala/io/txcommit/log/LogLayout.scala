@@ -11,6 +11,8 @@ import org.apache.hadoop.fs.Path
  *  - `aborted/<txn>.json`  written on abort (history; best effort)
  *  - `replace/<seq>.json`  the record of a replacing commit (overwrite, write id), `<seq>` its
  *                          place in their total order, 20 digits: creating it IS that commit
+ *  - `checkpoints/<n>.json` a [[Checkpoint]] of the committed state (derived, created
+ *                          exclusively, never rewritten), `<n>` 20 digits, the newest highest
  *
  * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable).
  */
@@ -20,12 +22,14 @@ final case class LogLayout(table: Path) {
   val pendingDir: Path = new Path(logDir, "pending")
   val abortedDir: Path = new Path(logDir, "aborted")
   val replaceDir: Path = new Path(logDir, "replace")
+  val checkpointsDir: Path = new Path(logDir, "checkpoints")
   val success: Path = new Path(table, "_SUCCESS")
 
   def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")
   def pendingRecord(txn: String): Path = new Path(pendingDir, s"$txn.json")
   def abortedRecord(txn: String): Path = new Path(abortedDir, s"$txn.json")
   def replaceRecord(sequence: Long): Path = new Path(replaceDir, LogLayout.replaceRecordName(sequence))
+  def checkpoint(number: Long): Path = new Path(checkpointsDir, LogLayout.replaceRecordName(number))
 }
 
 object LogLayout {
@@ -39,7 +43,7 @@ object LogLayout {
 
   def replaceRecordName(sequence: Long): String = f"$sequence%020d.json"
 
-  /** The sequence of a file in `replace/`, when its name is `<20 digits>.json`. */
+  /** The sequence of a file in `replace/` (or number of one in `checkpoints/`): `<20 digits>.json`. */
   def sequenceOfRecordName(name: String): Option[Long] = name match {
     case ReplaceName(digits) => scala.util.Try(digits.toLong).toOption.filter(_ > 0)
     case _ => None

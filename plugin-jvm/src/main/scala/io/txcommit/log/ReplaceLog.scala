@@ -28,14 +28,17 @@ object ReplaceLog {
     r => 1L + r.added.size + r.removed.size)
 
   /**
-   * Loads the log of `layout`'s table with the given store operations. `onCorrupt` decides what
-   * a corrupt record does: rethrow (default: the read fails and names the file) or skip it.
+   * Loads the log of `layout`'s table with the given store operations: the records with a
+   * sequence above `after` (those up to it are not read: a checkpoint holds them). `onCorrupt`
+   * decides what a corrupt record does: rethrow (default: the read fails and names the file) or
+   * skip it.
    */
   def load(layout: LogLayout, list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]],
       display: Path => String,
-      onCorrupt: io.txcommit.CorruptCommitRecordException => Unit = e => throw e): ReplaceLog = {
+      onCorrupt: io.txcommit.CorruptCommitRecordException => Unit = e => throw e,
+      after: Long = 0L): ReplaceLog = {
     val entries = list(layout.replaceDir).flatMap { st =>
-      LogLayout.sequenceOfRecordName(st.getPath.getName).map(seq => seq -> st)
+      LogLayout.sequenceOfRecordName(st.getPath.getName).filter(_ > after).map(seq => seq -> st)
     }.sortBy(_._1)
     val records = entries.flatMap { case (seq, st) =>
       val key = (st.getPath.toString, st.getLen, st.getModificationTime)

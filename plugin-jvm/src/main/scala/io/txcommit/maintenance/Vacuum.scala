@@ -7,7 +7,7 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
-import io.txcommit.log.{CommitRecord, DataFileName, LogLayout, RecordCodec, TableFile, TableState, TxnId}
+import io.txcommit.log.{CheckpointWriter, CommitRecord, DataFileName, LogLayout, RecordCodec, TableFile, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
@@ -26,9 +26,11 @@ import io.txcommit.store.{Adapters, CommitStore}
  *  - `pending/` markers of finished or dead transactions, `aborted/` markers and S3A magic
  *    staging markers (`__magic_job-<txn>/`) of transactions older than the horizon or committed;
  *  - on stores that stage data (S3 multipart uploads), uploads left open by committed or dead
- *    transactions.
+ *    transactions;
+ *  - checkpoints superseded by a newer one published before the horizon.
  *
- * Commit records are never touched: they are the log. A horizon below [[Vacuum.MinRetainHours]]
+ * Then it writes a checkpoint of the log as it left it. Commit records are never touched: they
+ * are the log. A horizon below [[Vacuum.MinRetainHours]]
  * could delete the files of a running job or of a reader's snapshot, so it needs `force`.
  */
 object Vacuum {
@@ -78,7 +80,15 @@ object Vacuum {
       "Files committed through those logs are not in this table's log, so VACUUM would take them " +
       "for never committed; nothing was deleted. Move each nested table out of this directory " +
       "(or copy its data into this table with a txcommit write) before running VACUUM here.")
-    val garbage: Seq[(TableFile, String, String)] = files.flatMap { f =>
+    // A checkpoint is superseded once a newer one was published before the horizon: no read
+    // that began since can choose it.
+    val checkpoints = files.filter(f => f.path.startsWith(s"${LogLayout.LogDirName}/checkpoints/"))
+      .flatMap(f => LogLayout.sequenceOfRecordName(f.name).map(_ -> f)).sortBy(-_._1)
+    val supersededBefore = checkpoints.find(_._2.modifiedAt < horizon).map(_._1)
+    val superseded = checkpoints.collect { case (n, f) if supersededBefore.exists(n < _) =>
+      (f, "checkpoint", s"checkpoint $n, superseded by checkpoint ${supersededBefore.get} published before the horizon")
+    }
+    val garbage: Seq[(TableFile, String, String)] = superseded ++ files.flatMap { f =>
       val segments = f.path.split("/")
       if (f.path.startsWith(LogLayout.LogDirName + "/")) marker(f, segments, state, old)
       else segments.find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)) match {
@@ -119,6 +129,11 @@ object Vacuum {
       }
     }
     val all = entries ++ uploads
+    if (!opts.dryRun) {
+      val outcome = CheckpointWriter.write(table, store, Option(org.apache.spark.SparkEnv.get)
+        .flatMap(_.conf.getOption("spark.app.id")))
+      log.info(s"txcommit: VACUUM ${Paths.display(table)}: checkpoint: ${outcome.why}")
+    }
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +
       s"${all.size} item(s), ${all.map(_.bytes).sum} bytes, of ${files.size} file(s) listed")
     all

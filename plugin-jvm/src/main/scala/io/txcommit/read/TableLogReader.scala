@@ -7,7 +7,8 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{CorruptCommitRecordException, Paths}
-import io.txcommit.log.{BoundedCache, CommitRecord, DataFileName, LogLayout, RecordCodec, ReplaceLog}
+import io.txcommit.log.{BoundedCache, Checkpoint, CheckpointLog, CommitRecord, DataFileName, LogLayout, RecordCodec,
+  ReplaceLog}
 import io.txcommit.store.Adapters
 
 /**
@@ -48,7 +49,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
           case None => false
           case Some(rel) =>
             val snapshot = snapshotOf(root)
-            if (snapshot.replaced.removedPaths.contains(rel)) false
+            if (snapshot.removes(rel)) false
             else DataFileName.txnOf(file.getName) match {
               case None => true
               case Some(txn) => committedFiles(root, txn, snapshot).exists(_.contains(rel))
@@ -56,31 +57,53 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         }
     }
 
-  /** The table's replacement log in this read's snapshot. */
-  def replaceLog(root: Path): ReplaceLog = snapshotOf(root).replaced
-
   private def snapshotOf(root: Path): TableLogReader.Snapshot = snapshots.computeIfAbsent(root, r => {
-    val listed = loadReplaceLog(r)
+    val layout = LogLayout(r)
+    val ops = opsFor(r)
+    val replaceListing = ops.list(layout.replaceDir)
+    val checkpoint = agreeCheckpoint(r, layout, ops, replaceListing)
+    val through = checkpoint.map(_.through).getOrElse(0L)
+    val listed = loadReplaceLog(r, through, Some(replaceListing))
     // The longest prefix of commits made before the read began (sequence order is commit order).
-    val proposed = listed.records.takeWhile(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(0L)
+    val proposed = listed.records.takeWhile(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(through)
     val agreed = arbiter.agreeHighest(cut, r.toString, proposed)
     // Another JVM of this read may have listed a record this listing missed (its publish was
     // completing): it exists now, so list again.
-    val log = if (agreed > listed.highest) loadReplaceLog(r) else listed
-    if (agreed > log.highest) {
-      throw new java.io.IOException(s"txcommit: ${Paths.display(LogLayout(r).replaceRecord(agreed))} " +
+    val log = if (agreed > listed.highest) loadReplaceLog(r, through, None) else listed
+    if (agreed > math.max(through, log.highest)) {
+      throw new java.io.IOException(s"txcommit: ${Paths.display(layout.replaceRecord(agreed))} " +
         s"was found by another JVM of $cut but is missing now; a replacement record was deleted " +
         "while it was being read")
     }
-    TableLogReader.Snapshot(ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))), log)
+    TableLogReader.Snapshot(checkpoint, ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))), log)
   })
 
-  private def loadReplaceLog(root: Path): ReplaceLog = {
+  /**
+   * The read's checkpoint of the table: the newest one that this listing can use (it was
+   * published before the read began, and the `replace/` records it folds in are listed), agreed
+   * with the read's other JVMs, so all of them judge covered transactions alike.
+   */
+  private def agreeCheckpoint(root: Path, layout: LogLayout, ops: TableLogReader.LogOps,
+      replaceListing: Seq[FileStatus]): Option[Checkpoint] = {
+    val listedHighest = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
+      .foldLeft(0L)(math.max)
+    val mine = CheckpointLog.newest(CheckpointLog.list(layout, ops.list), ops.read, Paths.display,
+      c => c.through <= listedHighest && cut.precedes(c.asOf))
+    val agreed = arbiter.agreeHighest(cut, root.toString + TableLogReader.CheckpointKey, mine.fold(0L)(_.number))
+    if (agreed == mine.fold(0L)(_.number)) mine
+    else if (agreed == 0L) None
+    else Some(CheckpointLog.byNumber(layout, agreed, ops.read, Paths.display).getOrElse(
+      throw new java.io.IOException(s"txcommit: ${Paths.display(layout.checkpoint(agreed))} was " +
+        s"chosen by another JVM of $cut but cannot be read here; a checkpoint was deleted or " +
+        "damaged while it was being read")))
+  }
+
+  private def loadReplaceLog(root: Path, after: Long, listing: Option[Seq[FileStatus]]): ReplaceLog = {
     val ops = opsFor(root)
-    ReplaceLog.load(LogLayout(root), ops.list, ops.read, Paths.display,
+    ReplaceLog.load(LogLayout(root), dir => listing.getOrElse(ops.list(dir)), ops.read, Paths.display,
       e => if (ignoreCorrupt) {
         log.warn(s"${e.getMessage} (ignoring it: spark.txcommit.read.ignoreCorruptRecords=true)")
-      } else throw e)
+      } else throw e, after)
   }
 
   private def rootOf(dir: Path): Option[Path] =
@@ -91,18 +114,35 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       else {
         val found =
           if (TableLogReader.Roots.get(dir.toString).isDefined) Some(dir)
-          else if (dir.getFileSystem(conf).exists(new Path(dir, LogLayout.LogDirName))) {
-            TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
-            Some(dir)
-          } else rootOf(dir.getParent)
+          else holdsLog(dir) match {
+            case Some(true) =>
+              TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
+              Some(dir)
+            case Some(false) => rootOf(dir.getParent)
+            case None => None // the reader's credentials end below here: nothing above is probed
+          }
         roots.put(dir, found)
         found
       }
     }
 
+  /**
+   * Whether `dir` holds `_txcommit/`; None when the reader may not look into it (credentials
+   * scoped to a prefix below it: S3 answers 403). Such a directory holds no table this read
+   * could use: it is taken as "not a table", and nothing above it is probed.
+   */
+  private def holdsLog(dir: Path): Option[Boolean] =
+    try Some(dir.getFileSystem(conf).exists(new Path(dir, LogLayout.LogDirName)))
+    catch {
+      case e: java.nio.file.AccessDeniedException =>
+        TableLogReader.denied(dir, e)
+        None
+    }
+
   private def committedFiles(root: Path, txn: String, snapshot: TableLogReader.Snapshot): Option[Set[String]] =
     snapshot.replaced.byTxn.get(txn) match {
       case Some(r) => Some(r.added.iterator.map(_.path).toSet)
+      case None if snapshot.checkpoint.exists(_.covers(txn)) => snapshot.checkpoint.map(_.livePaths(txn))
       // A replacing commit outside the snapshot: its commits/ copy commits nothing.
       case None if snapshot.listed.byTxn.contains(txn) => None
       case None => committed.computeIfAbsent((root, txn), _ => decide(root, txn))
@@ -167,8 +207,17 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
 object TableLogReader {
   private final case class LogOps(list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]])
 
-  /** A table's snapshot for one read: `replaced` up to the agreed sequence, of `listed`. */
-  private final case class Snapshot(replaced: ReplaceLog, listed: ReplaceLog)
+  /**
+   * A table's snapshot for one read: its `checkpoint`, then `replaced` (the records after the
+   * checkpoint up to the agreed sequence) of `listed` (the records after the checkpoint listed).
+   */
+  private final case class Snapshot(checkpoint: Option[Checkpoint], replaced: ReplaceLog, listed: ReplaceLog) {
+    def removes(rel: String): Boolean =
+      replaced.removedPaths.contains(rel) || checkpoint.exists(_.removedPaths.contains(rel))
+  }
+
+  /** The arbiter's key for a table's checkpoint (no table URI holds a NUL). */
+  private val CheckpointKey = "\u0000checkpoint"
 
   /**
    * What a `commits/` record says, as the reader needs it: the files it adds, whether it is a
@@ -179,6 +228,18 @@ object TableLogReader {
 
   /** A corrupt record ignored by request: hides its files (and counts as committing nothing). */
   private val Unreadable = CommitRecord("", "", "", 0L, Long.MaxValue, Nil, None, "")
+
+  /** Directories whose refused probe was logged (once per directory and JVM). */
+  private val deniedDirs = new BoundedCache[String, java.lang.Boolean](10000L, _ => 1L)
+  private val log = LoggerFactory.getLogger(classOf[TableLogReader])
+
+  private def denied(dir: Path, e: java.nio.file.AccessDeniedException): Unit =
+    if (deniedDirs.get(dir.toString).isEmpty) {
+      deniedDirs.put(dir.toString, java.lang.Boolean.TRUE)
+      log.info(s"txcommit: reads may not look for a transaction log in ${Paths.display(dir)} " +
+        s"(access denied: ${Option(e.getMessage).getOrElse("").take(200)}); files below it are " +
+        "read as not belonging to a txcommit table above it. This message is shown once.")
+    }
 
   /** At most this many file names of decoded commit records stay cached in a JVM. */
   val RecordsMaxFiles: Long = 1000000L

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 import io.txcommit.maintenance.{History, Vacuum, VacuumOptions}
 
 /**
- * The maintenance commands of `TXCOMMIT VACUUM | HISTORY | FILES '<path>'` (see
+ * The maintenance commands of `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES '<path>'` (see
  * [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command once, when the
  * statement executes (over Spark Connect, `spark.sql(...)` runs it eagerly and returns its rows
  * as a DataFrame), never during analysis or planning. They use the session's Hadoop conf, so
@@ -34,6 +34,26 @@ final case class VacuumCommand(path: String, opts: VacuumOptions) extends LeafRu
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
     Vacuum.run(table, conf, opts).map(e => Row(e.path, e.kind, e.reason, e.bytes, e.deleted))
+  }
+}
+
+final case class CheckpointCommand(path: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "checkpoint" -> LongType, "transactions" -> LongType, "files" -> LongType, "through" -> LongType,
+    "written" -> BooleanType, "detail" -> StringType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    val store = io.txcommit.store.Adapters.open(table, conf)
+    if (!table.getFileSystem(conf).exists(io.txcommit.log.LogLayout(table).logDir)) {
+      throw new io.txcommit.MaintenanceException(s"TXCOMMIT CHECKPOINT: ${io.txcommit.Paths.display(table)} " +
+        "is not a txcommit table (it has no _txcommit/ directory); nothing was written. Check the path.")
+    }
+    val outcome = io.txcommit.log.CheckpointWriter.write(table, store, Some(spark.sparkContext.applicationId))
+    Seq(outcome.written match {
+      case Some(c) => Row(c.number, c.committed.size.toLong, c.files.toLong, c.through, true, outcome.why)
+      case None => Row(null, null, null, null, false, outcome.why)
+    })
   }
 }
 

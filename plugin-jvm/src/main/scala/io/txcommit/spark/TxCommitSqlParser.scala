@@ -17,6 +17,7 @@ import io.txcommit.maintenance.{Vacuum, VacuumOptions}
  *
  * {{{
  * TXCOMMIT VACUUM '<path>' [RETAIN <n> HOURS] [DRY RUN] [FORCE]
+ * TXCOMMIT CHECKPOINT '<path>'
  * TXCOMMIT HISTORY '<path>'
  * TXCOMMIT FILES '<path>'
  * }}}
@@ -46,14 +47,14 @@ final class TxCommitSqlParser(delegate: ParserInterface) extends ParserInterface
 }
 
 object TxCommitSqlParser {
-  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|HISTORY|FILES)\\b(.*)$".r
+  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES)\\b(.*)$".r
   private val PathThenRest = "(?s)^\\s*'((?:[^']|'')*)'(.*)$".r
   private val VacuumOpts =
     "(?is)^(?:\\s+RETAIN\\s+([0-9]+(?:\\.[0-9]+)?)\\s+HOURS?)?(\\s+DRY\\s+RUN)?(\\s+FORCE)?\\s*;?\\s*$".r
   private val Nothing = "(?s)^\\s*;?\\s*$".r
 
   val Usage: String = "TXCOMMIT VACUUM '<path>' [RETAIN <n> HOURS] [DRY RUN] [FORCE], " +
-    "TXCOMMIT HISTORY '<path>' or TXCOMMIT FILES '<path>'"
+    "TXCOMMIT CHECKPOINT '<path>', TXCOMMIT HISTORY '<path>' or TXCOMMIT FILES '<path>'"
 
   /** The command for a txcommit statement; None for any other SQL. */
   def ours(sqlText: String): Option[LogicalPlan] = sqlText match {
@@ -70,6 +71,10 @@ object TxCommitSqlParser {
           case VacuumOpts(hours, dry, force) => VacuumCommand(path, VacuumOptions(
             retainHours = Option(hours).map(_.toDouble).getOrElse(Vacuum.DefaultRetainHours),
             dryRun = dry != null, force = force != null))
+          case _ => throw bad(s"unexpected '${tail.trim}' after the path")
+        }
+        case "CHECKPOINT" => tail match {
+          case Nothing() => CheckpointCommand(path)
           case _ => throw bad(s"unexpected '${tail.trim}' after the path")
         }
         case "HISTORY" => tail match {

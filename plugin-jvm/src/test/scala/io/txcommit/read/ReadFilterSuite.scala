@@ -85,3 +85,36 @@ class ReadFilterSuite extends AnyFunSuite {
     assert(copy.accept(new Path(t.table, l.won)) && !copy.accept(new Path(t.table, l.inFlight)))
   }
 }
+
+/** Reads with credentials scoped to a prefix: the filter may not look above it (S3 answers 403). */
+class ScopedCredentialsReadSuite extends AnyFunSuite {
+  private def scopedFilter(t: TempTable, allowed: Path): CommittedFilesFilter = {
+    val conf = new org.apache.hadoop.conf.Configuration(t.conf)
+    conf.set("fs.file.impl", classOf[io.txcommit.testing.PrefixScopedFileSystem].getName)
+    conf.set("fs.file.impl.disable.cache", "true")
+    conf.set(io.txcommit.testing.PrefixScopedFileSystem.Allowed, allowed.toUri.getPath)
+    val f = new CommittedFilesFilter
+    f.setConf(conf)
+    f
+  }
+
+  test("a table not written by txcommit reads normally when the directories above it answer 403") {
+    val t = new TempTable
+    val plain = t.touch("plain/k=1/part-00000-plain-c000.parquet")
+    val f = scopedFilter(t, new Path(t.table, "plain"))
+    assert(f.accept(plain))
+    assert(f.accept(t.touch("plain/k=2/part-00001-plain-c000.parquet")))
+  }
+
+  test("a txcommit table inside the allowed prefix keeps its rule when the directories above it answer 403") {
+    val t = new TempTable
+    val committed = TxnId.generate()
+    val won = "k=1/" + DataFileName("", 0, committed, 1L, "-c000.parquet")
+    val other = "k=1/" + DataFileName("", 0, TxnId.generate(), 2L, "-c000.parquet")
+    Seq(won, other).foreach(t.touch(_))
+    t.commit(t.record(committed, won))
+    val f = scopedFilter(t, t.table)
+    assert(f.accept(new Path(t.table, won)))
+    assert(!f.accept(new Path(t.table, other)), "a transaction that never committed")
+  }
+}

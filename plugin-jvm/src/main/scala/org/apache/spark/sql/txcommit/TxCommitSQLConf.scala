@@ -37,6 +37,15 @@ object TxCommitSQLConf {
     .version(Since).longConf.checkValue(_ >= 100, "must be 100 or more")
     .createWithDefault(TxCommitConf.DefaultHeartbeatIntervalMs)
 
+  val CHECKPOINT_INTERVAL: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.CheckpointInterval)
+    .doc("txcommit: about every how many commits to a table a commit also writes a checkpoint " +
+      "of its log (after the commit point, so a failure there never fails the job), which a " +
+      "reader that has not seen the table reads instead of one record per transaction. A commit " +
+      "writes one when its transaction id falls in 1/n of the id space; 0 turns it off (VACUUM " +
+      "and TXCOMMIT CHECKPOINT still write them).")
+    .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
+    .createWithDefault(TxCommitConf.DefaultCheckpointInterval)
+
   val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
     "after a commit, delete files of the transaction's failed task attempts.", default = true)
 
@@ -81,7 +90,7 @@ object TxCommitSQLConf {
 
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
-    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
+    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, CHECKPOINT_INTERVAL, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
       VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
     ()
   }

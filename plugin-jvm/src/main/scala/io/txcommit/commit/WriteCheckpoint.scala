@@ -1,0 +1,23 @@
+package io.txcommit.commit
+
+import org.apache.spark.SparkEnv
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{CheckpointWriter, CommitRecord}
+
+/**
+ * Derived work: about every `spark.txcommit.checkpoint.interval` commits, a commit writes the
+ * table's next checkpoint ([[CheckpointWriter]]). Appends have no total order, so no commit knows
+ * its number; a commit writes one when the random part of its transaction id falls in 1/n of
+ * its range, which costs no request to decide and decides alike when the commit is rolled forward.
+ */
+object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter.Outcome]] {
+  def due(txn: String, interval: Long): Boolean =
+    interval > 0 && (interval == 1 ||
+      scala.util.Try(java.lang.Long.parseLong(txn.substring(8), 36)).toOption.exists(_ % interval == 0))
+
+  override protected def execute(ctx: TxnContext, record: CommitRecord): Option[CheckpointWriter.Outcome] =
+    if (!due(record.txn, TxCommitConf.checkpointInterval(ctx.conf))) None
+    else Some(CheckpointWriter.write(ctx.table, ctx.store,
+      Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id"))))
+}

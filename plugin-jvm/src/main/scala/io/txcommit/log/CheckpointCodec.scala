@@ -1,0 +1,119 @@
+package io.txcommit.log
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+import io.txcommit.{CorruptCheckpointException, Paths}
+
+/**
+ * JSON for checkpoints, as strict as [[RecordCodec]]: a checkpoint that is truncated, misses a
+ * field, miscounts its lists, names a path outside its table or is not the number its file name
+ * says is refused whole with an error that names the file (the reasons are shared with the
+ * Python decoder: conformance/vectors/checkpoints.json).
+ */
+object CheckpointCodec {
+  private val mapper = new ObjectMapper()
+
+  def encode(c: Checkpoint): Array[Byte] = {
+    val root = mapper.createObjectNode()
+    root.put("format", Checkpoint.Format)
+    root.put("version", Checkpoint.FormatVersion)
+    root.put("checkpoint", c.number)
+    root.put("createdAt", c.createdAt)
+    c.appId.foreach(root.put("appId", _))
+    root.put("writer", c.writer)
+    root.put("through", c.through)
+    root.put("transactions", c.committed.size)
+    root.put("files", c.files)
+    val committed = root.putArray("committed")
+    c.committed.toSeq.sortBy(_._1).foreach { case (txn, files) =>
+      val t = committed.addObject()
+      t.put("txn", txn)
+      val fs = t.putArray("files")
+      files.sortBy(_.path).foreach(f => fs.addObject().put("path", f.path).put("size", f.size))
+    }
+    root.put("removedFiles", c.removed.size)
+    val removed = root.putArray("removed")
+    c.removed.sortBy(_.path).foreach(f => removed.addObject().put("path", f.path).put("size", f.size))
+    mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
+  }
+
+  /** Decodes `checkpoints/<number>.json`, stored at `where` (named in errors). */
+  def decode(bytes: Array[Byte], where: String, number: Long): Checkpoint = {
+    def corrupt(why: String, cause: Throwable = null) = new CorruptCheckpointException(
+      s"checkpoint $where is corrupt: $why. Readers skip it and use the previous checkpoint or " +
+        "the commit records, which it only summarises (reads are exact, only slower); the next " +
+        "checkpoint supersedes it, or delete it.", cause)
+    val root: JsonNode =
+      try mapper.readTree(bytes)
+      catch { case NonFatal(e) => throw corrupt(s"it is not complete JSON (${bytes.length} bytes; truncated?)", e) }
+    if (root == null || !root.isObject) throw corrupt("it is not a JSON object")
+    def text(node: JsonNode, field: String): String = {
+      val n = node.get(field)
+      if (n == null || !n.isTextual) throw corrupt(s"field '$field' is missing or not a string")
+      n.asText()
+    }
+    def long(node: JsonNode, field: String): Long = {
+      val n = node.get(field)
+      if (n == null || !n.isIntegralNumber || !n.canConvertToLong) {
+        throw corrupt(s"field '$field' is missing or not a number")
+      }
+      n.asLong()
+    }
+    def array(node: JsonNode, field: String): Vector[JsonNode] = {
+      val n = node.get(field)
+      if (n == null || !n.isArray) throw corrupt(s"field '$field' is missing or not a list")
+      n.elements().asScala.toVector
+    }
+    def files(node: JsonNode, field: String): Vector[(String, Long)] = array(node, field).map { f =>
+      if (!f.isObject) throw corrupt(s"an entry of '$field' is not an object")
+      val p = text(f, "path")
+      Paths.unsafeRelativePath(p).foreach { why =>
+        throw corrupt(s"it names a file outside its table directory ('$p': $why); nothing outside " +
+          "the table is read or deleted because of it")
+      }
+      p -> long(f, "size")
+    }
+    if (text(root, "format") != Checkpoint.Format) throw corrupt(s"field 'format' is not ${Checkpoint.Format}")
+    val version = long(root, "version")
+    if (version != Checkpoint.FormatVersion) {
+      throw corrupt(s"it has format version $version, which this txcommit (reads version " +
+        s"${Checkpoint.FormatVersion}) does not understand; upgrade the plugin")
+    }
+    val recorded = long(root, "checkpoint")
+    if (recorded != number) throw corrupt(s"its file name says checkpoint $number but it records $recorded")
+    val committed = array(root, "committed").map { t =>
+      if (!t.isObject) throw corrupt("an entry of 'committed' is not an object")
+      val txn = text(t, "txn")
+      if (!TxnId.isValid(txn)) throw corrupt(s"transaction '$txn' is not a transaction id")
+      txn -> files(t, "files").map { case (p, s) => AddedFile(p, s) }
+    }
+    val declaredTxns = long(root, "transactions")
+    if (declaredTxns != committed.size) throw corrupt(s"it declares $declaredTxns transactions but lists ${committed.size}")
+    val byTxn = committed.toMap
+    if (byTxn.size != committed.size) {
+      val twice = committed.groupBy(_._1).collectFirst { case (t, v) if v.size > 1 => t }.get
+      throw corrupt(s"transaction '$twice' is listed twice")
+    }
+    val declaredFiles = long(root, "files")
+    val listedFiles = committed.iterator.map(_._2.size.toLong).sum
+    if (declaredFiles != listedFiles) throw corrupt(s"it declares $declaredFiles files but lists $listedFiles")
+    val removed = files(root, "removed").map { case (p, s) => RemovedFile(p, s) }
+    val declaredRemoved = long(root, "removedFiles")
+    if (declaredRemoved != removed.size) {
+      throw corrupt(s"it declares $declaredRemoved removed files but lists ${removed.size}")
+    }
+    val through = long(root, "through")
+    if (through < 0) throw corrupt(s"field 'through' is $through; sequences start at 1 (0: none)")
+    Checkpoint(
+      number = number,
+      createdAt = long(root, "createdAt"),
+      appId = Option(root.get("appId")).filter(_.isTextual).map(_.asText()),
+      writer = text(root, "writer"),
+      through = through,
+      committed = byTxn,
+      removed = removed)
+  }
+}
