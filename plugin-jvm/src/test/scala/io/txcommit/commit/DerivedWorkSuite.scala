@@ -16,10 +16,12 @@ class DerivedWorkSuite extends AnyFunSuite {
     Seq(won, lost).foreach(t.put(_))
     val rec = t.record(txn, won)
     t.commit(rec)
+    t.conf.set(io.txcommit.conf.TxCommitConf.CheckpointInterval, "1")
     val timings = new StageTimings
     DerivedWork(t.context(txn), rec, timings)
     assert(timings.all.map(_._1) == Seq("copy-replace-record", "cleanup-attempts", "cleanup-staging",
-      "write-success-summary"))
+      "write-success-summary", "write-checkpoint"))
+    assert(t.store.exists(t.layout.checkpoint(1L)))
     assert(!t.store.exists(t.path(lost)))
     assert(RecordCodec.successTxn(t.store.read(t.layout.success).get).contains(txn))
   }

@@ -5,7 +5,7 @@ import java.nio.file.Files
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.log.{RecordCodec, TableState}
+import io.txcommit.log.{CheckpointCodec, LogLayout, RecordCodec, TableState}
 import io.txcommit.testing.{TempTable, Vectors}
 
 /**
@@ -24,6 +24,14 @@ class TablesSuite extends AnyFunSuite {
         val f = t.dir.resolve(r.get("file").asText())
         Files.createDirectories(f.getParent)
         Files.write(f, RecordCodec.encode(Vectors.record(r.get("record"))))
+      }
+      for (k <- Option(c.get("checkpoints")).toSeq.flatMap(Vectors.elements)) {
+        val name = k.get("file").asText()
+        val number = LogLayout.sequenceOfRecordName(name.substring(name.lastIndexOf('/') + 1)).get
+        t.writeRaw(name, new String(CheckpointCodec.encode(Vectors.checkpoint(k.get("checkpoint"), number)), "UTF-8"))
+      }
+      for (raw <- Option(c.get("raw")).toSeq.flatMap(Vectors.elements)) {
+        t.writeRaw(raw.get("file").asText(), raw.get("content").asText())
       }
       val filter = new CommittedFilesFilter
       filter.setConf(t.conf)

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
-import io.txcommit.log.{AddedFile, CommitRecord, RemovedFile, Replacement}
+import io.txcommit.log.{AddedFile, Checkpoint, CommitRecord, RemovedFile, Replacement}
 
 /**
  * The golden test vectors in `conformance/vectors/` (see its README.md), shared with the
@@ -50,6 +50,32 @@ object Vectors {
       writeId = text(n, "writeId"),
       replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
         files("removed").map { case (p, s) => RemovedFile(p, s) })))
+  }
+
+  /** A logical checkpoint of `checkpoints.json` (or of a `tables.json` case) numbered `number`. */
+  def checkpoint(n: JsonNode, number: Long): Checkpoint = {
+    def files(node: JsonNode) = elements(node).map(f => f.get("path").asText() -> f.get("size").asLong()).toVector
+    Checkpoint(
+      number = number,
+      createdAt = n.get("createdAt").asLong(),
+      appId = text(n, "appId"),
+      writer = n.get("writer").asText(),
+      through = n.get("through").asLong(),
+      committed = elements(n.get("committed")).map(t =>
+        t.get("txn").asText() -> files(t.get("files")).map { case (p, s) => AddedFile(p, s) }).toMap,
+      removed = files(n.get("removed")).map { case (p, s) => RemovedFile(p, s) })
+  }
+
+  /** A mutation of golden bytes: `keepBytes` (a prefix), `content` (all of it) or `replace` [from, to]. */
+  def mutate(base: Array[Byte], m: JsonNode): Array[Byte] = {
+    val text = new String(base, java.nio.charset.StandardCharsets.UTF_8)
+    if (m.has("keepBytes")) base.take(m.get("keepBytes").asInt())
+    else if (m.has("content")) m.get("content").asText().getBytes(java.nio.charset.StandardCharsets.UTF_8)
+    else if (m.has("replace")) {
+      val from = m.get("replace").get(0).asText()
+      require(text.contains(from), s"the golden file does not contain '$from'")
+      text.replace(from, m.get("replace").get(1).asText()).getBytes(java.nio.charset.StandardCharsets.UTF_8)
+    } else base
   }
 
   /** `s` as the inside of a JSON string literal (what Jackson writes between the quotes). */
