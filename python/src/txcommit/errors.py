@@ -59,3 +59,9 @@ class InvalidDeclarationError(UnsupportedStoreError):
 class CorruptCommitRecordError(TxCommitError):
     """A commit record that cannot be trusted: truncated, not JSON, wrong shape or unsafe.
     The message names the record file."""
+
+
+class CorruptCheckpointError(TxCommitError):
+    """A checkpoint that cannot be trusted: truncated, not JSON, miscounted or unsafe. The
+    message names the file. Readers skip such a checkpoint (it only summarises records that
+    stay in the log) and use the previous one or the records."""

@@ -1,4 +1,5 @@
-"""The golden vectors' logical records as the Python model (the JVM's twin: Vectors.record)."""
+"""The golden vectors' logical records and checkpoints as the Python model (the JVM's twin:
+Vectors.record)."""
 
 from __future__ import annotations
 
@@ -22,5 +23,21 @@ def logical(n: dict[str, Any]) -> log.CommitRecord:
         write_id=n["writeId"],
         sequence=n["sequence"],
         scope=tuple(n["scope"]),
+        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
+    )
+
+
+def logical_checkpoint(n: dict[str, Any]) -> log.Checkpoint:
+    """A logical checkpoint of ``checkpoints.json`` or ``tables.json`` as a ``Checkpoint``."""
+    return log.Checkpoint(
+        number=n["checkpoint"],
+        created_at=n["createdAt"],
+        app_id=n["appId"],
+        writer=n["writer"],
+        through=n["through"],
+        committed={
+            c["txn"]: tuple(log.AddedFile(f["path"], f["size"]) for f in c["files"])
+            for c in n["committed"]
+        },
         removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
     )

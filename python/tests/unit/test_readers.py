@@ -2,7 +2,9 @@
 (the session's moto endpoint): ``txcommit.dataset`` (pyarrow), DuckDB, polars, the
 ``txcommit+`` fsspec file systems and ``txcommit ls``/``txcommit log`` all apply the reader
 rule of docs/protocol.md to committed, uncommitted, aborted, failed-attempt, overwritten,
-write-id-replaced and non-txcommit files, and refuse corrupt records naming the file.
+write-id-replaced and non-txcommit files, and refuse corrupt records naming the file. Every
+test runs again on the same table with a checkpoint of its first two replacing commits (I20):
+what the readers show is the same, what they read is less.
 
 The expected visible files are written out by hand from the rule, not computed by the code
 under test.
@@ -53,6 +55,35 @@ class Built:
     options: dict[str, Any]
     visible: set[str]  # by hand, from the reader rule
     visible_ids: list[int]
+    checkpointed: bool = False
+
+
+def add_checkpoint(built: Built) -> Built:
+    """Checkpoint 1 of ``built``'s table as the JVM writes it after E (through sequence 2):
+    A (less D's removal of a1), D and E; old-legacy removed. F (sequence 3) comes after it."""
+    ref = built.ref
+
+    def added(key: str) -> tuple[log.AddedFile, ...]:
+        data = ref.read(key)
+        assert data is not None
+        return log.decode_record(data, key, key.rpartition("/")[2][:-5]).added
+
+    a = tuple(f for f in added(f"_txcommit/commits/{T['A']}.json") if f.path in built.visible)
+    d, e = (added(f"_txcommit/commits/{T[t]}.json") for t in "DE")
+    old = "k=1/old-legacy.parquet"
+    size = len(ref.read(old) or b"")
+    checkpoint = log.Checkpoint(
+        number=1,
+        created_at=BASE_MS + 900,
+        app_id=None,
+        writer="test",
+        through=2,
+        committed={T["A"]: a, T["D"]: d, T["E"]: e},
+        removed=(log.AddedFile(old, size),),
+    )
+    ref.write(f"_txcommit/checkpoints/{log.checkpoint_name(1)}", log.encode_checkpoint(checkpoint))
+    built.checkpointed = True
+    return built
 
 
 def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
@@ -135,19 +166,22 @@ def s3_options(s3: LocalS3) -> dict[str, Any]:
 _count = iter(range(10**6))
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "s3", "local-checkpoint", "s3-checkpoint"])
 def built(request: pytest.FixtureRequest, tmp_path: Path) -> Built:
     n = next(_count)
-    if request.param == "local":
+    store, _, checkpoint = request.param.partition("-")
+    if store == "local":
         path = tmp_path / "table"
-        return build(TableRef("local", str(path), local=path), str(path), {})
-    s3: LocalS3 = request.getfixturevalue("local_s3")
-    prefix = f"readers/t{n}"
-    ref = TableRef(
-        "s3", f"s3://{TEST_BUCKET}/{prefix}", s3=request.getfixturevalue("s3_client"),
-        bucket=TEST_BUCKET, prefix=prefix,
-    )  # fmt: skip
-    return build(ref, ref.url, s3_options(s3))
+        made = build(TableRef("local", str(path), local=path), str(path), {})
+    else:
+        s3: LocalS3 = request.getfixturevalue("local_s3")
+        prefix = f"readers/t{n}"
+        ref = TableRef(
+            "s3", f"s3://{TEST_BUCKET}/{prefix}", s3=request.getfixturevalue("s3_client"),
+            bucket=TEST_BUCKET, prefix=prefix,
+        )  # fmt: skip
+        made = build(ref, ref.url, s3_options(s3))
+    return add_checkpoint(made) if checkpoint else made
 
 
 @pytest.fixture
@@ -236,8 +270,9 @@ def test_a_directory_without_a_log_shows_every_data_file(tmp_path: Path) -> None
 
 def test_records_are_read_once_and_cached(built: Built) -> None:
     first = open_table(built.url, built.options)
-    # 3 records in commits/ (A, D, E) and 3 in replace/ (D, E, F), each read once.
-    assert first.store.requests.snapshot().get("GET", 0) == 6
+    # 3 records in commits/ (A, D, E) and 3 in replace/ (D, E, F), each read once; with the
+    # checkpoint, it and F's replace/ record only.
+    assert first.store.requests.snapshot().get("GET", 0) == (2 if built.checkpointed else 6)
     again = open_table(built.url, built.options)
     assert again.store.requests.snapshot().get("GET", 0) == 0
     assert {f.path for f in again.visible_files()} == built.visible

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from txcommit.conformance.vectors import load, vectors_root
-from txcommit.errors import CorruptCommitRecordError
+from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
 from txcommit.table import format as log
 
-from support.vectors import logical
+from support.vectors import logical, logical_checkpoint
 
 VECTORS = vectors_root()
 
@@ -21,6 +21,7 @@ CORRUPT = load("corrupt-records.json")["cases"]
 PATHS = load("paths.json")["cases"]
 TXN_IDS = load("txn-ids.json")
 FILE_NAMES = load("file-names.json")
+CHECKPOINTS = load("checkpoints.json")
 
 
 @pytest.mark.parametrize("entry", RECORDS, ids=[e["file"] for e in RECORDS])
@@ -56,6 +57,34 @@ def test_a_corrupt_record_is_refused_with_the_shared_message(case: dict[str, Any
     with pytest.raises(CorruptCommitRecordError) as caught:
         log.decode_record(data, where, txn, case["sequence"])
     assert case["message"] in str(caught.value) and where in str(caught.value)
+
+
+@pytest.mark.parametrize("case", CHECKPOINTS["cases"], ids=lambda c: c["file"])
+def test_a_golden_checkpoint_decodes_and_reencodes_exactly(case: dict[str, Any]) -> None:
+    data = (VECTORS / case["file"]).read_bytes()
+    expected = logical_checkpoint(case["checkpoint"])
+    assert expected.number == case["number"]
+    assert log.decode_checkpoint(data, case["file"], case["number"]) == expected
+    assert log.encode_checkpoint(expected) == data
+
+
+@pytest.mark.parametrize("case", CHECKPOINTS["corrupt"], ids=lambda c: c["about"])
+def test_a_corrupt_checkpoint_is_refused_with_the_shared_message(case: dict[str, Any]) -> None:
+    data = (VECTORS / case["base"]).read_bytes()
+    if "keepBytes" in case:
+        data = data[: case["keepBytes"]]
+    elif "content" in case:
+        data = case["content"].encode()
+    elif "replace" in case:
+        old, new = (s.encode() for s in case["replace"])
+        assert old in data
+        data = data.replace(old, new)
+    where = "/t/_txcommit/checkpoints/c.json"
+    with pytest.raises(CorruptCheckpointError) as caught:
+        log.decode_checkpoint(data, where, case["number"])
+    message = str(caught.value)
+    assert case["message"] in message and where in message, message
+    assert message.startswith(f"txcommit: checkpoint {where} is corrupt: ")
 
 
 @pytest.mark.parametrize("case", PATHS, ids=[repr(c["path"]) for c in PATHS])

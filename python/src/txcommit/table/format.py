@@ -4,7 +4,8 @@ Everything here must agree with the Scala code byte for byte, because the JVM wr
 Python readers, the CLI and the conformance kit read:
 
 * ``LogLayout`` (``LogLayout.scala``): ``<table>/_txcommit/{commits,pending,aborted}/<txn>.json``,
-  ``<table>/_txcommit/replace/<sequence, 20 digits>.json`` and ``<table>/_SUCCESS``;
+  ``<table>/_txcommit/replace/<sequence, 20 digits>.json``,
+  ``<table>/_txcommit/checkpoints/<number, 20 digits>.json`` and ``<table>/_SUCCESS``;
 * transaction ids (``TxnId.scala``): 16 characters of ``[0-9a-z]``, 8 of base-36 epoch
   milliseconds then 8 random ones;
 * data file names (``DataFileName.scala``):
@@ -13,6 +14,9 @@ Python readers, the CLI and the conformance kit read:
   default pretty printer, decoded strictly: a record that is truncated, not JSON, of an unknown
   format or version, about another transaction, inconsistent, or naming a path outside its
   table is refused with :class:`~txcommit.errors.CorruptCommitRecordError` naming the file;
+* checkpoints (``CheckpointCodec.scala``, ``Checkpoint.scala``): the committed state up to a
+  point, in the same JSON layout and as strictly decoded
+  (:class:`~txcommit.errors.CorruptCheckpointError`);
 * safe relative paths (``Paths.unsafeRelativePath``) and credential-free display of URLs
   (``Paths.display``).
 """
@@ -23,13 +27,14 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
-from txcommit.errors import CorruptCommitRecordError
+from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
 
 LOG_DIR_NAME = "_txcommit"
 SUCCESS_NAME = "_SUCCESS"
@@ -45,6 +50,8 @@ OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id", "fence"
 REPLACING_OPERATIONS = ("overwrite", "overwrite-partitions", "write-id")
 WRITE_ID_OPTION = "txcommit.writeId"
 SEQUENCE_DIGITS = 20
+CHECKPOINT_FORMAT = "txcommit-checkpoint"
+CHECKPOINT_FORMAT_VERSION = 1
 
 TXN_LENGTH = 16
 _TXN = re.compile(r"[0-9a-z]{16}")
@@ -181,6 +188,10 @@ class LogLayout:
         return join(self.log_dir, "replace")
 
     @property
+    def checkpoints_dir(self) -> str:
+        return join(self.log_dir, "checkpoints")
+
+    @property
     def success(self) -> str:
         return join(self.table, SUCCESS_NAME)
 
@@ -197,6 +208,10 @@ class LogLayout:
         """``replace/<sequence>.json``, the sequence zero-padded to 20 digits."""
         return join(self.replace_dir, replace_record_name(sequence))
 
+    def checkpoint(self, number: int) -> str:
+        """``checkpoints/<number>.json``, the number zero-padded to 20 digits."""
+        return join(self.checkpoints_dir, checkpoint_name(number))
+
 
 def replace_record_name(sequence: int) -> str:
     """``00000000000000000001.json`` for sequence 1 (sequences start at 1)."""
@@ -211,6 +226,18 @@ def sequence_of_record_name(name: str) -> int | None:
         return None
     sequence = int(name[:SEQUENCE_DIGITS])
     return sequence if sequence >= 1 else None
+
+
+def checkpoint_name(number: int) -> str:
+    """``00000000000000000001.json`` for checkpoint 1 (numbers start at 1, like sequences)."""
+    if not 1 <= number < 10**SEQUENCE_DIGITS:
+        raise ValueError(f"a checkpoint number is 1 to {10**SEQUENCE_DIGITS - 1}, got {number}")
+    return f"{number:0{SEQUENCE_DIGITS}d}.json"
+
+
+def checkpoint_of_name(name: str) -> int | None:
+    """The number of a file in ``checkpoints/`` named ``<20 digits>.json`` (not 0), else None."""
+    return sequence_of_record_name(name)
 
 
 def txn_of_record_name(name: str) -> str | None:
@@ -538,6 +565,202 @@ def _decode_version_2(
 _REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")
 
 
+# --- checkpoints ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint of a table's log (``_txcommit/checkpoints/<number>.json``,
+    ``Checkpoint.scala``): the committed state up to a point, so a reader reads it and the
+    records after it instead of one record per transaction. Derived from the records, which
+    stay in the log; created exclusively, never rewritten.
+
+    ``through`` is the highest ``replace/`` sequence folded in (0: none). ``committed`` holds
+    every transaction it covers, each with exactly its files still live after the replacing
+    commits up to ``through`` (possibly none: a fence, or every file replaced). ``removed``
+    holds the paths those replacing commits hide that no covered transaction accounts for
+    (files without a transaction id, files of transactions it does not cover). ``created_at``
+    is when it was published (epoch milliseconds, its writer's clock).
+    """
+
+    number: int
+    created_at: int
+    app_id: str | None
+    writer: str
+    through: int
+    committed: Mapping[str, tuple[AddedFile, ...]] = field(default_factory=dict)
+    removed: tuple[AddedFile, ...] = field(default_factory=tuple)
+
+    @property
+    def files(self) -> int:
+        """The number of live files it lists, over every covered transaction."""
+        return sum(len(fs) for fs in self.committed.values())
+
+    def covers(self, txn: str) -> bool:
+        return txn in self.committed
+
+    @cached_property
+    def live_paths(self) -> Mapping[str, frozenset[str]]:
+        """Each covered transaction's live paths."""
+        return {txn: frozenset(f.path for f in fs) for txn, fs in self.committed.items()}
+
+    @cached_property
+    def removed_paths(self) -> frozenset[str]:
+        return frozenset(f.path for f in self.removed)
+
+
+def _java_order(path: str) -> bytes:
+    # The JVM sorts by String.compareTo (UTF-16 code units), which differs from code point
+    # order for characters beyond U+FFFF; big-endian UTF-16 bytes sort like code units.
+    return path.encode("utf-16-be", "surrogatepass")
+
+
+def _file_entries(files: Sequence[AddedFile]) -> list[list[tuple[str, Any]]]:
+    ordered = sorted(files, key=lambda f: _java_order(f.path))
+    return [[("path", f.path), ("size", f.size)] for f in ordered]
+
+
+def encode_checkpoint(checkpoint: Checkpoint) -> bytes:
+    """The checkpoint as the JVM's ``CheckpointCodec.encode`` writes it, byte for byte:
+    transactions sorted by id, each one's files and the removed files sorted by path."""
+    c = checkpoint
+    if c.number < 1:
+        raise ValueError(f"a checkpoint number starts at 1, got {c.number}")
+    if c.through < 0:
+        raise ValueError(f"a checkpoint's through is 0 (none) or a sequence, got {c.through}")
+    invalid = [t for t in c.committed if not is_valid_txn(t)]
+    if invalid:
+        raise ValueError(f"checkpoint {c.number} covers invalid transaction ids: {invalid}")
+    fields: list[tuple[str, Any]] = [
+        ("format", CHECKPOINT_FORMAT),
+        ("version", CHECKPOINT_FORMAT_VERSION),
+        ("checkpoint", c.number),
+        ("createdAt", c.created_at),
+    ]
+    if c.app_id is not None:
+        fields.append(("appId", c.app_id))
+    fields += [
+        ("writer", c.writer),
+        ("through", c.through),
+        ("transactions", len(c.committed)),
+        ("files", c.files),
+        (
+            "committed",
+            [
+                [("txn", txn), ("files", _file_entries(c.committed[txn]))]
+                for txn in sorted(c.committed)
+            ],
+        ),
+        ("removedFiles", len(c.removed)),
+        ("removed", _file_entries(c.removed)),
+    ]
+    return _jackson_pretty(fields, 0).encode("utf-8")
+
+
+def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoint:
+    """Decodes checkpoint ``expected_number`` (the number of its file name), stored at
+    ``where`` (named in every error). Strict, with the checks, their order and the reasons of
+    ``CheckpointCodec.decode`` (conformance/vectors/checkpoints.json): a checkpoint is used
+    whole or not at all, so any doubt refuses it with :class:`CorruptCheckpointError`."""
+
+    def corrupt(why: str) -> CorruptCheckpointError:
+        return CorruptCheckpointError(
+            f"txcommit: checkpoint {where} is corrupt: {why}. Readers skip it and use the "
+            "previous checkpoint or the commit records, which it only summarises (reads are "
+            "exact, only slower); the next checkpoint supersedes it, or delete it."
+        )
+
+    try:
+        root = json.loads(data, parse_constant=_refuse_constant)
+    except (ValueError, TypeError) as e:
+        raise corrupt(f"it is not complete JSON ({len(data)} bytes; truncated?)") from e
+    if not isinstance(root, dict):
+        raise corrupt("it is not a JSON object")
+
+    def text(node: dict[str, Any], name: str) -> str:
+        v = node.get(name)
+        if not isinstance(v, str):
+            raise corrupt(f"field '{name}' is missing or not a string")
+        return v
+
+    def long(node: dict[str, Any], name: str) -> int:
+        v = node.get(name)
+        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+            raise corrupt(f"field '{name}' is missing or not a number")
+        return v
+
+    def array(node: dict[str, Any], name: str) -> list[Any]:
+        v = node.get(name)
+        if not isinstance(v, list):
+            raise corrupt(f"field '{name}' is missing or not a list")
+        return v
+
+    def files(node: dict[str, Any], name: str) -> tuple[AddedFile, ...]:
+        out: list[AddedFile] = []
+        for entry in array(node, name):
+            if not isinstance(entry, dict):
+                raise corrupt(f"an entry of '{name}' is not an object")
+            path = text(entry, "path")
+            why = unsafe_relative_path(path)
+            if why is not None:
+                raise corrupt(
+                    f"it names a file outside its table directory ('{path}': {why}); nothing "
+                    "outside the table is read or deleted because of it"
+                )
+            out.append(AddedFile(path, long(entry, "size")))
+        return tuple(out)
+
+    if text(root, "format") != CHECKPOINT_FORMAT:
+        raise corrupt(f"field 'format' is not {CHECKPOINT_FORMAT}")
+    version = long(root, "version")
+    if version != CHECKPOINT_FORMAT_VERSION:
+        raise corrupt(
+            f"it has format version {version}, which this txcommit (reads version "
+            f"{CHECKPOINT_FORMAT_VERSION}) does not understand; upgrade the plugin"
+        )
+    recorded = long(root, "checkpoint")
+    if recorded != expected_number:
+        raise corrupt(f"its file name says checkpoint {expected_number} but it records {recorded}")
+    committed: list[tuple[str, tuple[AddedFile, ...]]] = []
+    for entry in array(root, "committed"):
+        if not isinstance(entry, dict):
+            raise corrupt("an entry of 'committed' is not an object")
+        txn = text(entry, "txn")
+        if not is_valid_txn(txn):
+            raise corrupt(f"transaction '{txn}' is not a transaction id")
+        committed.append((txn, files(entry, "files")))
+    declared = long(root, "transactions")
+    if declared != len(committed):
+        raise corrupt(f"it declares {declared} transactions but lists {len(committed)}")
+    by_txn: dict[str, tuple[AddedFile, ...]] = {}
+    for txn, fs in committed:
+        if txn in by_txn:
+            raise corrupt(f"transaction '{txn}' is listed twice")
+        by_txn[txn] = fs
+    declared = long(root, "files")
+    listed = sum(len(fs) for _, fs in committed)
+    if declared != listed:
+        raise corrupt(f"it declares {declared} files but lists {listed}")
+    removed = files(root, "removed")
+    declared = long(root, "removedFiles")
+    if declared != len(removed):
+        raise corrupt(f"it declares {declared} removed files but lists {len(removed)}")
+    through = long(root, "through")
+    if through < 0:
+        raise corrupt(f"field 'through' is {through}; sequences start at 1 (0: none)")
+    created_at = long(root, "createdAt")
+    app_id = root.get("appId")
+    return Checkpoint(
+        number=expected_number,
+        created_at=created_at,
+        app_id=app_id if isinstance(app_id, str) else None,
+        writer=text(root, "writer"),
+        through=through,
+        committed=by_txn,
+        removed=removed,
+    )
+
+
 # Spark 4.3's names, with the default spark.sql.files.ignoredPathSegmentRegex "^[._]".
 _SUMMARY_PREFIXES = ("_common_metadata", "_metadata")
 
@@ -568,6 +791,8 @@ def is_data_path(rel: str) -> bool:
 
 
 __all__ = [
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_FORMAT_VERSION",
     "LOG_DIR_NAME",
     "OPERATIONS",
     "READABLE_FORMAT_VERSIONS",
@@ -577,12 +802,17 @@ __all__ = [
     "SUCCESS_NAME",
     "TXN_LENGTH",
     "AddedFile",
+    "Checkpoint",
     "check_write_id",
+    "checkpoint_name",
+    "checkpoint_of_name",
     "CommitRecord",
     "LogLayout",
     "data_file_name",
+    "decode_checkpoint",
     "decode_record",
     "display_url",
+    "encode_checkpoint",
     "encode_record",
     "generate_txn",
     "hidden_name",

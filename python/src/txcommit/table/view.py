@@ -11,6 +11,14 @@ be the committed records of the table (``_txcommit/commits/*.json`` and
 * (b) F is in the ``removed`` of no ``replace/`` record (every one, as the JVM's ReplaceLog; a
   txn's own record is its highest-sequence ``replace/`` record, else its ``commits/`` one).
 
+A checkpoint (``_txcommit/checkpoints/<n>.json``, I20) changes what this costs, never what it
+shows. The view uses C, the newest checkpoint that decodes and whose ``through`` is within the
+``replace/`` records listed (one that does not decode is skipped with a warning); then F of T is
+hidden if C or a ``replace/`` record after ``through`` removes it; else visible without a txn
+id; else judged by T's newest ``replace/`` record after ``through``; else, T covered by C, by
+C's list for T alone; else by T's ``commits/`` record (an append). So a view reads no record C
+covers, unless the history is asked for (``with_markers``, :meth:`TableView.history`).
+
 Data files are the paths Spark 4.3 reads (:func:`is_data_path`, the cases of
 conformance/vectors/hidden-names.json): no segment starting with ``_`` or ``.`` except
 ``_col=value`` partition directories, no ``*._COPYING_``, no Parquet summary file; so the log,
@@ -20,10 +28,10 @@ table), as the JVM's filter does; with no such ancestor it is not a txcommit tab
 data file in it is shown (I7).
 
 A view is one snapshot: the table is listed once (one flat listing on S3, 1000 keys a
-request), every record is read once and, because records are immutable, kept in a
-process-wide cache keyed by store, key, size, modification time and ETag (a table deleted and
-written anew may hold a record of the same key and size), so a second view of the same table reads
-only the records committed since.
+request), every record it needs is read once and, because records and checkpoints are
+immutable, kept in a process-wide cache keyed by store, key, size, modification time and ETag
+(a table deleted and written anew may hold a record of the same key and size), so a second
+view of the same table reads only the records committed since.
 """
 
 from __future__ import annotations
@@ -36,15 +44,18 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from txcommit.adapters import LocalStore, Store, open_store
 from txcommit.adapters.base import StoreFile
-from txcommit.errors import CorruptCommitRecordError, StoreError
+from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError, StoreError
 from txcommit.table.format import (
     LOG_DIR_NAME,
+    Checkpoint,
     CommitRecord,
+    checkpoint_of_name,
+    decode_checkpoint,
     decode_record,
     hidden_name,
     is_data_path,
@@ -57,14 +68,25 @@ from txcommit.table.format import (
 READ_THREADS = 16
 #: Records kept in the process-wide cache before it is emptied and refilled.
 RECORD_CACHE_LIMIT = 200_000
+#: File entries of decoded checkpoints kept in the process-wide cache (as the JVM's).
+CHECKPOINT_CACHE_FILES = 2_000_000
+#: Checkpoints tried, newest first, before a view reads records only (as the JVM's).
+CHECKPOINT_TRIES = 8
 
 _LOG_PREFIX = LOG_DIR_NAME + "/"
 # The logger keeps the name docs/readers.md documents.
 _log = logging.getLogger("txcommit.view")
 # (store root, key, size, mtime, ETag): a table deleted and written anew under the same path
 # may hold a record of the same key and size, which must not be taken for its predecessor's.
-_records: dict[tuple[str, str, int, int | None, str | None], CommitRecord] = {}
+_CacheKey = tuple[str, str, int, int | None, str | None]
+# A record to read: (file, txn, None) in commits/, (file, None, sequence) in replace/.
+_Item = tuple[StoreFile, str | None, int | None]
+_records: dict[_CacheKey, CommitRecord] = {}
 _records_lock = threading.Lock()
+_checkpoints: dict[_CacheKey, Checkpoint] = {}
+_checkpoint_files = 0
+# A corrupt checkpoint is skipped on every view but reported once per file.
+_warned_checkpoints: set[_CacheKey] = set()
 
 
 @dataclass(frozen=True)
@@ -147,6 +169,38 @@ def _no_progress(message: str, force: bool = False) -> None:
     return None
 
 
+@dataclass
+class _Log:
+    """What a view read of its table's log, shared by the views of the table's directories.
+
+    ``appends``: the ``commits/`` records read that commit by themselves (appends and fences;
+    a replacing commit's copy commits nothing). ``replacements``: the ``replace/`` records
+    read, in sequence order. ``unread``: the records ``checkpoint`` made unnecessary for the
+    files shown, read only when the history is asked for."""
+
+    store: Store
+    ignore_corrupt: bool
+    checkpoint: Checkpoint | None
+    appends: dict[str, CommitRecord]
+    replacements: list[CommitRecord]
+    unread: list[_Item]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def complete(self) -> None:
+        """Reads every record the view skipped, so the log is the whole history."""
+        with self.lock:
+            if not self.unread:
+                return
+            appends, replacements = _read_records(
+                self.store, self.unread, self.ignore_corrupt, Progress(False)
+            )
+            self.appends.update(appends)
+            self.replacements = sorted(
+                self.replacements + replacements, key=lambda r: r.sequence or 0
+            )
+            self.unread = []
+
+
 class TableView:
     """One snapshot of a table: its data files, its committed records and its markers.
 
@@ -159,17 +213,14 @@ class TableView:
         store: Store,
         is_table: bool,
         data_files: list[TableFile],
-        records: Mapping[str, CommitRecord],
+        log: _Log,
         pending: Mapping[str, Mapping[str, Any]],
         aborted: Mapping[str, Mapping[str, Any]],
-        replacements: Iterable[CommitRecord] = (),
     ) -> None:
         self.store = store
         self.is_table = is_table
         self.data_files = data_files
-        self.records = dict(records)
-        #: Every ``replace/`` record, in sequence order (several may name one txn).
-        self.replacements = list(replacements)
+        self._log = log
         self.pending = dict(pending)
         self.aborted = dict(aborted)
         self._visible: list[TableFile] | None = None
@@ -181,6 +232,28 @@ class TableView:
     def url(self) -> str:
         """The URL of what was opened (the table or a directory in it), without credentials."""
         return self.store.root_url
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        """The checkpoint the view applies (None: it judges by the records alone)."""
+        return self._log.checkpoint
+
+    @property
+    def records(self) -> dict[str, CommitRecord]:
+        """Every committed transaction's record (its highest-sequence ``replace/`` record,
+        else its ``commits/`` one). Reads the records a checkpoint made unnecessary, once."""
+        self._log.complete()
+        records = dict(self._log.appends)
+        for r in self._log.replacements:  # the replace/ record IS the commit; the last wins
+            records[r.txn] = r
+        return records
+
+    @property
+    def replacements(self) -> list[CommitRecord]:
+        """Every ``replace/`` record, in sequence order (several may name one txn). Reads the
+        records a checkpoint made unnecessary, once."""
+        self._log.complete()
+        return list(self._log.replacements)
 
     def below(self, prefix: str, store: Store) -> TableView:
         """This table's view of the directory ``prefix`` (relative to the table), whose store
@@ -195,23 +268,25 @@ class TableView:
             ]
 
         view = TableView(
-            store,
-            True,
-            inside(self.data_files),
-            self.records,
-            self.pending,
-            self.aborted,
-            self.replacements,
+            store, True, inside(self.data_files), self._log, self.pending, self.aborted
         )
         view._visible = inside(self.visible_files())
         view.table_url = self.table_url
         return view
 
+    def _after_checkpoint(self) -> list[CommitRecord]:
+        """The ``replace/`` records the checkpoint does not fold in (all, without one)."""
+        through = self.checkpoint.through if self.checkpoint is not None else 0
+        return [r for r in self._log.replacements if (r.sequence or 0) > through]
+
     def removed_paths(self) -> set[str]:
-        """Every path some replacing commit logically deletes (rule b): the ``removed`` of
-        every ``replace/`` record, as the JVM's ReplaceLog; a ``commits/`` copy of a replacing
-        commit only names its txn's files."""
-        return {f.path for r in self.replacements for f in r.removed}
+        """Every path some replacing commit logically deletes (rule b): the checkpoint's
+        ``removed`` and the ``removed`` of every ``replace/`` record after it, as the JVM's
+        ReplaceLog; a ``commits/`` copy of a replacing commit only names its txn's files."""
+        removed = {f.path for r in self._after_checkpoint() for f in r.removed}
+        if self.checkpoint is not None:
+            removed |= self.checkpoint.removed_paths
+        return removed
 
     def visible_files(self) -> list[TableFile]:
         """The data files a reader sees, sorted by path."""
@@ -219,19 +294,30 @@ class TableView:
             if not self.is_table:
                 self._visible = list(self.data_files)
             else:
-                added = {txn: {f.path for f in r.added} for txn, r in self.records.items()}
                 removed = self.removed_paths()
-                self._visible = [
-                    f
-                    for f in self.data_files
-                    if f.path not in removed and (f.txn is None or f.path in added.get(f.txn, ()))
-                ]
+                # A txn's newest replace/ record after the checkpoint judges it (last wins).
+                replaced = {r.txn: {f.path for f in r.added} for r in self._after_checkpoint()}
+                covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
+                appended = {t: {f.path for f in r.added} for t, r in self._log.appends.items()}
+
+                def shown(f: TableFile) -> bool:
+                    if f.path in removed:
+                        return False
+                    if f.txn is None:
+                        return True
+                    for judge in (replaced, covered, appended):
+                        if f.txn in judge:
+                            return f.path in judge[f.txn]
+                    return False
+
+                self._visible = [f for f in self.data_files if shown(f)]
         return self._visible
 
     def history(self) -> list[HistoryRow]:
         """Every transaction the log knows, newest first (txn ids are time-ordered)."""
         rows: list[HistoryRow] = []
-        for txn, r in self.records.items():
+        records = self.records
+        for txn, r in records.items():
             replacing = r.is_replacing
             rows.append(
                 HistoryRow(
@@ -251,7 +337,7 @@ class TableView:
             )
         for state, markers in (("aborted", self.aborted), ("pending", self.pending)):
             for txn, marker in markers.items():
-                if txn in self.records or (state == "pending" and txn in self.aborted):
+                if txn in records or (state == "pending" and txn in self.aborted):
                     continue
                 started = marker.get("startedAt")
                 rows.append(
@@ -347,6 +433,7 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
     data: list[TableFile] = []
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
     replaces: list[tuple[StoreFile, int]] = []  # (file, sequence)
+    checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
     markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": []}
     has_log = False
     for f in keys:
@@ -359,19 +446,81 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
                 commits.append((f, txn))
             elif kind == "replace" and (seq := sequence_of_record_name(name)) is not None:
                 replaces.append((f, seq))
+            elif kind == "checkpoints" and (number := checkpoint_of_name(name)) is not None:
+                checkpoints.append((f, number))
             elif kind in markers and (txn := txn_of_record_name(name)) is not None:
                 markers[kind].append((f.key, txn))
         elif is_data_path(f.key):
             data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2])))
     if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
         has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()
-    records, replacements = _read_records(store, commits, replaces, ignore_corrupt, report)
+    highest = max((seq for _, seq in replaces), default=0)
+    checkpoint = _newest_checkpoint(store, checkpoints, highest, report)
+    # With a checkpoint, the records it covers decide nothing it does not already say: they
+    # are read only for the history. A replacing commit's commits/ copy is still read (cheap,
+    # and the listing does not tell it from an append).
+    through = checkpoint.through if checkpoint is not None else 0
+    items: list[_Item] = [(f, None, seq) for f, seq in replaces]
+    items += [(f, txn, None) for f, txn in commits]
+    needed, unread = items, list[_Item]()
+    if checkpoint is not None and not with_markers:
+        needed = []
+        for item in items:
+            f, txn, seq = item
+            skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
+            (unread if skip else needed).append(item)
+    appends, replacements = _read_records(store, needed, ignore_corrupt, report)
+    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread)
     pending: dict[str, Mapping[str, Any]] = {}
     aborted: dict[str, Mapping[str, Any]] = {}
     if with_markers:
         pending = _read_markers(store, markers["pending"], report)
         aborted = _read_markers(store, markers["aborted"], report)
-    return TableView(store, has_log, data, records, pending, aborted, replacements)
+    return TableView(store, has_log, data, log, pending, aborted)
+
+
+def _newest_checkpoint(
+    store: Store, listed: list[tuple[StoreFile, int]], highest_sequence: int, report: Progress
+) -> Checkpoint | None:
+    """The newest checkpoint that decodes and folds in only ``replace/`` records this listing
+    holds (``through`` <= ``highest_sequence``), of the newest :data:`CHECKPOINT_TRIES`
+    listed; None: the view judges by the records alone. A corrupt one is skipped: it only
+    summarises records that stay in the log."""
+    for f, number in sorted(listed, key=lambda item: item[1], reverse=True)[:CHECKPOINT_TRIES]:
+        report(f"reading checkpoint {number}", force=True)
+        checkpoint = _cached_checkpoint(store, f, number)
+        if checkpoint is not None and checkpoint.through <= highest_sequence:
+            return checkpoint
+    return None
+
+
+def _cached_checkpoint(store: Store, f: StoreFile, number: int) -> Checkpoint | None:
+    global _checkpoint_files
+    cache_key = (store.root_url, f.key, f.size, f.mtime_ns, f.etag)
+    with _records_lock:
+        found = _checkpoints.get(cache_key)
+    if found is not None:
+        return found
+    data = store.read(f.key)
+    if data is None:  # deleted since the listing (VACUUM of a superseded checkpoint)
+        return None
+    try:
+        checkpoint = decode_checkpoint(data, store.url_for(f.key), number)
+    except CorruptCheckpointError as e:
+        with _records_lock:
+            first = cache_key not in _warned_checkpoints
+            _warned_checkpoints.add(cache_key)
+        if first:
+            _log.warning("%s", e)
+        return None
+    weight = 1 + checkpoint.files + len(checkpoint.committed) + len(checkpoint.removed)
+    with _records_lock:
+        if _checkpoint_files + weight > CHECKPOINT_CACHE_FILES:
+            _checkpoints.clear()
+            _checkpoint_files = 0
+        _checkpoints[cache_key] = checkpoint
+        _checkpoint_files += weight
+    return checkpoint
 
 
 def _parallel(fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str) -> list:
@@ -410,16 +559,17 @@ def _cached_record(
 
 def _read_records(
     store: Store,
-    commits: list[tuple[StoreFile, str]],
-    replaces: list[tuple[StoreFile, int]],
+    items: list[_Item],
     ignore_corrupt: bool,
     report: Progress,
 ) -> tuple[dict[str, CommitRecord], list[CommitRecord]]:
-    """Each committed txn's record, and every ``replace/`` record in sequence order. As the
-    JVM does: a txn's record is its highest-sequence ``replace/`` record, else its
-    ``commits/`` record if that is an append (a replacing commit's copy commits nothing)."""
+    """The records ``items`` name (``(file, txn, None)`` of ``commits/``, ``(file, None,
+    sequence)`` of ``replace/``): the ``commits/`` ones that commit by themselves, by txn, and
+    the ``replace/`` ones in sequence order. As the JVM does, a replacing commit's
+    ``commits/`` copy commits nothing: only its ``replace/`` record does (else its new files
+    would show without its removals)."""
 
-    def load(item: tuple[StoreFile, str | None, int | None]) -> CommitRecord | None:
+    def load(item: _Item) -> CommitRecord | None:
         f, txn, sequence = item
         try:
             return _cached_record(store, f, txn, sequence)
@@ -429,21 +579,18 @@ def _read_records(
             _log.warning("%s (hiding its files: ignore_corrupt_records=True)", e)
             return None
 
-    replaces = sorted(replaces, key=lambda item: item[1])
-    items: list[tuple[StoreFile, str | None, int | None]] = [
-        (f, None, seq) for f, seq in replaces
-    ] + [(f, txn, None) for f, txn in commits]
     loaded = _parallel(load, items, report, "commit records")
-    replacements = [r for r in loaded[: len(replaces)] if r is not None]
-    records: dict[str, CommitRecord] = {}
-    for record in loaded[len(replaces) :]:
-        # A replacing commit's commits/ copy commits nothing by itself: only its replace/
-        # record does (else its new files would show without its removals).
-        if record is not None and not record.is_replacing:
-            records[record.txn] = record
-    for record in replacements:  # the replace/ record IS the commit; the last sequence wins
-        records[record.txn] = record
-    return records, replacements
+    appends: dict[str, CommitRecord] = {}
+    replacements: list[CommitRecord] = []
+    for (_, txn, _), record in zip(items, loaded, strict=True):
+        if record is None:
+            continue
+        if txn is None:
+            replacements.append(record)
+        elif not record.is_replacing:
+            appends[record.txn] = record
+    replacements.sort(key=lambda r: r.sequence or 0)
+    return appends, replacements
 
 
 def _read_markers(
