@@ -74,6 +74,7 @@ CHECKPOINT_CACHE_FILES = 2_000_000
 CHECKPOINT_TRIES = 8
 
 _LOG_PREFIX = LOG_DIR_NAME + "/"
+_NESTED_LOG = "/" + LOG_DIR_NAME + "/"
 # The logger keeps the name docs/readers.md documents.
 _log = logging.getLogger("txcommit.view")
 # (store root, key, size, mtime, ETag): a table deleted and written anew under the same path
@@ -186,6 +187,32 @@ class _Log:
     unread: list[_Item]
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def rule(self) -> Callable[[str, str | None], bool | None]:
+        """The reader rule of this log for a file (path relative to the log's table, txn):
+        True or False, or None when the file has a txn this log has no record of (a log above,
+        in a tree nested by a version without the one-log-per-path check, may have one)."""
+        through = self.checkpoint.through if self.checkpoint is not None else 0
+        after = [r for r in self.replacements if (r.sequence or 0) > through]
+        removed = {f.path for r in after for f in r.removed}
+        if self.checkpoint is not None:
+            removed |= self.checkpoint.removed_paths
+        # A txn's newest replace/ record after the checkpoint judges it (last wins).
+        replaced = {r.txn: {f.path for f in r.added} for r in after}
+        covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
+        appended = {t: {f.path for f in r.added} for t, r in self.appends.items()}
+
+        def shown(path: str, txn: str | None) -> bool | None:
+            if path in removed:
+                return False
+            if txn is None:
+                return True
+            for judge in (replaced, covered, appended):
+                if txn in judge:
+                    return path in judge[txn]
+            return None
+
+        return shown
+
     def complete(self) -> None:
         """Reads every record the view skipped, so the log is the whole history."""
         with self.lock:
@@ -216,11 +243,15 @@ class TableView:
         log: _Log,
         pending: Mapping[str, Mapping[str, Any]],
         aborted: Mapping[str, Mapping[str, Any]],
+        nested: Mapping[str, _Log] | None = None,
     ) -> None:
         self.store = store
         self.is_table = is_table
         self.data_files = data_files
         self._log = log
+        #: Logs inside the table (directory -> log), as versions without the one-log-per-path
+        #: check could write them: their files are judged by the nearest log first.
+        self._nested = dict(nested or {})
         self.pending = dict(pending)
         self.aborted = dict(aborted)
         self._visible: list[TableFile] | None = None
@@ -274,16 +305,15 @@ class TableView:
         view.table_url = self.table_url
         return view
 
-    def _after_checkpoint(self) -> list[CommitRecord]:
-        """The ``replace/`` records the checkpoint does not fold in (all, without one)."""
-        through = self.checkpoint.through if self.checkpoint is not None else 0
-        return [r for r in self._log.replacements if (r.sequence or 0) > through]
-
     def removed_paths(self) -> set[str]:
-        """Every path some replacing commit logically deletes (rule b): the checkpoint's
-        ``removed`` and the ``removed`` of every ``replace/`` record after it, as the JVM's
-        ReplaceLog; a ``commits/`` copy of a replacing commit only names its txn's files."""
-        removed = {f.path for r in self._after_checkpoint() for f in r.removed}
+        """Every path some replacing commit of the table's own log logically deletes (rule b):
+        the checkpoint's ``removed`` and the ``removed`` of every ``replace/`` record after it,
+        as the JVM's ReplaceLog; a ``commits/`` copy of a replacing commit only names its txn's
+        files."""
+        through = self.checkpoint.through if self.checkpoint is not None else 0
+        removed = {
+            f.path for r in self._log.replacements if (r.sequence or 0) > through for f in r.removed
+        }
         if self.checkpoint is not None:
             removed |= self.checkpoint.removed_paths
         return removed
@@ -294,20 +324,17 @@ class TableView:
             if not self.is_table:
                 self._visible = list(self.data_files)
             else:
-                removed = self.removed_paths()
-                # A txn's newest replace/ record after the checkpoint judges it (last wins).
-                replaced = {r.txn: {f.path for f in r.added} for r in self._after_checkpoint()}
-                covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
-                appended = {t: {f.path for f in r.added} for t, r in self._log.appends.items()}
+                # Nearest log first: nested directories deepest first, the table's own last.
+                chain = [(d + "/", log.rule()) for d, log in sorted(
+                    self._nested.items(), key=lambda item: -len(item[0]))]  # fmt: skip
+                chain.append(("", self._log.rule()))
 
                 def shown(f: TableFile) -> bool:
-                    if f.path in removed:
-                        return False
-                    if f.txn is None:
-                        return True
-                    for judge in (replaced, covered, appended):
-                        if f.txn in judge:
-                            return f.path in judge[f.txn]
+                    for prefix, rule in chain:
+                        if f.path.startswith(prefix):
+                            verdict = rule(f.path[len(prefix) :], f.txn)
+                            if verdict is not None:
+                                return verdict
                     return False
 
                 self._visible = [f for f in self.data_files if shown(f)]
@@ -431,29 +458,56 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
     keys = log_keys + [f for f in data_keys if not f.key.startswith(_LOG_PREFIX)]
     report(f"listed {store.root_url}: {len(keys)} files", force=True)
     data: list[TableFile] = []
+    # The files of each log (directory, "" for the table's own) by name below its _txcommit/.
+    logs: dict[str, list[tuple[StoreFile, str]]] = {}
+    for f in keys:
+        if f.key.startswith(_LOG_PREFIX):
+            logs.setdefault("", []).append((f, f.key[len(_LOG_PREFIX) :]))
+        elif (at := f.key.find(_NESTED_LOG)) > 0:
+            logs.setdefault(f.key[:at], []).append((f, f.key[at + len(_NESTED_LOG) :]))
+        elif is_data_path(f.key):
+            data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2])))
+    has_log = "" in logs
+    if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
+        has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()
+    own = logs.pop("", [])
+    log, markers = _load_log(store, own, ignore_corrupt, with_markers, report)
+    nested = {
+        d: _load_log(store, entries, ignore_corrupt, True, report)[0] for d, entries in logs.items()
+    }
+    pending: dict[str, Mapping[str, Any]] = {}
+    aborted: dict[str, Mapping[str, Any]] = {}
+    if with_markers:
+        pending = _read_markers(store, markers["pending"], report)
+        aborted = _read_markers(store, markers["aborted"], report)
+    return TableView(store, has_log, data, log, pending, aborted, nested)
+
+
+def _load_log(
+    store: Store,
+    entries: list[tuple[StoreFile, str]],
+    ignore_corrupt: bool,
+    whole: bool,
+    report: Progress,
+) -> tuple[_Log, dict[str, list[tuple[str, str]]]]:
+    """One log from its listed files (each with its name below ``_txcommit/``): the records it
+    needs (every one when ``whole``), and its ``pending/`` and ``aborted/`` markers (unread)."""
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
     replaces: list[tuple[StoreFile, int]] = []  # (file, sequence)
     checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
     markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": []}
-    has_log = False
-    for f in keys:
-        if f.key.startswith(_LOG_PREFIX):
-            has_log = True
-            kind, _, name = f.key[len(_LOG_PREFIX) :].partition("/")
-            if "/" in name:
-                continue
-            if kind == "commits" and (txn := txn_of_record_name(name)) is not None:
-                commits.append((f, txn))
-            elif kind == "replace" and (seq := sequence_of_record_name(name)) is not None:
-                replaces.append((f, seq))
-            elif kind == "checkpoints" and (number := checkpoint_of_name(name)) is not None:
-                checkpoints.append((f, number))
-            elif kind in markers and (txn := txn_of_record_name(name)) is not None:
-                markers[kind].append((f.key, txn))
-        elif is_data_path(f.key):
-            data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2])))
-    if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
-        has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()
+    for f, rel in entries:
+        kind, _, name = rel.partition("/")
+        if "/" in name:
+            continue
+        if kind == "commits" and (txn := txn_of_record_name(name)) is not None:
+            commits.append((f, txn))
+        elif kind == "replace" and (seq := sequence_of_record_name(name)) is not None:
+            replaces.append((f, seq))
+        elif kind == "checkpoints" and (number := checkpoint_of_name(name)) is not None:
+            checkpoints.append((f, number))
+        elif kind in markers and (txn := txn_of_record_name(name)) is not None:
+            markers[kind].append((f.key, txn))
     highest = max((seq for _, seq in replaces), default=0)
     checkpoint = _newest_checkpoint(store, checkpoints, highest, report)
     # With a checkpoint, the records it covers decide nothing it does not already say: they
@@ -463,20 +517,14 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
     items: list[_Item] = [(f, None, seq) for f, seq in replaces]
     items += [(f, txn, None) for f, txn in commits]
     needed, unread = items, list[_Item]()
-    if checkpoint is not None and not with_markers:
+    if checkpoint is not None and not whole:
         needed = []
         for item in items:
             f, txn, seq = item
             skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
             (unread if skip else needed).append(item)
     appends, replacements = _read_records(store, needed, ignore_corrupt, report)
-    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread)
-    pending: dict[str, Mapping[str, Any]] = {}
-    aborted: dict[str, Mapping[str, Any]] = {}
-    if with_markers:
-        pending = _read_markers(store, markers["pending"], report)
-        aborted = _read_markers(store, markers["aborted"], report)
-    return TableView(store, has_log, data, log, pending, aborted)
+    return _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread), markers
 
 
 def _newest_checkpoint(

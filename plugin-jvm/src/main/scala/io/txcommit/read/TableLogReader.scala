@@ -44,16 +44,27 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   def isVisible(file: Path): Boolean =
     rootOf(file.getParent) match {
       case None => true // not inside a txcommit table: someone else's file, shown as before
-      case Some(root) =>
-        Paths.relativize(root, file) match {
-          case None => false
-          case Some(rel) =>
-            val snapshot = snapshotOf(root)
-            if (snapshot.removes(rel)) false
-            else DataFileName.txnOf(file.getName) match {
-              case None => true
-              case Some(txn) => committedFiles(root, txn, snapshot).exists(_.contains(rel))
-            }
+      case Some(root) => visibleIn(root, file)
+    }
+
+  /**
+   * The rule of the log at `root` for `file`. A transaction this log has no record of may be
+   * another log's: in a tree nested by a version without I18 (a `_txcommit/` inside a table),
+   * the outer table's files in the nested directory are judged by the next log above, so neither
+   * table's committed data is hidden by the other's log.
+   */
+  private def visibleIn(root: Path, file: Path): Boolean =
+    Paths.relativize(root, file) match {
+      case None => false
+      case Some(rel) =>
+        val snapshot = snapshotOf(root)
+        if (snapshot.removes(rel)) false
+        else DataFileName.txnOf(file.getName) match {
+          case None => true
+          case Some(txn) => committedFiles(root, txn, snapshot) match {
+            case Some(files) => files.contains(rel)
+            case None => rootOf(root.getParent).exists(visibleIn(_, file))
+          }
         }
     }
 
