@@ -9,12 +9,16 @@ right; so is a write above a table; VACUUM refuses a tree that already holds two
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
+import txcommit
 from txcommit.maintenance import vacuum
+from txcommit.table import format as log
 
-from support.tables import TableRef
+from support.tables import TableRef, reader_target
 
 
 def k_counts(spark, url: str) -> dict[int, int]:  # noqa: ANN001
@@ -50,3 +54,34 @@ def test_a_write_above_a_table_is_refused(store_spark, any_table: TableRef):  # 
         spark.range(10).write.mode("append").parquet(table.url)
     assert not [k for k in table.objects() if k.startswith("_txcommit/")], "no log above it"
     assert spark.read.parquet(f"{table.url}/inner").count() == 10
+
+
+def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
+    store_spark, any_table: TableRef, request: pytest.FixtureRequest
+):  # noqa: ANN001
+    """A log inside a table, as a version without the one-log-per-path check wrote it: Spark
+    and the Python readers show the table's own files in that directory and the nested log's
+    committed file, not a transaction neither log committed."""
+    spark, table = store_spark, any_table
+    table.prepare(spark)
+    spark.range(1000).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(table.url)
+    # The nested table's data: a copy of one of the table's files under a new txn, committed
+    # by a log in k=1; and one more copy under a txn that never committed.
+    sample = next(k for k in table.data_files() if k.startswith("k=1/"))
+    body = table.read(sample)
+    assert body is not None
+    rows = pq.read_table(pa.BufferReader(body)).num_rows
+    inner, lost = log.generate_txn(), log.generate_txn()
+    inner_file = log.data_file_name("", 0, inner, 1, "-c000.snappy.parquet")
+    table.write(f"k=1/{inner_file}", body)
+    table.write(f"k=1/{log.data_file_name('', 0, lost, 2, '-c000.snappy.parquet')}", body)
+    record = log.CommitRecord(
+        txn=inner, token="t", job_id="j", started_at=1, committed_at=2,
+        added=(log.AddedFile(inner_file, len(body)),), app_id=None, writer="older-version",
+    )  # fmt: skip
+    table.write(f"k=1/_txcommit/commits/{inner}.json", log.encode_record(record))
+
+    assert k_counts(spark, table.url) == {0: 250, 1: 250 + rows, 2: 250, 3: 250}
+    s3 = request.getfixturevalue("local_s3") if table.local is None else None
+    url, options = reader_target(table, s3)
+    assert txcommit.dataset(url, storage_options=options).count_rows() == 1000 + rows
