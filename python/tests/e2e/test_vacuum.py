@@ -136,10 +136,14 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     assert not (left & expected), "every listed item is gone"
     # Before deleting them, VACUUM fenced the two dead transactions (I19): a commit record that
     # commits nothing each, and for the one that may have been a replacing commit a replace/ one.
-    fences = left - on_disk
+    # After deleting, it wrote a checkpoint of the log it left (I20).
+    added = left - on_disk
+    written = {k for k in added if k.startswith("_txcommit/checkpoints/")}
+    assert len(written) == 1, added
+    fences = added - written
     assert all(k.startswith(("_txcommit/commits/", "_txcommit/replace/")) for k in fences), fences
     assert len([k for k in fences if k.startswith("_txcommit/commits/")]) == 2, fences
-    assert left - fences == on_disk - expected, "nothing else was touched"
+    assert left - added == on_disk - expected, "nothing else was touched"
     assert young_file in left, "a young uncommitted txn may still be running: kept"
     assert not table.open_uploads()
     assert spark.read.parquet(table.url).count() == rows_before
@@ -150,7 +154,11 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     forced = vacuum(spark, table.url, retain_hours=0, force=True).collect()
     removed = {f["path"] for r in table.committed().values() for f in r.get("removed", [])}
     young_marker = f"_txcommit/pending/{txn_of(young_file)}.json"
-    assert {r["path"] for r in forced} == removed | {young_file, young_marker}
+    deleted = {r["path"] for r in forced if r["kind"] != "checkpoint"}
+    assert deleted == removed | {young_file, young_marker}
+    # Checkpoints superseded by one published before the horizon go; newer ones stay.
+    kept = [k for k in table.objects() if k.startswith("_txcommit/checkpoints/")]
+    assert kept and all(r["path"] < min(kept) for r in forced if r["kind"] == "checkpoint")
     visible = {r["path"] for r in committed_files(spark, table.url).collect()}
     assert set(table.data_files()) == visible, "what is left is exactly what readers see"
     assert spark.read.parquet(table.url).count() == rows_before
