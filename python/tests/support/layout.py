@@ -7,6 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
+from txcommit.table import format as log
+
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 
 
@@ -48,3 +50,24 @@ def plant_uncommitted_copy(table: Path) -> Path:
     dst = src.with_name(src.name.replace(txn, "zzzzzzzzzzzzzzzz"))
     shutil.copyfile(src, dst)
     return dst
+
+
+def write(table: Path, rel: str, data: bytes = b"abc") -> None:
+    """Writes ``data`` at ``rel`` below ``table``, creating directories (hand-built tables)."""
+    f = table / rel
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_bytes(data)
+
+
+def record(txn: str, added: list[str], **v2: object) -> log.CommitRecord:
+    """A commit record of ``txn`` adding ``added`` (3 bytes each); ``v2``: format 2 fields."""
+    return log.CommitRecord(
+        txn=txn,
+        token="token",
+        job_id="job",
+        started_at=1,
+        committed_at=2,
+        added=tuple(log.AddedFile(p, 3) for p in added),
+        writer="test",
+        **v2,  # type: ignore[arg-type]
+    )

@@ -16,27 +16,10 @@ from txcommit.table import format as log
 from txcommit.table import view as view_module
 from txcommit.table.view import open_table
 
+from support.layout import record, write
+
 TXNS = [log.generate_txn(1_800_000_000_000 + i * 1000) for i in range(6)]
 A, B, C, D, E, F = TXNS
-
-
-def write(table: Path, rel: str, data: bytes = b"abc") -> None:
-    f = table / rel
-    f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_bytes(data)
-
-
-def record(txn: str, added: list[str], **v2: object) -> log.CommitRecord:
-    return log.CommitRecord(
-        txn=txn,
-        token="token",
-        job_id="job",
-        started_at=1,
-        committed_at=2,
-        added=tuple(log.AddedFile(p, 3) for p in added),
-        writer="test",
-        **v2,  # type: ignore[arg-type]
-    )
 
 
 def files(*paths: str) -> tuple[log.AddedFile, ...]:

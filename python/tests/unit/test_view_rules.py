@@ -11,24 +11,7 @@ from txcommit.adapters.local import LocalStore
 from txcommit.table import format as log
 from txcommit.table.view import open_table
 
-
-def write(table: Path, rel: str, data: bytes = b"abc") -> None:
-    f = table / rel
-    f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_bytes(data)
-
-
-def record(txn: str, added: list[str], **v2: object) -> log.CommitRecord:
-    return log.CommitRecord(
-        txn=txn,
-        token="token",
-        job_id="job",
-        started_at=1,
-        committed_at=2,
-        added=tuple(log.AddedFile(p, 3) for p in added),
-        writer="test",
-        **v2,  # type: ignore[arg-type]
-    )
+from support.layout import record, write
 
 
 def visible(table: Path) -> set[str]:

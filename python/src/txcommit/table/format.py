@@ -27,7 +27,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -403,6 +403,32 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _json_object(data: bytes, corrupt: Callable[[str], Exception]) -> dict[str, Any]:
+    """``data`` as a JSON object, strictly (NaN and Infinity are not JSON), or ``corrupt``."""
+    try:
+        root = json.loads(data, parse_constant=_refuse_constant)
+    except (ValueError, TypeError) as e:
+        raise corrupt(f"it is not complete JSON ({len(data)} bytes; truncated?)") from e
+    if not isinstance(root, dict):
+        raise corrupt("it is not a JSON object")
+    return root
+
+
+def _text(node: dict[str, Any], name: str, corrupt: Callable[[str], Exception]) -> str:
+    v = node.get(name)
+    if not isinstance(v, str):
+        raise corrupt(f"field '{name}' is missing or not a string")
+    return v
+
+
+def _long(node: dict[str, Any], name: str, corrupt: Callable[[str], Exception]) -> int:
+    """A JSON integer that fits a JVM long (booleans are not numbers here)."""
+    v = node.get(name)
+    if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+        raise corrupt(f"field '{name}' is missing or not a number")
+    return v
+
+
 def decode_record(
     data: bytes, where: str, expected_txn: str | None, expected_sequence: int | None = None
 ) -> CommitRecord:
@@ -426,24 +452,13 @@ def decode_record(
             f"_txcommit/{log_dir}/ to treat the transaction as never committed."
         )
 
-    try:
-        root = json.loads(data, parse_constant=_refuse_constant)
-    except (ValueError, TypeError) as e:
-        raise corrupt(f"it is not complete JSON ({len(data)} bytes; truncated?)") from e
-    if not isinstance(root, dict):
-        raise corrupt("it is not a JSON object")
+    root = _json_object(data, corrupt)
 
     def text(field_name: str) -> str:
-        v = root.get(field_name)
-        if not isinstance(v, str):
-            raise corrupt(f"field '{field_name}' is missing or not a string")
-        return v
+        return _text(root, field_name, corrupt)
 
     def long(node: dict[str, Any], field_name: str) -> int:
-        v = node.get(field_name)
-        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
-            raise corrupt(f"field '{field_name}' is missing or not a number")
-        return v
+        return _long(node, field_name, corrupt)
 
     def outside(list_name: str, path: str, why: str) -> CorruptCommitRecordError:
         return corrupt(
@@ -670,24 +685,13 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
             "exact, only slower); the next checkpoint supersedes it, or delete it."
         )
 
-    try:
-        root = json.loads(data, parse_constant=_refuse_constant)
-    except (ValueError, TypeError) as e:
-        raise corrupt(f"it is not complete JSON ({len(data)} bytes; truncated?)") from e
-    if not isinstance(root, dict):
-        raise corrupt("it is not a JSON object")
+    root = _json_object(data, corrupt)
 
     def text(node: dict[str, Any], name: str) -> str:
-        v = node.get(name)
-        if not isinstance(v, str):
-            raise corrupt(f"field '{name}' is missing or not a string")
-        return v
+        return _text(node, name, corrupt)
 
     def long(node: dict[str, Any], name: str) -> int:
-        v = node.get(name)
-        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
-            raise corrupt(f"field '{name}' is missing or not a number")
-        return v
+        return _long(node, name, corrupt)
 
     def array(node: dict[str, Any], name: str) -> list[Any]:
         v = node.get(name)
