@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,21 @@ def _positive(text: str) -> int:
     return value
 
 
+#: The sections of a run, for ``--only``: the file-count sweep, the DBIO paper's job, the read
+#: cost.
+SECTIONS = ("sweep", "paper", "read")
+
+
+def _sections(text: str) -> list[str]:
+    chosen = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [v for v in chosen if v not in SECTIONS]
+    if bad or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"expected sections among {', '.join(SECTIONS)}, got {text!r}"
+        )
+    return chosen
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="txcommit bench",
@@ -52,19 +67,21 @@ def build_parser() -> argparse.ArgumentParser:
         "magic committer and a no-protocol floor, on the local file system and on a local S3 "
         "endpoint (moto) that charges each request what it costs on S3. Writes a Markdown "
         "report with tables, PNG plots next to it, and the raw results as JSON. The default "
-        "size takes under 30 minutes on 2 cores; --quick is a smoke run of a few minutes.",
+        "size takes about 35 minutes on 2 cores; --quick is a smoke run of a few minutes.",
     )
     p.add_argument("--quick", action="store_true",
-                   help="smoke run: 10 and 40 files, 200k-row DBIO paper's job, 1 and 3 "
-                   "transactions for the read cost (the size flags below still "
-                   "override)")  # fmt: skip
+                   help="smoke run: 10 and 40 files, 200k-row DBIO paper's job, tables of 1 "
+                   "and 100 transactions and a plain table of 100 directories for the read "
+                   "cost (the size flags below still override)")  # fmt: skip
+    p.add_argument("--only", type=_sections, help="run only these sections, comma-separated: "
+                   f"{', '.join(SECTIONS)} (default all)")  # fmt: skip
     p.add_argument("--out", default="docs/benchmarks.md",
                    help="report to write (default docs/benchmarks.md); the plots and "
                    "results.json go into a directory named like it without .md")  # fmt: skip
     p.add_argument("--files", type=_ints, help="file counts of the sweep, appended, on "
                    "every store (default 10,100,1000; 5000 adds ~5 min on S3)")  # fmt: skip
     p.add_argument("--overwrite-files", type=_ints, help="file counts also overwritten "
-                   "(default 10, to fit the 30-minute budget on 2 cores; with --files, the "
+                   "(default 10, to fit the 35-minute budget on 2 cores; with --files, the "
                    "same as --files)")  # fmt: skip
     p.add_argument("--no-overwrite", action="store_true", help="skip the overwrites")
     p.add_argument(
@@ -89,8 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "0 skips it)")  # fmt: skip
     p.add_argument("--seed-partitions", type=_positive, help="repartition() of the DBIO "
                    "paper's job (default 100)")  # fmt: skip
-    p.add_argument("--read-txns", type=_ints, help="committed transactions for the read cost "
-                   "(default 1,10,100)")  # fmt: skip
+    p.add_argument("--read-txns", type=_ints, help="committed transactions of the "
+                   "synthesised txcommit tables of the read cost, each planned cold and warm "
+                   "with a checkpoint (and without one, see --read-no-checkpoint-max) (default "
+                   "1,100,1000,10000)")  # fmt: skip
+    p.add_argument("--read-no-checkpoint-max", type=int, help="plan only the txcommit "
+                   "tables of at most this many transactions also without a checkpoint (default "
+                   "1000: without one, a cold plan of 10,000 transactions reads 10,000 records "
+                   "one after another, ~7 min on the model; 10000 includes it)")  # fmt: skip
+    p.add_argument("--read-partitions", type=int, help="partition directories of the plain "
+                   "Hive-style table of the read cost; 0 skips it (default 1000)")  # fmt: skip
+    p.add_argument("--no-read-leftovers", action="store_true", help="skip the read cost's "
+                   "table with uncommitted leftovers and its VACUUM")  # fmt: skip
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
     p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
     p.add_argument("--stores", default=",".join(STORES),
@@ -168,12 +195,22 @@ def sizes_from(ns: argparse.Namespace) -> Any:
         if chosen:
             setattr(sizes, name, keys if chosen == "all" else [p.key for p in parse(chosen)])
     for name in ("rows_per_file", "partitions", "seed_rows", "seed_partitions", "read_txns",
-                 "repeats"):  # fmt: skip
+                 "read_no_checkpoint_max", "read_partitions", "repeats"):  # fmt: skip
         value = getattr(ns, name)
         if value is not None:
             setattr(sizes, name, value)
-    if ns.no_read:
+    if ns.no_read_leftovers:
+        sizes.read_leftovers = False
+    only = ns.only or list(SECTIONS)
+    if ns.no_read or "read" not in only:
         sizes.read_txns = []
+        sizes.read_partitions = 0
+        sizes.read_leftovers = False
+    if "sweep" not in only:
+        sizes.files = []
+        sizes.overwrite_files = []
+    if "paper" not in only:
+        sizes.seed_rows = 0
     return sizes
 
 
@@ -200,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         if bad or not stores:
             raise SystemExit(f"txcommit bench: --stores {ns.stores!r}: choose from "
                              f"{', '.join(STORES)}")  # fmt: skip
+        if ns.only == ["read"] and "s3" not in stores:
+            raise SystemExit("txcommit bench: --only read measures on S3: add s3 to --stores")
         earlier = None
         if ns.merge_into:  # read first: a bad file should not cost a run
             earlier = _read_results("--merge-into", ns.merge_into)
@@ -242,8 +281,11 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
             points = "; ".join(f"{n} {mode}: {','.join(p)}" for (n, mode), p in sorted(by.items()))
             parts.append(f"{store} sweep ({points})")
     if results.get("read"):
-        parts.append("read cost at " + ",".join(str(t) for t in sorted(
-            {r["txns"] for r in results["read"]})) + " transactions")  # fmt: skip
+        txns = sorted({r["txns"] for r in results["read"] if r.get("case", "txcommit") ==
+                       "txcommit" and r["txns"]})  # fmt: skip
+        dirs = sorted({r["dirs"] for r in results["read"] if r.get("case") == "plain"})
+        parts.append("read cost at " + ",".join(map(str, txns)) + " transactions"
+                     + (f", a plain table of {dirs[0]} directories" if dirs else ""))  # fmt: skip
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
@@ -282,7 +324,10 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         fresh = {key(part, r) for r in new.get(part, [])}
         merged[part] = [r for r in earlier.get(part, []) if key(part, r) not in fresh]
         merged[part] += new.get(part, [])
-    merged["read"] = new.get("read") or earlier.get("read", [])
+    source = new if new.get("read") else earlier  # the read cost is re-run as a whole
+    merged["read"] = source.get("read", [])
+    if source.get("read_info"):
+        merged["read_info"] = source["read_info"]
     merged["meta"] = {**earlier["meta"], "merged": True}
     return merged
 
@@ -340,6 +385,11 @@ def run(
     server = start(config)
     results: dict[str, Any] = {"sweep": [], "seed": [], "read": []}
 
+    def fresh_server(name: str) -> Any:
+        """Another server configured like this one (the read cost's cold plans)."""
+        return start(replace(config, port=free_port(),
+                             log_file=str(workdir / f"server-{name}.log")))  # fmt: skip
+
     def meta(done: bool) -> dict[str, Any]:
         return {
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -367,8 +417,9 @@ def run(
     order = sorted(stores, key=lambda s: s != "s3")
     try:
         bench = Bench(server, s3, workdir, run_id, say=lambda m: print(m, flush=True))
-        print("txcommit bench: warm-up", flush=True)
-        bench.warm_up(protocols, stores)
+        if sizes.files or sizes.seed_rows > 0:
+            print("txcommit bench: warm-up", flush=True)
+            bench.warm_up(protocols, stores)
         for store in order:
             for files in sizes.files:
                 results["sweep"] += bench.sweep_point(
@@ -376,8 +427,12 @@ def run(
                 )
                 checkpoint()
             tx = next((p for p in protocols if p.key == "txcommit"), None)
-            if store == "s3" and sizes.read_txns and tx is not None:
-                results["read"] = bench.read_cost(tx, sizes)
+            if store == "s3" and tx is not None and (sizes.read_txns or sizes.read_partitions):
+                from txcommit.bench.reads import ReadBench
+
+                results["read"], results["read_info"] = ReadBench(
+                    bench, tx, sizes, fresh_server
+                ).run()
                 checkpoint()
             if sizes.seed_rows > 0:
                 results["seed"] += bench.paper_job(protocols, store, sizes)

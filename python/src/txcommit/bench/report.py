@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
 from txcommit.cli.render import markdown
 from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
@@ -154,6 +155,9 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         "; ".join(f"{n} files: {c}" for n, c in sorted(costs.items())) or "not measured",
     )
     reads = results.get("read", [])
+    if is_new(reads):
+        return out + read_targets(results)
+    # results of runs before the read section planned cold and warm
     most = max((r["txns"] for r in reads), default=None)
     on, off = _clean(reads, most, "on"), _clean(reads, most, "off")
     ratio = _ratio(on and on["plan_s"], off and off["plan_s"])
@@ -228,7 +232,8 @@ def render(
     if results.get("seed"):
         parts += _seed_section(results["seed"], meta)
     if results.get("read"):
-        parts += _read_section(results["read"])
+        reads = results["read"]
+        parts += read_section(results) if is_new(reads) else _read_section(reads)
     if plots:
         parts += ["## Plots", ""] + [f"![{p}]({assets}/{p})" for p in plots] + [""]
     if options:
@@ -295,7 +300,9 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
             )
         )
     reads = results.get("read", [])
-    if reads:
+    if is_new(reads):
+        notes += read_notes(results)
+    elif reads:
         most = max(r["txns"] for r in reads)
         on, off = _clean(reads, most, "on"), _clean(reads, most, "off")
         if on and off:
@@ -349,7 +356,7 @@ def _method(results: dict[str, Any]) -> list[str]:
         )
         + "On S3, file counts "
         f"above 1000 run only {', '.join(sizes.get('s3_large_protocols', []))} (the others "
-        "at 5000 files do not fit the run's 30-minute budget: v1's job commit costs about "
+        "at 5000 files do not fit the run's 35-minute budget: v1's job commit costs about "
         "0.65 s per file on the modelled S3). Overwrites run at "
         f"{', '.join(str(n) for n in sizes['overwrite_files'])} files. "
         "The append writes a new table; the overwrite then replaces that table with the same "
@@ -376,8 +383,12 @@ def _default_coverage() -> str:
         f"{', '.join(map(str, d.overwrite_files))}; every protocol below {LARGE} files; on "
         f"S3 at {LARGE} files only {', '.join(d.s3_target_protocols)}"
         + (f", above it only {', '.join(d.s3_large_protocols)}" if large else "")
-        + f"; the DBIO paper's job ({d.seed_rows:_} rows) on both stores; the read cost at "
-        f"{', '.join(map(str, d.read_txns))} transactions. It is sized for the 30-minute "
+        + f"; the DBIO paper's job ({d.seed_rows:_} rows) on both stores; the read cost on "
+        f"synthesised txcommit tables of {', '.join(map(str, d.read_txns))} transactions (cold "
+        f"and warm, with a checkpoint, and without one up to {d.read_no_checkpoint_max}), a "
+        "plain table of "
+        f"{d.read_partitions} directories and a table with uncommitted leftovers. It is sized "
+        "for the 35-minute "
         f"budget on 2 cores (v1's {LARGE}-file write on S3 alone takes about 12 min); more "
         "points with `--files`, `--overwrite-files`, `--s3-target-protocols all`, "
         "`--s3-large-protocols`. Rows of other runs merged in with `--merge-into` say so in "
@@ -454,6 +465,7 @@ def _seed_section(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]
 
 
 def _read_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The read section of results from before cold and warm plans (``--from-json``)."""
     out = [
         "## Read planning cost (S3)",
         "",

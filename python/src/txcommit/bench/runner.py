@@ -9,23 +9,23 @@ Measurements, all taken the same way for every protocol:
   server log; for txcommit the ``_SUCCESS`` summary's stage timings are kept as well;
 * store requests by type, executors included: the endpoint's request log over the write;
   bytes copied server-side; data objects deleted;
-* read planning: ``spark.read.parquet(url)`` + its schema + ``inputFiles()``, median of
-  ``repeats`` after one warm-up, txcommit's read filter on and off.
+* read planning (:mod:`txcommit.bench.reads`): ``spark.read.parquet(url)`` + its schema +
+  ``inputFiles()`` of synthesised tables, txcommit's read filter on and off, cold (a fresh
+  server) and warm (median of ``repeats``), with and without a checkpoint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from txcommit._names import READ_FILTER_CONF
 from txcommit.bench.protocols import Protocol, label
 from txcommit.server import RunningServer
 from txcommit.table.format import is_data_path
@@ -61,7 +61,7 @@ LARGE = 1000
 class Sizes:
     """How big the run is; ``quick`` is the smoke run CI does."""
 
-    #: The default fits the 30-minute budget on 2 cores: v1 alone needs ~12 min at 1000 files
+    #: The default fits the 35-minute budget on 2 cores: v1 alone needs ~12 min at 1000 files
     #: on the modelled S3; 5000 files (``--files 10,100,1000,5000``) adds ~5 min on S3.
     files: list[int] = field(default_factory=lambda: [10, 100, 1000])
     overwrite_files: list[int] = field(default_factory=lambda: [10])
@@ -71,20 +71,30 @@ class Sizes:
         default_factory=lambda: ["floor", "v1", "magic", "txcommit", "txcommit-mp"]
     )
     #: On S3, file counts above LARGE run only these protocols: v1 commits at ~0.65 s per
-    #: file on the modelled S3 (5000 files: about an hour), which no 30-minute run can hold.
+    #: file on the modelled S3 (5000 files: about an hour), which no 35-minute run can hold.
     s3_large_protocols: list[str] = field(default_factory=lambda: ["floor", "txcommit"])
     rows_per_file: int = 1000
     partitions: int = 10
     seed_rows: int = 10_000_000
     seed_partitions: int = 100
-    read_txns: list[int] = field(default_factory=lambda: [1, 10, 100])
+    #: Transactions of the synthesised txcommit tables of the read section.
+    read_txns: list[int] = field(default_factory=lambda: [1, 100, 1000, 10000])
+    #: Only the txcommit tables of at most this many transactions are also planned without a
+    #: checkpoint: a cold plan without one reads every record, one GET after another (~40 ms
+    #: each on the model: ~7 min at 10,000 transactions, which the default run cannot hold).
+    read_no_checkpoint_max: int = 1000
+    #: Partition directories of the plain Hive-style table of the read section (0: none).
+    read_partitions: int = 1000
+    #: Whether the read section plans a table with uncommitted leftovers, then VACUUMs it.
+    read_leftovers: bool = True
     repeats: int = 3
 
     @classmethod
     def quick(cls) -> Sizes:
         return cls(
             files=[10, 40], overwrite_files=[10], rows_per_file=200, partitions=10,
-            seed_rows=200_000, seed_partitions=10, read_txns=[1, 3], repeats=1,
+            seed_rows=200_000, seed_partitions=10, read_txns=[1, 100], read_partitions=100,
+            repeats=1,
         )  # fmt: skip
 
 
@@ -158,10 +168,11 @@ class Bench:
         self._boto: Any = None
 
     # ------------------------------------------------------------------ plumbing
-    def session(self, confs: dict[str, str]) -> Any:
+    def session(self, confs: dict[str, str], server: RunningServer | None = None) -> Any:
+        """A new Connect session on ``server`` (default: the bench's own) with ``confs``."""
         from pyspark.sql import SparkSession
 
-        spark = SparkSession.builder.remote(self.server.url).create()
+        spark = SparkSession.builder.remote((server or self.server).url).create()
         for key, value in confs.items():
             spark.conf.set(key, value)
         return spark
@@ -195,11 +206,28 @@ class Bench:
 
         assert self.s3 is not None
         if self._boto is None:
+            from botocore.config import Config
+
             self._boto = boto3.client(
                 "s3", endpoint_url=self.s3.endpoint, region_name=DEFAULT_REGION,
                 aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+                config=Config(max_pool_connections=32),  # parallel PUTs (reads.py)
             )  # fmt: skip
         return self._boto
+
+    @contextlib.contextmanager
+    def unmetered(self) -> Iterator[None]:
+        """The endpoint without its latency model meanwhile: for setup that is not measured
+        (synthesising tables), so it does not take minutes. Requests are still logged."""
+        front = self.s3.front if self.s3 else None
+        saved = front.latency if front else None
+        if front:
+            front.latency = None
+        try:
+            yield
+        finally:
+            if front:
+                front.latency = saved
 
     def _s3_get(self, key: str) -> bytes | None:
         try:
@@ -327,71 +355,3 @@ class Bench:
                 if store in proto.stores:
                     self.write(proto, store, self.url(store, f"warm-{proto.key}"), "append",
                                lambda s: s.range(0, 1000, 1, 2), None)  # fmt: skip
-
-    # ------------------------------------------------------------------ read cost
-    def read_cost(self, txcommit: Protocol, sizes: Sizes) -> list[dict[str, Any]]:
-        """Planning a read of a table of n committed transactions, with uncommitted leftovers
-        and after ``TXCOMMIT VACUUM ... RETAIN 0 HOURS FORCE`` removed them, filter on and off.
-        S3 store."""
-        from txcommit.maintenance import vacuum
-
-        prefix = f"{self.run_id}/read"
-        url = f"s3a://{BUCKET}/{prefix}"
-        writer = self.session(txcommit.session_confs("s3"))
-        committed = 0
-        out = []
-        try:
-            for target in sizes.read_txns:
-                while committed < target:
-                    writer.range(0, 100, 1, 1).write.mode("append").parquet(url)
-                    committed += 1
-                self.say(f"  read plan: {committed} committed transactions")
-                sample = next(
-                    e["key"] for e in reversed(self._requests_since(0))
-                    if e["op"] in ("PUT", "MULTIPART_COMPLETE") and e["key"].startswith(prefix)
-                    and is_data_key(e["key"])
-                )  # fmt: skip
-                body = self._s3_get(sample) or b""
-                an_hour_ago = int(time.time() * 1000) - 3_600_000
-                leftovers = [
-                    f"{prefix}/part-{i:05d}-tid-{leftover_txn(t, an_hour_ago)}-9{i:04d}-c000"
-                    ".snappy.parquet"
-                    for t in LEFTOVER_TXNS for i in range(LEFTOVERS_PER_TXN)
-                ]  # fmt: skip
-                for key in leftovers:
-                    self._s3_put(key, body)
-                for state in ("with leftovers", "after vacuum"):
-                    if state == "after vacuum":
-                        rows = vacuum(writer, url, retain_hours=0, force=True).collect()
-                        left = [k for k in leftovers if self._s3_get(k) is not None]
-                        self.say(f"  VACUUM: {len(rows)} entries; leftovers remaining: {left}")
-                        if left:
-                            raise RuntimeError(f"VACUUM left {len(left)} leftovers: {left[:3]}")
-                    for filt in ("on", "off"):
-                        out.append(self._plan(url, committed, state, filt, sizes.repeats))
-        finally:
-            writer.stop()
-        return out
-
-    def _plan(self, url: str, txns: int, state: str, filt: str, repeats: int) -> dict[str, Any]:
-        spark = self.session({READ_FILTER_CONF: "true" if filt == "on" else "false"})
-        times, files, reqs = [], 0, {}
-        try:
-            for i in range(repeats + 1):
-                mark = self._requests_mark()
-                start = time.perf_counter()
-                df = spark.read.parquet(url)
-                df.schema  # noqa: B018 - forces the plan (schema inference reads a footer)
-                files = len(df.inputFiles())
-                elapsed = time.perf_counter() - start
-                if i > 0:  # the first is the warm-up
-                    times.append(elapsed)
-                    reqs = summarise_requests(self._requests_since(mark))["counts"]
-        finally:
-            spark.stop()
-        median = statistics.median(times)
-        self.say(f"    {state:15} filter {filt:3}: {median:.3f} s, {files} files")
-        return {
-            "txns": txns, "state": state, "filter": filt, "plan_s": round(median, 4),
-            "files": files, "requests": reqs,
-        }  # fmt: skip

@@ -1,0 +1,429 @@
+"""The read section of ``txcommit bench``: what planning ``spark.read.parquet(url)`` costs with
+txcommit's read filter on and off, on the S3 latency model, cold and warm, with and without a
+checkpoint, and on a plain Hive-style table that txcommit never wrote.
+
+* Tables are synthesised object by object (:mod:`txcommit.bench.synth`, the project's own
+  record encoder), uploaded with parallel PUTs while the latency model is switched off
+  (nothing is measured then).
+* COLD: the first plans of a table on a Connect server started for the measurement (a fresh
+  JVM), after a warm-up on two other small tables (one txcommit, one plain) with the filter
+  off and on, so the JVM's own start-up (class loading, JIT, the S3A client) is paid before:
+  what is left is what a server that has never seen the table pays for it. The filter-off plan
+  runs first (it reads no log, so it warms nothing the filter uses), then the filter-on plan
+  (its caches of records, checkpoints and table roots have never seen the table).
+* WARM: then ``repeats`` more plans of each, off and on alternately, in the same JVM; the
+  median of each (fewer, at least one, once a table's warm plans took ``WARM_BUDGET_S``).
+* Checkpoint: ``TXCOMMIT CHECKPOINT '<url>'`` on every txcommit table after the cold server
+  without checkpoints stopped; then a second fresh server measures the tables again.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import repeat
+from typing import TYPE_CHECKING, Any
+
+from txcommit._names import READ_FILTER_CONF
+from txcommit.bench.synth import plain_table, txcommit_table
+
+if TYPE_CHECKING:
+    from txcommit.bench.protocols import Protocol
+    from txcommit.bench.runner import Bench, Sizes
+    from txcommit.server import RunningServer
+
+#: Committed transactions of the table that gets uncommitted leftovers and a VACUUM.
+LEFTOVER_TABLE_TXNS = 100
+#: The warm-up tables of a fresh server: transactions and partition directories.
+WARMUP_TXNS = 3
+WARMUP_DIRS = 3
+#: Warm plans of a table stop repeating (after the first pair) once they took this long: a
+#: plan of a minute or more varies little against its length, and the default run must fit
+#: its budget.
+WARM_BUDGET_S = 60.0
+#: Parallel PUTs while synthesising (per process).
+UPLOAD_THREADS = 8
+#: From this many objects on, synthesis uploads from this many worker processes, in chunks.
+PROCESS_UPLOAD_MIN = 2000
+UPLOAD_PROCESSES = 2
+UPLOAD_CHUNK = 1000
+#: Synthesised transactions committed this long before the run.
+HISTORY_AGO_MS = 2 * 86_400_000
+
+
+@dataclass(frozen=True)
+class Table:
+    """A synthesised table: ``kind`` "txcommit" (``txns`` appends, one file each, in the table
+    root) or "plain" (one file in each of ``dirs`` directories ``k=<i>``)."""
+
+    kind: str
+    key: str
+    txns: int | None
+    dirs: int
+    bucket: str
+
+    @property
+    def url(self) -> str:
+        return f"s3a://{self.bucket}/{self.key}"
+
+    @property
+    def files(self) -> int:
+        return self.txns if self.kind == "txcommit" else self.dirs  # type: ignore[return-value]
+
+
+def log_area(entry: dict[str, Any]) -> str | None:
+    """Which part of a txcommit log a request touched: the directory under ``_txcommit/``
+    (``commits``, ``checkpoints``, ``replace``...), ``probe`` for the existence check of
+    ``_txcommit`` itself (a HEAD of ``<dir>/_txcommit`` or a LIST of ``<dir>/_txcommit/``),
+    None for a request outside any log."""
+    path = entry.get("key") or entry.get("prefix") or ""
+    parts = path.split("/")
+    if "_txcommit" not in parts:
+        return None
+    rest = parts[parts.index("_txcommit") + 1 :]
+    return rest[0] if len(rest) >= 2 and rest[0] else "probe"
+
+
+def count_requests(entries: Iterable[dict[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """(requests by operation, log requests by "<operation> <area>")."""
+    ops: Counter[str] = Counter()
+    log: Counter[str] = Counter()
+    for e in entries:
+        ops[e["op"]] += 1
+        area = log_area(e)
+        if area is not None:
+            log[f"{e['op']} {area}"] += 1
+    return dict(sorted(ops.items())), dict(sorted(log.items()))
+
+
+class ReadBench:
+    """Runs the read section against the bench's endpoint; ``start_server(name)`` starts a
+    fresh Connect server configured like the bench's own (its log named after ``name``)."""
+
+    def __init__(
+        self,
+        bench: Bench,
+        txcommit: Protocol,
+        sizes: Sizes,
+        start_server: Callable[[str], RunningServer],
+    ) -> None:
+        self.bench = bench
+        self.txcommit = txcommit
+        self.sizes = sizes
+        self.start_server = start_server
+        self.say = bench.say
+        self.info: dict[str, Any] = {}
+
+    def table(self, kind: str, name: str, txns: int | None = None, dirs: int = 1) -> Table:
+        from txcommit.bench.runner import BUCKET
+
+        return Table(kind, f"{self.bench.run_id}/{name}", txns, dirs, BUCKET)
+
+    # ------------------------------------------------------------------ the section
+    def run(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        started = time.monotonic()
+        sizes = self.sizes
+        self.info["repeats"] = sizes.repeats
+        self.info["no_checkpoint_max"] = sizes.read_no_checkpoint_max
+        tx_tables = [self.table("txcommit", f"read-tx-{n}", txns=n) for n in sizes.read_txns]
+        plain = (
+            [self.table("plain", "read-plain", dirs=sizes.read_partitions)]
+            if sizes.read_partitions > 0
+            else []
+        )
+        warmups = [
+            self.table("txcommit", "read-warmup-tx", txns=WARMUP_TXNS),
+            self.table("plain", "read-warmup-plain", dirs=WARMUP_DIRS),
+        ]
+        leftovers = (
+            self.table("txcommit", "read-leftovers", txns=LEFTOVER_TABLE_TXNS)
+            if sizes.read_leftovers
+            else None
+        )
+        body = self.sample_parquet()
+        self.synthesise(tx_tables + plain + warmups + ([leftovers] if leftovers else []), body)
+        rows: list[dict[str, Any]] = []
+        bare = [t for t in tx_tables if (t.txns or 0) <= sizes.read_no_checkpoint_max]
+        rows += self.measure("cold-1", bare + plain, warmups, checkpoint=False)
+        if self.checkpoint_all(tx_tables):
+            rows += self.measure("cold-2", tx_tables, warmups, checkpoint=True)
+        if leftovers is not None:
+            rows += self.leftovers(leftovers, body)
+        self.info["elapsed_s"] = round(time.monotonic() - started, 1)
+        return rows, self.info
+
+    # ------------------------------------------------------------------ synthesis
+    def sample_parquet(self) -> bytes:
+        """The bytes of one real Parquet file (100 longs, column ``id``) written through Spark
+        with txcommit on the bench's server: every synthesised data file is a copy."""
+        from txcommit.bench.runner import BUCKET, is_data_key
+
+        table = self.table("txcommit", "read-sample", txns=1)
+        spark = self.bench.session(self.txcommit.session_confs("s3"))
+        try:
+            spark.range(0, 100, 1, 1).write.mode("append").parquet(table.url)
+        finally:
+            spark.stop()
+        listed = self.bench._client().list_objects_v2(Bucket=BUCKET, Prefix=table.key + "/")
+        keys = [o["Key"] for o in listed.get("Contents", []) if is_data_key(o["Key"])]
+        if not keys:
+            raise RuntimeError(f"the sample write to {table.url} left no data file")
+        body = self.bench._s3_get(keys[0])
+        if not body:
+            raise RuntimeError(f"cannot read the sample data file {keys[0]}")
+        self.info["sample"] = {"key": keys[0], "bytes": len(body)}
+        return body
+
+    def synthesise(self, tables: list[Table], body: bytes) -> None:
+        """Every object of ``tables``, PUT in parallel with the latency model off."""
+        now = int(time.time() * 1000)
+        objects: list[tuple[str, bytes]] = []
+        for t in tables:
+            if t.kind == "txcommit":
+                start = now - HISTORY_AGO_MS - (t.txns or 0) * 1000
+                objects += txcommit_table(t.key, t.txns or 0, body, start, seed=self.bench.run_id)
+            else:
+                objects += plain_table(t.key, t.dirs, body)
+        self.say(f"  read: synthesising {len(tables)} tables ({len(objects)} objects)")
+        began = time.monotonic()
+        self.upload(objects)
+        elapsed = time.monotonic() - began
+        self.say(f"        {len(objects)} PUTs in {elapsed:.1f} s")
+        self.info["synthesis"] = {"objects": len(objects), "seconds": round(elapsed, 1)}
+
+    def upload(self, objects: list[tuple[str, bytes]]) -> None:
+        """PUTs ``objects`` in parallel with the latency model off. Many go through worker
+        processes: the endpoint (moto) serves from this process, and a client in the same
+        interpreter would compete with it for the GIL (about 1.4x slower)."""
+        from txcommit.bench.runner import BUCKET
+
+        assert self.bench.s3 is not None
+        with self.bench.unmetered():
+            if len(objects) < PROCESS_UPLOAD_MIN:
+                _put_all(self.bench._client(), BUCKET, objects)
+                return
+            chunks = [objects[i : i + UPLOAD_CHUNK] for i in range(0, len(objects), UPLOAD_CHUNK)]
+            context = multiprocessing.get_context("spawn")  # no fork of a threaded process
+            with ProcessPoolExecutor(UPLOAD_PROCESSES, mp_context=context) as pool:
+                done = sum(pool.map(_put_chunk, repeat(self.bench.s3.endpoint), repeat(BUCKET),
+                                    chunks))  # fmt: skip
+            if done != len(objects):
+                raise RuntimeError(f"uploaded {done} of {len(objects)} objects")
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint_all(self, tables: list[Table]) -> bool:
+        """``TXCOMMIT CHECKPOINT`` on each table (latency model off: setup, not measured);
+        False, with the reason in ``info``, when this plugin build has no such statement."""
+        from txcommit.bench.runner import BUCKET
+
+        try:
+            from txcommit.maintenance import checkpoint
+        except ImportError:  # a txcommit without checkpoints
+            self.info["checkpoint"] = "txcommit.maintenance.checkpoint does not exist"
+            self.say(f"  read: no checkpoints: {self.info['checkpoint']}")
+            return False
+        spark = self.bench.session(self.txcommit.session_confs("s3"))
+        written: dict[str, Any] = {}
+        began = time.monotonic()
+        try:
+            with self.bench.unmetered():
+                for t in tables:
+                    try:
+                        row = checkpoint(spark, t.url).collect()[0].asDict()
+                    except Exception as e:  # noqa: BLE001 - the statement may not exist yet
+                        text = (str(e).splitlines() or [""])[0][:300]
+                        unknown = "PARSE_SYNTAX_ERROR" in str(e) or "Parse" in type(e).__name__
+                        if unknown and t is tables[0]:
+                            self.info["checkpoint"] = f"TXCOMMIT CHECKPOINT failed: {text}"
+                            self.say(f"  read: no checkpoints: {self.info['checkpoint']}")
+                            return False
+                        raise
+                    listed = self.bench._client().list_objects_v2(
+                        Bucket=BUCKET, Prefix=f"{t.key}/_txcommit/checkpoints/"
+                    )
+                    if not row.get("written") or not listed.get("KeyCount"):
+                        raise RuntimeError(f"TXCOMMIT CHECKPOINT '{t.url}' wrote nothing: {row}")
+                    written[str(t.txns)] = {
+                        "checkpoint": row.get("checkpoint"),
+                        "transactions": row.get("transactions"),
+                        "bytes": listed["Contents"][-1]["Size"],
+                    }
+                    self.say(f"  read: checkpoint of {t.txns} transactions: {written[str(t.txns)]}")
+        finally:
+            spark.stop()
+        self.info["checkpoint"] = "written"
+        self.info["checkpoints"] = written
+        self.info["checkpoint_s"] = round(time.monotonic() - began, 1)
+        return True
+
+    # ------------------------------------------------------------------ cold and warm
+    def measure(
+        self, name: str, tables: list[Table], warmups: list[Table], *, checkpoint: bool
+    ) -> list[dict[str, Any]]:
+        """Cold then warm plans of each table on a fresh server (see the module's docstring)."""
+        if not tables:
+            return []
+        self.say(f"  read: starting a fresh server ({name}) for cold plans")
+        began = time.monotonic()
+        server = self.start_server(name)
+        self.info.setdefault("server_start_s", []).append(round(time.monotonic() - began, 1))
+        rows: list[dict[str, Any]] = []
+        try:
+            sessions = {
+                f: self.bench.session({READ_FILTER_CONF: str(f == "on").lower()}, server)
+                for f in ("off", "on")
+            }
+            try:
+                for t in warmups:
+                    for _ in range(2):
+                        for f in ("off", "on"):
+                            self.plan(sessions[f], t)
+                for t in tables:
+                    rows += self.cold_and_warm(sessions, t, checkpoint)
+            finally:
+                for s in sessions.values():
+                    s.stop()
+        finally:
+            server.stop()
+        return rows
+
+    def cold_and_warm(
+        self, sessions: dict[str, Any], t: Table, checkpoint: bool
+    ) -> list[dict[str, Any]]:
+        base = {"case": t.kind, "txns": t.txns, "dirs": t.dirs, "checkpoint": checkpoint}
+        rows = []
+        for f in ("off", "on"):
+            elapsed, files, reqs = self.plan(sessions[f], t)
+            rows.append(self.row(base, "cold", f, [elapsed], files, reqs))
+        samples: dict[str, list[tuple[float, int, list[dict[str, Any]]]]] = {"off": [], "on": []}
+        spent = 0.0
+        for i in range(self.sizes.repeats):
+            if i > 0 and spent > WARM_BUDGET_S:
+                break  # long plans: their spread is small against their length
+            for f in ("off", "on"):
+                samples[f].append(self.plan(sessions[f], t))
+                spent += samples[f][-1][0]
+        for f in ("off", "on"):
+            last = samples[f][-1]
+            rows.append(self.row(base, "warm", f, [s[0] for s in samples[f]], last[1], last[2]))
+        what = f"{t.txns} transactions" if t.kind == "txcommit" else f"plain, {t.dirs} dirs"
+        for r in rows:
+            self.say(
+                f"    {what:18} {'checkpoint' if checkpoint else '':10} {r['temp']:4} filter "
+                f"{r['filter']:3}: {r['plan_s']:.3f} s, {r['files']} files, {r['requests']}"
+            )
+        for r in rows:
+            if r["files"] != t.files:
+                raise RuntimeError(
+                    f"planning {t.url} (filter {r['filter']}, {r['temp']}) listed {r['files']} "
+                    f"files, expected {t.files}: the measurement is refused"
+                )
+        return rows
+
+    @staticmethod
+    def row(
+        base: dict[str, Any],
+        temp: str,
+        filt: str,
+        times: list[float],
+        files: int,
+        entries: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        ops, log = count_requests(entries)
+        return {
+            **base, "temp": temp, "filter": filt,
+            "plan_s": round(statistics.median(times), 4),
+            "samples": [round(x, 4) for x in times],
+            "files": files, "requests": ops, "log_requests": log,
+        }  # fmt: skip
+
+    def plan(self, spark: Any, t: Table) -> tuple[float, int, list[dict[str, Any]]]:
+        """One plan: ``spark.read.parquet(url)``, its schema and ``inputFiles()``; (seconds,
+        files, the requests the endpoint served meanwhile)."""
+        mark = self.bench._requests_mark()
+        start = time.perf_counter()
+        df = spark.read.parquet(t.url)
+        df.schema  # noqa: B018 - forces the plan (schema inference reads a footer)
+        files = len(df.inputFiles())
+        elapsed = time.perf_counter() - start
+        return elapsed, files, self.bench._requests_since(mark)
+
+    # ------------------------------------------------------------------ leftovers and VACUUM
+    def leftovers(self, t: Table, body: bytes) -> list[dict[str, Any]]:
+        """Warm plans (on the bench's server) of a table plus 10 files of two transactions that
+        never committed (ids an hour old), then after ``TXCOMMIT VACUUM ... RETAIN 0 HOURS
+        FORCE`` removed them."""
+        from txcommit.bench.runner import LEFTOVER_TXNS, LEFTOVERS_PER_TXN, leftover_txn
+        from txcommit.maintenance import vacuum
+
+        an_hour_ago = int(time.time() * 1000) - 3_600_000
+        keys = [
+            f"{t.key}/part-{i:05d}-tid-{leftover_txn(x, an_hour_ago)}-9{i:04d}-c000.snappy.parquet"
+            for x in LEFTOVER_TXNS
+            for i in range(LEFTOVERS_PER_TXN)
+        ]
+        self.upload([(k, body) for k in keys])
+        admin = self.bench.session(self.txcommit.session_confs("s3"))
+        sessions = {
+            f: self.bench.session({READ_FILTER_CONF: str(f == "on").lower()}) for f in ("off", "on")
+        }
+        base = {"case": "leftovers", "txns": t.txns, "dirs": 1, "checkpoint": False}
+        rows = []
+        try:
+            for state in ("with leftovers", "after vacuum"):
+                if state == "after vacuum":
+                    entries = vacuum(admin, t.url, retain_hours=0, force=True).collect()
+                    left = [k for k in keys if self.bench._s3_get(k) is not None]
+                    self.say(f"  read: VACUUM: {len(entries)} entries; leftovers left: {left}")
+                    if left:
+                        raise RuntimeError(f"VACUUM left {len(left)} leftovers: {left[:3]}")
+                for f in ("off", "on"):
+                    self.plan(sessions[f], t)  # warm-up
+                samples: dict[str, list[Any]] = {"off": [], "on": []}
+                for _ in range(self.sizes.repeats):
+                    for f in ("off", "on"):
+                        samples[f].append(self.plan(sessions[f], t))
+                for f in ("off", "on"):
+                    last = samples[f][-1]
+                    r = self.row({**base, "state": state}, "warm", f,
+                                 [s[0] for s in samples[f]], last[1], last[2])  # fmt: skip
+                    self.say(f"    leftovers {state:15} filter {f:3}: {r['plan_s']:.3f} s, "
+                             f"{r['files']} files, {r['requests']}")  # fmt: skip
+                    rows.append(r)
+        finally:
+            for s in [admin, *sessions.values()]:
+                s.stop()
+        return rows
+
+
+def _put_all(client: Any, bucket: str, objects: list[tuple[str, bytes]]) -> None:
+    def put(obj: tuple[str, bytes]) -> None:
+        client.put_object(Bucket=bucket, Key=obj[0], Body=obj[1])
+
+    with ThreadPoolExecutor(UPLOAD_THREADS) as pool:
+        list(pool.map(put, objects))
+
+
+_WORKER_CLIENT: dict[str, Any] = {}
+
+
+def _put_chunk(endpoint: str, bucket: str, objects: list[tuple[str, bytes]]) -> int:
+    """In a worker process: PUT ``objects`` to the endpoint (one boto3 client per process)."""
+    if endpoint not in _WORKER_CLIENT:
+        import boto3
+        from botocore.config import Config
+
+        from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
+
+        _WORKER_CLIENT[endpoint] = boto3.client(
+            "s3", endpoint_url=endpoint, region_name=DEFAULT_REGION,
+            aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+            config=Config(max_pool_connections=UPLOAD_THREADS),
+        )  # fmt: skip
+    _put_all(_WORKER_CLIENT[endpoint], bucket, objects)
+    return len(objects)

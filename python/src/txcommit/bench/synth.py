@@ -1,0 +1,87 @@
+"""Tables synthesised object by object for the read benchmark (``txcommit bench``).
+
+Writing 10,000 transactions through Spark takes hours on the modelled S3; what a reader meets
+is only objects, so the benchmark writes them directly: for a txcommit table, per transaction
+one data file named like the JVM names it (``data_file_name``, carrying the txn id) and its
+commit record ``_txcommit/commits/<txn>.json`` encoded with the project's own record encoder
+(``encode_record``, byte for byte what ``RecordCodec.encode`` writes); for a plain Hive-style
+table, one file per ``k=<i>`` partition directory and no ``_txcommit/``. Every data file holds
+the bytes of one real Parquet file written through Spark, so schema inference works.
+
+Pure functions: they return ``(key, bytes)`` pairs; uploading them is the caller's business.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+from txcommit.table.format import (
+    AddedFile,
+    CommitRecord,
+    LogLayout,
+    data_file_name,
+    encode_record,
+    generate_txn,
+    join,
+)
+
+#: ``writer`` and ``appId`` of synthesised records: no JVM wrote them, and they say so.
+SYNTH_WRITER = "txcommit-bench-synth"
+SYNTH_APP_ID = "txcommit-bench-synth"
+#: Suffix of the data files, as Spark's Parquet writer names them.
+PARQUET_SUFFIX = "-c000.snappy.parquet"
+#: Synthesised transactions are this far apart (their ids are time-ordered like real ones).
+TXN_SPACING_MS = 1000
+
+
+def txcommit_table(
+    table: str, txns: int, body: bytes, start_ms: int, *, seed: str = ""
+) -> Iterator[tuple[str, bytes]]:
+    """The objects of a txcommit table of ``txns`` committed appends under the store key
+    ``table``: per transaction its data file (``body``) then its commit record. Transaction i
+    started at ``start_ms + i * TXN_SPACING_MS`` and committed half a second later, so
+    ``start_ms`` in the past puts every commit before any read that follows. ``seed`` makes the
+    ids of two tables synthesised with the same times differ."""
+    layout = LogLayout(table)
+    for i in range(txns):
+        started = start_ms + i * TXN_SPACING_MS
+        txn = _txn(started, f"{seed}/{table}/{i}")
+        name = data_file_name("", 0, txn, i, PARQUET_SUFFIX)
+        record = CommitRecord(
+            txn=txn,
+            token=hashlib.sha256(f"token/{txn}".encode()).hexdigest()[:32],
+            job_id=f"synth-{i:06d}",
+            started_at=started,
+            committed_at=started + TXN_SPACING_MS // 2,
+            added=(AddedFile(name, len(body)),),
+            app_id=SYNTH_APP_ID,
+            writer=SYNTH_WRITER,
+        )
+        yield join(table, name), body
+        yield layout.commit_record(txn), encode_record(record)
+
+
+def plain_table(table: str, dirs: int, body: bytes) -> Iterator[tuple[str, bytes]]:
+    """The objects of a Hive-style table not written by txcommit: one Parquet file in each of
+    ``k=0`` .. ``k=<dirs-1>``, named like Spark's default committer names them (no txn id)."""
+    for k in range(dirs):
+        yield join(table, f"k={k}/part-00000-{_uuid(table, k)}{PARQUET_SUFFIX}"), body
+
+
+def _txn(millis: int, salt: str) -> str:
+    """A transaction id of the time ``millis`` (8 base-36 digits, like ``generate_txn``) with a
+    random part derived from ``salt``: reproducible, distinct per table and transaction."""
+    time_part = generate_txn(millis)[:8]
+    digest = int.from_bytes(hashlib.sha256(salt.encode()).digest()[:8], "big")
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    rand = ""
+    for _ in range(8):
+        digest, r = divmod(digest, 36)
+        rand += digits[r]
+    return time_part + rand
+
+
+def _uuid(table: str, k: int) -> str:
+    h = hashlib.sha256(f"{table}/{k}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"

@@ -1,0 +1,162 @@
+"""The read section of ``txcommit bench``: the synthesiser, request accounting, its report."""
+
+from __future__ import annotations
+
+from txcommit.bench.main import build_parser, merge, sizes_from
+from txcommit.bench.reads import count_requests, log_area
+from txcommit.bench.report import render, targets
+from txcommit.bench.synth import SYNTH_WRITER, plain_table, txcommit_table
+from txcommit.table.format import (
+    LogLayout,
+    decode_record,
+    is_valid_txn,
+    txn_of,
+    txn_of_record_name,
+)
+
+BODY = b"PAR1 not really parquet PAR1"
+
+
+def test_synthesised_txcommit_table_is_one_file_and_one_record_per_transaction():
+    objects = dict(txcommit_table("run/t", 5, BODY, start_ms=1_700_000_000_000, seed="s"))
+    data = {k: v for k, v in objects.items() if "/_txcommit/" not in k}
+    records = {k: v for k, v in objects.items() if k.startswith("run/t/_txcommit/commits/")}
+    assert len(data) == 5 and len(records) == 5 and len(objects) == 10
+    assert all(v == BODY for v in data.values())
+    txns = []
+    for key, raw in records.items():
+        txn = txn_of_record_name(key.rpartition("/")[2])
+        assert txn is not None and key == LogLayout("run/t").commit_record(txn)
+        record = decode_record(raw, key, txn)  # strict: what the JVM would accept
+        assert record.operation == "append" and record.writer == SYNTH_WRITER
+        assert record.committed_at > record.started_at
+        (added,) = record.added
+        assert added.size == len(BODY)
+        assert f"run/t/{added.path}" in data, "the record names its data file"
+        assert txn_of(added.path) == txn, "the file name carries the txn id"
+        txns.append((record.started_at, txn))
+    ordered = [t for _, t in sorted(txns)]
+    assert ordered == sorted(ordered), "ids are time-ordered like real ones"
+    assert all(is_valid_txn(t) for t in ordered) and len(set(ordered)) == 5
+
+
+def test_synthesised_tables_differ_by_seed_and_name():
+    a = [k for k, _ in txcommit_table("run/a", 3, BODY, 1_700_000_000_000, seed="s")]
+    b = [k for k, _ in txcommit_table("run/b", 3, BODY, 1_700_000_000_000, seed="s")]
+    c = [k for k, _ in txcommit_table("run/a", 3, BODY, 1_700_000_000_000, seed="t")]
+    names = [{k.rpartition("/")[2] for k in x} for x in (a, b, c)]
+    assert not names[0] & names[1] and not names[0] & names[2]
+
+
+def test_synthesised_plain_table_has_one_file_per_directory_and_no_log():
+    objects = list(plain_table("run/p", 4, BODY))
+    keys = [k for k, _ in objects]
+    assert [k.split("/")[2] for k in keys] == ["k=0", "k=1", "k=2", "k=3"]
+    assert all("_txcommit" not in k and txn_of(k.rpartition("/")[2]) is None for k in keys)
+    assert all(k.endswith(".snappy.parquet") and v == BODY for k, v in objects)
+
+
+def test_log_requests_are_split_by_area():
+    entries = [
+        {"op": "HEAD", "key": "run/t/_txcommit"},
+        {"op": "LIST", "key": "", "prefix": "run/t/_txcommit/"},
+        {"op": "LIST", "key": "", "prefix": "run/t/_txcommit/replace/"},
+        {"op": "GET", "key": "run/t/_txcommit/commits/abc.json"},
+        {"op": "GET", "key": "run/t/_txcommit/checkpoints/00000000000000000001.json"},
+        {"op": "LIST", "key": "", "prefix": "run/t/"},
+        {"op": "GET", "key": "run/t/part-00000-tid-x-0-c000.snappy.parquet"},
+    ]
+    assert [log_area(e) for e in entries] == [
+        "probe", "probe", "replace", "commits", "checkpoints", None, None,
+    ]  # fmt: skip
+    ops, log = count_requests(entries)
+    assert ops == {"GET": 3, "HEAD": 1, "LIST": 3}
+    assert log == {"GET checkpoints": 1, "GET commits": 1, "HEAD probe": 1, "LIST probe": 1,
+                   "LIST replace": 1}  # fmt: skip
+
+
+def _row(case, txns, dirs, ckpt, temp, filt, plan_s, requests, log=None, files=None, **extra):
+    return {
+        "case": case, "txns": txns, "dirs": dirs, "checkpoint": ckpt, "temp": temp,
+        "filter": filt, "plan_s": plan_s, "samples": [plan_s] * (1 if temp == "cold" else 3),
+        "files": files if files is not None else (txns or dirs), "requests": requests,
+        "log_requests": log or {}, **extra,
+    }  # fmt: skip
+
+
+def _results() -> dict:
+    off = {"HEAD": 3, "LIST": 4}
+    rows = []
+    for n, cold_on in ((100, 1.0), (10000, 2.0)):
+        log = {"GET checkpoints": 1, "LIST checkpoints": 1, "LIST replace": 1}
+        rows += [
+            _row("txcommit", n, 1, True, "cold", "off", 1.0, off),
+            _row("txcommit", n, 1, True, "cold", "on", cold_on, {"GET": 1, **off}, log),
+            _row("txcommit", n, 1, True, "warm", "off", 1.0, off),
+            _row("txcommit", n, 1, True, "warm", "on", 1.04, {"HEAD": 3, "LIST": 6}),
+        ]
+    rows += [
+        _row("txcommit", 10000, 1, False, "cold", "off", 1.0, off),
+        _row("txcommit", 10000, 1, False, "cold", "on", 300.0, {"GET": 10000, **off},
+             {"GET commits": 10000}),
+        _row("plain", None, 1000, False, "cold", "off", 1.0, off),
+        _row("plain", None, 1000, False, "cold", "on", 90.0, {"HEAD": 1003, "LIST": 1004},
+             {"HEAD probe": 1000, "LIST probe": 1000}),
+        _row("plain", None, 1000, False, "warm", "off", 1.0, off),
+        _row("plain", None, 1000, False, "warm", "on", 1.01, off),
+    ]  # fmt: skip
+    return {
+        "meta": {"date": "d", "elapsed_s": 60, "machine": "m", "master": "local[4]",
+                 "hadoop_cloud": "h.jar", "stores": ["s3"],
+                 "sizes": {"partitions": 10, "overwrite_files": [], "rows_per_file": 10,
+                           "seed_rows": 0, "seed_partitions": 1, "repeats": 3}},
+        "sweep": [], "seed": [], "read": rows,
+        "read_info": {"checkpoint": "written", "repeats": 3, "server_start_s": [20.0, 21.0],
+                      "synthesis": {"objects": 20202, "seconds": 70.0}},
+    }  # fmt: skip
+
+
+def test_read_targets_say_held_or_missed_with_the_figures():
+    found = {t["target"]: t for t in targets(_results())}
+    cold = found["cold filtered plan <= 1.2x unfiltered (10000 transactions, with a checkpoint)"]
+    assert cold["held"] is False and cold["value"].startswith("2.00x (2.000 s vs 1.000 s)")
+    warm = found["warm filtered plan <= 1.05x unfiltered (10000 transactions, with a checkpoint)"]
+    assert warm["held"] is True
+    also = found["(also) cold filtered plan <= 1.2x unfiltered (10000 transactions, no checkpoint)"]
+    assert also["held"] is False and "300.000 s" in also["value"]
+    plain = [t for t in found.values() if t["target"].startswith("plain Hive-style table (")]
+    assert plain[0]["held"] is False, "cold 90x"
+    per_dir = [t for t in found.values() if "no extra request per directory" in t["target"]]
+    assert per_dir[0]["held"] is False and "2.0 per directory" in per_dir[0]["value"]
+    flat = [t for t in found.values() if t["target"].startswith("requests of the filter")]
+    assert flat[0]["held"] is True and "(100 vs 10000 transactions)" in flat[0]["target"]
+
+
+def test_read_section_renders_filter_on_and_off_side_by_side():
+    text = render(_results(), [])
+    assert "### txcommit tables, with a checkpoint" in text
+    assert "### txcommit tables, no checkpoint" in text
+    assert "### A plain Hive-style table (1000 directories, not written by txcommit)" in text
+    assert "synthesised** with the project's own record encoder" in text
+    assert "| 10000 | cold | 2.000 | 1.000 | 2.00x | 4 / 4 | 3 / 3 | 1 / 0 |" in text
+    assert "| 1000 | cold | 90.000 | 1.000 | 90.00x | 1004 / 4 | 1003 / 3 | 0 / 0 |" in text
+
+
+def test_a_read_only_run_merges_its_read_section_into_an_earlier_run():
+    earlier = _results()
+    earlier["read"] = [{"txns": 1, "state": "after vacuum", "filter": "on", "plan_s": 1.0,
+                        "files": 1, "requests": {}}]  # fmt: skip
+    earlier.pop("read_info")
+    merged = merge(earlier, _results())
+    assert {r["run"] for r in merged["read"]} == {"B"}
+    assert merged["read_info"]["synthesis"]["objects"] == 20202
+    covers = merged["runs"][1]["covers"]
+    assert "read cost at 100,10000 transactions, a plain table of 1000 directories" in covers
+
+
+def test_only_read_runs_nothing_else():
+    sizes = sizes_from(build_parser().parse_args(["--only", "read", "--quick"]))
+    assert sizes.files == [] and sizes.seed_rows == 0
+    assert sizes.read_txns == [1, 100] and sizes.read_partitions == 100
+    sizes = sizes_from(build_parser().parse_args(["--only", "sweep"]))
+    assert sizes.read_txns == [] and sizes.read_partitions == 0 and sizes.files
