@@ -430,8 +430,12 @@ def run(
             if store == "s3" and tx is not None and (sizes.read_txns or sizes.read_partitions):
                 from txcommit.bench.reads import ReadBench
 
+                def progress(rows: list[dict[str, Any]], info: dict[str, Any]) -> None:
+                    results["read"], results["read_info"] = rows, info
+                    checkpoint()
+
                 results["read"], results["read_info"] = ReadBench(
-                    bench, tx, sizes, fresh_server
+                    bench, tx, sizes, fresh_server, progress
                 ).run()
                 checkpoint()
             if sizes.seed_rows > 0:

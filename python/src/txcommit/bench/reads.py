@@ -111,13 +111,16 @@ class ReadBench:
         txcommit: Protocol,
         sizes: Sizes,
         start_server: Callable[[str], RunningServer],
+        progress: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
     ) -> None:
         self.bench = bench
         self.txcommit = txcommit
         self.sizes = sizes
         self.start_server = start_server
+        self.progress = progress or (lambda rows, info: None)
         self.say = bench.say
         self.info: dict[str, Any] = {}
+        self.rows: list[dict[str, Any]] = []
 
     def table(self, kind: str, name: str, txns: int | None = None, dirs: int = 1) -> Table:
         from txcommit.bench.runner import BUCKET
@@ -147,15 +150,21 @@ class ReadBench:
         )
         body = self.sample_parquet()
         self.synthesise(tx_tables + plain + warmups + ([leftovers] if leftovers else []), body)
-        rows: list[dict[str, Any]] = []
         bare = [t for t in tx_tables if (t.txns or 0) <= sizes.read_no_checkpoint_max]
-        rows += self.measure("cold-1", bare + plain, warmups, checkpoint=False)
-        if self.checkpoint_all(tx_tables):
-            rows += self.measure("cold-2", tx_tables, warmups, checkpoint=True)
+        self.measure("cold-1", bare + plain, warmups, checkpoint=False)
+        # the warm-up table gets one too: the cold plans with a checkpoint must not pay for
+        # loading the JVM's checkpoint code
+        if self.checkpoint_all(tx_tables, warmups[:1]):
+            self.measure("cold-2", tx_tables, warmups, checkpoint=True)
         if leftovers is not None:
-            rows += self.leftovers(leftovers, body)
+            self.add(self.leftovers(leftovers, body))
         self.info["elapsed_s"] = round(time.monotonic() - started, 1)
-        return rows, self.info
+        return self.rows, self.info
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        """Keeps measured rows, and hands them to ``progress`` (an interrupted run keeps them)."""
+        self.rows += rows
+        self.progress(self.rows, self.info)
 
     # ------------------------------------------------------------------ synthesis
     def sample_parquet(self) -> bytes:
@@ -216,9 +225,10 @@ class ReadBench:
                 raise RuntimeError(f"uploaded {done} of {len(objects)} objects")
 
     # ------------------------------------------------------------------ checkpoints
-    def checkpoint_all(self, tables: list[Table]) -> bool:
-        """``TXCOMMIT CHECKPOINT`` on each table (latency model off: setup, not measured);
-        False, with the reason in ``info``, when this plugin build has no such statement."""
+    def checkpoint_all(self, tables: list[Table], warmups: list[Table]) -> bool:
+        """``TXCOMMIT CHECKPOINT`` on each table, then on each warm-up table (latency model
+        off: setup, not measured); False, with the reason in ``info``, when this plugin build
+        has no such statement."""
         from txcommit.bench.runner import BUCKET
 
         try:
@@ -232,7 +242,7 @@ class ReadBench:
         began = time.monotonic()
         try:
             with self.bench.unmetered():
-                for t in tables:
+                for t in tables + warmups:
                     try:
                         row = checkpoint(spark, t.url).collect()[0].asDict()
                     except Exception as e:  # noqa: BLE001 - the statement may not exist yet
@@ -248,6 +258,8 @@ class ReadBench:
                     )
                     if not row.get("written") or not listed.get("KeyCount"):
                         raise RuntimeError(f"TXCOMMIT CHECKPOINT '{t.url}' wrote nothing: {row}")
+                    if t in warmups:
+                        continue
                     written[str(t.txns)] = {
                         "checkpoint": row.get("checkpoint"),
                         "transactions": row.get("transactions"),
@@ -264,15 +276,14 @@ class ReadBench:
     # ------------------------------------------------------------------ cold and warm
     def measure(
         self, name: str, tables: list[Table], warmups: list[Table], *, checkpoint: bool
-    ) -> list[dict[str, Any]]:
+    ) -> None:
         """Cold then warm plans of each table on a fresh server (see the module's docstring)."""
         if not tables:
-            return []
+            return
         self.say(f"  read: starting a fresh server ({name}) for cold plans")
         began = time.monotonic()
         server = self.start_server(name)
         self.info.setdefault("server_start_s", []).append(round(time.monotonic() - began, 1))
-        rows: list[dict[str, Any]] = []
         try:
             sessions = {
                 f: self.bench.session({READ_FILTER_CONF: str(f == "on").lower()}, server)
@@ -284,13 +295,12 @@ class ReadBench:
                         for f in ("off", "on"):
                             self.plan(sessions[f], t)
                 for t in tables:
-                    rows += self.cold_and_warm(sessions, t, checkpoint)
+                    self.add(self.cold_and_warm(sessions, t, checkpoint))
             finally:
                 for s in sessions.values():
                     s.stop()
         finally:
             server.stop()
-        return rows
 
     def cold_and_warm(
         self, sessions: dict[str, Any], t: Table, checkpoint: bool

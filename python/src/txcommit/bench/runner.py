@@ -172,7 +172,13 @@ class Bench:
         """A new Connect session on ``server`` (default: the bench's own) with ``confs``."""
         from pyspark.sql import SparkSession
 
-        spark = SparkSession.builder.remote((server or self.server).url).create()
+        server = server or self.server
+        if not server.alive():  # else the client retries for minutes before it gives up
+            raise RuntimeError(
+                f"the Connect server at {server.url} is no longer running (exit code "
+                f"{server.process.poll()}; its log: {server.log_path})"
+            )
+        spark = SparkSession.builder.remote(server.url).create()
         for key, value in confs.items():
             spark.conf.set(key, value)
         return spark
