@@ -1,6 +1,5 @@
 package io.txcommit.commit
 
-import org.apache.spark.SparkEnv
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.slf4j.LoggerFactory
 
@@ -43,7 +42,7 @@ object JobCommitter {
       startedAt = ctx.startedAt,
       committedAt = System.currentTimeMillis(),
       added = added,
-      appId = Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
+      appId = io.txcommit.SparkApp.id,
       writer = s"txcommit/${Version.current}")
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base), timings)
     PublishData.run(ctx, staged, timings)

@@ -1,6 +1,5 @@
 package io.txcommit.commit
 
-import org.apache.spark.SparkEnv
 
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointWriter, CommitRecord}
@@ -19,5 +18,5 @@ object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter
   override protected def execute(ctx: TxnContext, record: CommitRecord): Option[CheckpointWriter.Outcome] =
     if (!due(record.txn, TxCommitConf.checkpointInterval(ctx.conf))) None
     else Some(CheckpointWriter.write(ctx.table, ctx.store,
-      Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id"))))
+      io.txcommit.SparkApp.id))
 }

@@ -4,7 +4,6 @@ import scala.annotation.tailrec
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.spark.SparkEnv
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{CommitConflictException, Paths, Version}
@@ -35,7 +34,7 @@ object Fence {
   /** The fence of `txn`, set by `by` (a `jobId`) at `now`. */
   def record(txn: String, by: String, now: Long): CommitRecord =
     CommitRecord(txn, s"fence-${java.util.UUID.randomUUID()}", by, TxnId.startedAt(txn).getOrElse(0L), now, Nil,
-      Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")), s"txcommit/${Version.current}",
+      io.txcommit.SparkApp.id, s"txcommit/${Version.current}",
       operation = CommitRecord.Fence)
 
   /**

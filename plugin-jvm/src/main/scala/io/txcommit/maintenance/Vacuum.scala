@@ -130,8 +130,7 @@ object Vacuum {
     }
     val all = entries ++ uploads
     if (!opts.dryRun) {
-      val outcome = CheckpointWriter.write(table, store, Option(org.apache.spark.SparkEnv.get)
-        .flatMap(_.conf.getOption("spark.app.id")))
+      val outcome = CheckpointWriter.write(table, store, io.txcommit.SparkApp.id)
       log.info(s"txcommit: VACUUM ${Paths.display(table)}: checkpoint: ${outcome.why}")
     }
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +

@@ -2,7 +2,6 @@ package io.txcommit.read
 
 import java.util.UUID
 
-import org.apache.spark.SparkEnv
 
 import io.txcommit.log.CommitRecord
 
@@ -38,5 +37,5 @@ object ReadCut {
   /** A new cut, for a listing that begins now in this application. */
   def begin(maxClockSkewMs: Long): ReadCut =
     ReadCut(UUID.randomUUID().toString, System.currentTimeMillis(),
-      Option(SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")), maxClockSkewMs)
+      io.txcommit.SparkApp.id, maxClockSkewMs)
 }

@@ -6,7 +6,10 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
+import io.txcommit.{MaintenanceException, Paths, SparkApp}
+import io.txcommit.log.{CheckpointWriter, LogLayout}
 import io.txcommit.maintenance.{History, Vacuum, VacuumOptions}
+import io.txcommit.store.Adapters
 
 /**
  * The maintenance commands of `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES '<path>'` (see
@@ -44,12 +47,11 @@ final case class CheckpointCommand(path: String) extends LeafRunnableCommand {
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
-    val store = io.txcommit.store.Adapters.open(table, conf)
-    if (!table.getFileSystem(conf).exists(io.txcommit.log.LogLayout(table).logDir)) {
-      throw new io.txcommit.MaintenanceException(s"TXCOMMIT CHECKPOINT: ${io.txcommit.Paths.display(table)} " +
-        "is not a txcommit table (it has no _txcommit/ directory); nothing was written. Check the path.")
+    if (!table.getFileSystem(conf).exists(LogLayout(table).logDir)) {
+      throw new MaintenanceException(s"TXCOMMIT CHECKPOINT: ${Paths.display(table)} is not a txcommit " +
+        "table (it has no _txcommit/ directory); nothing was written. Check the path.")
     }
-    val outcome = io.txcommit.log.CheckpointWriter.write(table, store, Some(spark.sparkContext.applicationId))
+    val outcome = CheckpointWriter.write(table, Adapters.open(table, conf), SparkApp.id)
     Seq(outcome.written match {
       case Some(c) => Row(c.number, c.committed.size.toLong, c.files.toLong, c.through, true, outcome.why)
       case None => Row(null, null, null, null, false, outcome.why)

@@ -142,7 +142,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
         val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),
           staged.map(f => AddedFile(f.path, f.size)),
-          Option(org.apache.spark.SparkEnv.get).flatMap(_.conf.getOption("spark.app.id")),
+          io.txcommit.SparkApp.id,
           s"txcommit/${Version.current}")
         PublishCommitRecord.run(ctx, record, timings)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
