@@ -154,6 +154,22 @@ def test_a_read_only_run_merges_its_read_section_into_an_earlier_run():
     assert "read cost at 100,10000 transactions, a plain table of 1000 directories" in covers
 
 
+def test_a_partial_read_run_replaces_only_the_points_it_measured():
+    earlier = merge(_results(), _results())  # runs A and B
+    new = _results()
+    new["read"] = [r for r in new["read"] if r["case"] == "plain"]
+    earlier["read_info"]["checkpoints"] = {"100": {"checkpoint": 1}}
+    new["read_info"] = {"checkpoints": {"1": {"checkpoint": 1}}, "synthesis": {"objects": 1}}
+    merged = merge(earlier, new)
+    runs = {(r["case"], r["run"]) for r in merged["read"]}
+    assert ("plain", "C") in runs and ("plain", "B") not in runs
+    assert ("txcommit", "B") in runs and ("txcommit", "C") not in runs
+    assert len(merged["read"]) == len(earlier["read"])
+    assert set(merged["read_info"]["checkpoints"]) == {"1", "100"}
+    assert merged["read_info"]["synthesis"] == earlier["read_info"]["synthesis"]
+    assert [r["txns"] for r in merged["read"]] == [r["txns"] for r in earlier["read"]]
+
+
 def test_only_read_runs_nothing_else():
     sizes = sizes_from(build_parser().parse_args(["--only", "read", "--quick"]))
     assert sizes.files == [] and sizes.seed_rows == 0

@@ -317,17 +317,26 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     def key(part: str, r: dict[str, Any]) -> tuple[Any, ...]:
         if part == "seed":
             return (r["store"], r["protocol"])
+        if part == "read":
+            return tuple(r.get(k) for k in ("case", "txns", "dirs", "checkpoint", "temp", "filter"))
         return (r["store"], r["files"], r["mode"], r["protocol"])
 
     merged: dict[str, Any] = {"runs": runs, "followup": earlier.get("followup", [])}
-    for part in ("sweep", "seed"):
-        fresh = {key(part, r) for r in new.get(part, [])}
-        merged[part] = [r for r in earlier.get(part, []) if key(part, r) not in fresh]
-        merged[part] += new.get(part, [])
-    source = new if new.get("read") else earlier  # the read cost is re-run as a whole
-    merged["read"] = source.get("read", [])
-    if source.get("read_info"):
-        merged["read_info"] = source["read_info"]
+    if new.get("read"):  # rows of an older layout (no "case") cannot be matched: re-run whole
+        earlier = {**earlier, "read": [r for r in earlier.get("read", []) if "case" in r]}
+    for part in ("sweep", "seed", "read"):  # a re-run point takes its earlier row's place
+        fresh = {key(part, r): r for r in new.get(part, [])}
+        merged[part] = [fresh.pop(key(part, r), r) for r in earlier.get(part, [])]
+        merged[part] += list(fresh.values())
+    # The earlier run's description of the read cost (synthesis, server starts) stays: a
+    # partial re-run describes less of it.
+    info = {**new.get("read_info", {}), **earlier.get("read_info", {})}
+    checkpoints = {**earlier.get("read_info", {}).get("checkpoints", {}),
+                   **new.get("read_info", {}).get("checkpoints", {})}  # fmt: skip
+    if checkpoints:
+        info["checkpoints"] = checkpoints
+    if info:
+        merged["read_info"] = info
     merged["meta"] = {**earlier["meta"], "merged": True}
     return merged
 

@@ -224,16 +224,30 @@ def read_notes(results: dict[str, Any]) -> list[str]:
     on, off = _pair(plain, temp="warm")
     if on and off:
         dirs = on["dirs"]
-        notes.append(
+        made = (
             f"The plain table ({dirs} directories `k=<i>`, no `_txcommit/` anywhere): with the "
-            f"filter a warm plan made {_extra(on, off)} ({_kv(on['log_requests'])}): every "
-            "plan asks again, for each partition directory and once for each ancestor up to "
-            "the bucket, whether it holds `_txcommit` (S3A's existence check: a HEAD and a "
-            "LIST), one after another in the listing, because only positive answers (a table "
-            "root) are cached (docs/protocol.md, *Reading*); so cold and warm cost the same. "
-            "`spark.txcommit.read.filter=false` in sessions that read no txcommit table avoids "
-            "it."
+            f"filter a warm plan made {_extra(on, off)} ({_kv(on['log_requests'])})"
         )
+        per_dir = (sum(on["requests"].values()) - sum(off["requests"].values())) / dirs
+        if per_dir >= 1:
+            notes.append(
+                f"{made}: every plan asks again, for each partition directory and once for each "
+                "ancestor up to the bucket, whether it holds `_txcommit` (S3A's existence check: "
+                "a HEAD and a LIST), one after another in the listing, because only positive "
+                "answers (a table root) are cached (docs/protocol.md, *Reading*); so cold and "
+                "warm cost the same. `spark.txcommit.read.filter=false` in sessions that read no "
+                "txcommit table avoids it."
+            )
+        else:
+            notes.append(
+                f"{made}: one listing of the table's tree, from which the filter learns which "
+                "partition directories hold `_txcommit/` (S3: one LIST per 1,000 keys), and an "
+                "existence check of each directory above the table up to the bucket (S3A: a HEAD "
+                "and a LIST), asked again by every plan because only positive answers are cached "
+                "(docs/protocol.md, *Reading*). The tree listing pages through the table's keys "
+                "a second time (a Hadoop path filter cannot share Spark's own listing), so its "
+                "time grows with the table's key count as the unfiltered listing's does."
+            )
     return notes
 
 

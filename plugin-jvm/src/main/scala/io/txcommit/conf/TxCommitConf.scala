@@ -21,6 +21,9 @@ object TxCommitConf {
   /** How far the clocks of two drivers (a writer's and a reader's) may disagree, in ms. */
   val MaxClockSkewMs = "spark.txcommit.read.maxClockSkewMs"
   val DefaultMaxClockSkewMs = 1000L
+  /** At most this many files in one tree listing that finds the logs below a table directory. */
+  val TreeListingMaxFiles = "spark.txcommit.read.treeListingMaxFiles"
+  val DefaultTreeListingMaxFiles = 10000L
   val CleanupAttempts = "spark.txcommit.commit.cleanupAttempts"
   /** How often (ms) a running job refreshes its pending marker, so VACUUM sees it is alive. */
   val HeartbeatIntervalMs = "spark.txcommit.commit.heartbeatIntervalMs"
@@ -53,11 +56,16 @@ object TxCommitConf {
   def heartbeatIntervalMs(conf: Configuration): Long =
     millis(conf, HeartbeatIntervalMs, DefaultHeartbeatIntervalMs, min = 100L)
 
-  def checkpointInterval(conf: Configuration): Long =
-    Option(conf.get(CheckpointInterval)).map(_.trim).filter(_.nonEmpty) match {
-      case None => DefaultCheckpointInterval
+  def checkpointInterval(conf: Configuration): Long = count(conf, CheckpointInterval, DefaultCheckpointInterval)
+
+  def treeListingMaxFiles(conf: Configuration): Int =
+    math.min(count(conf, TreeListingMaxFiles, DefaultTreeListingMaxFiles), Int.MaxValue.toLong).toInt
+
+  private def count(conf: Configuration, key: String, default: Long): Long =
+    Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {
+      case None => default
       case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= 0)
-        .getOrElse(throw new InvalidConfException(CheckpointInterval, v, "a whole number, 0 or more"))
+        .getOrElse(throw new InvalidConfException(key, v, "a whole number, 0 or more"))
     }
 
   private def millis(conf: Configuration, key: String, default: Long, min: Long): Long =

@@ -3,7 +3,7 @@ package io.txcommit.log
 /**
  * A thread-safe map that keeps at most `maxWeight` (the sum of its values' weights), evicting
  * the least recently used entries first: the JVM-wide caches of decoded log records, which
- * are immutable. A value heavier than `maxWeight` is not kept. Only positive, decoded results
+ * are immutable, and per-read answers keyed by the read. A value heavier than `maxWeight` is not kept. Only positive, decoded results
  * go in; nothing that may still change (an absent record, a corrupt one) is ever cached.
  */
 final class BoundedCache[K, V](val maxWeight: Long, weigh: V => Long) {
@@ -23,6 +23,11 @@ final class BoundedCache[K, V](val maxWeight: Long, weigh: V => Long) {
         it.remove()
       }
     }
+  }
+
+  /** The value for `key`, made (cheaply: under the lock) and kept if absent. */
+  def getOrElseUpdate(key: K, make: => V): V = synchronized {
+    get(key).getOrElse { val v = make; put(key, v); v }
   }
 
   def size: Int = synchronized(map.size)

@@ -29,23 +29,29 @@ import io.txcommit.store.Adapters
  * JVM-wide ([[TableLogReader.Records]]), as are directories known to hold `_txcommit/`
  * ([[TableLogReader.Roots]]). Only positive answers are kept across reads: a record not found
  * yet, or a directory without `_txcommit/` yet, is asked again by the next read; a corrupt
- * record is never cached. Costs per read: one existence check per distinct directory not known
- * to be a table root (until its table root is met), one listing of `replace/` per table, and
- * one read per distinct transaction whose record this JVM has not decoded yet.
+ * record is never cached. Costs per read: one tree listing per partitioned tree and JVM
+ * ([[TreeListing]]; else one existence check per distinct directory not known to be a table
+ * root, until its table root is met), one existence check per directory above a tree, one
+ * listing of `replace/` per table, and one read per distinct transaction whose record this JVM
+ * has not decoded yet.
  */
 final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: ReadCut,
     arbiter: CutArbiter) {
   private val log = LoggerFactory.getLogger(getClass)
   private val roots = new ConcurrentHashMap[Path, Option[Path]]()
+  private val plainRoots = new ConcurrentHashMap[Path, Option[Path]]()
+  private val probed = new ConcurrentHashMap[Path, Option[Boolean]]()
   private val committed = new ConcurrentHashMap[(Path, String), Option[Set[String]]]()
   private val snapshots = new ConcurrentHashMap[Path, TableLogReader.Snapshot]()
 
   /** Whether `file` is visible (files outside any txcommit table always are). */
-  def isVisible(file: Path): Boolean =
-    rootOf(file.getParent) match {
+  def isVisible(file: Path): Boolean = {
+    val plain = DataFileName.txnOf(file.getName).isEmpty
+    rootOf(file.getParent, plain) match {
       case None => true // not inside a txcommit table: someone else's file, shown as before
-      case Some(root) => visibleIn(root, file)
+      case Some(root) => visibleIn(root, file, plain)
     }
+  }
 
   /**
    * The rule of the log at `root` for `file`. A transaction this log has no record of may be
@@ -53,7 +59,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
    * the outer table's files in the nested directory are judged by the next log above, so neither
    * table's committed data is hidden by the other's log.
    */
-  private def visibleIn(root: Path, file: Path): Boolean =
+  private def visibleIn(root: Path, file: Path, plain: Boolean): Boolean =
     Paths.relativize(root, file) match {
       case None => false
       case Some(rel) =>
@@ -63,7 +69,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
           case None => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
             case Some(files) => files.contains(rel)
-            case None => rootOf(root.getParent).exists(visibleIn(_, file))
+            case None => rootOf(root.getParent, plain).exists(visibleIn(_, file, plain))
           }
         }
     }
@@ -117,38 +123,71 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       } else throw e, after)
   }
 
-  private def rootOf(dir: Path): Option[Path] =
+  /**
+   * The table `dir` is in: the nearest directory at or above it holding `_txcommit/`. A
+   * partition directory is answered by one [[TreeListing]] of the tree above it; for a file named
+   * with a txn id, a listing that saw no log at or above `dir` is checked with the store (a log
+   * created after the listing began may hold its uncommitted transaction).
+   */
+  private def rootOf(dir: Path, plain: Boolean): Option[Path] =
     if (dir == null) None
     else {
-      val cached = roots.get(dir)
+      val cache = if (plain) plainRoots else roots
+      val cached = cache.get(dir)
       if (cached != null) cached
       else {
         val found =
           if (TableLogReader.Roots.get(dir.toString).isDefined) Some(dir)
-          else holdsLog(dir) match {
+          else holdsLog(dir, plain) match {
             case Some(true) =>
               TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
               Some(dir)
-            case Some(false) => rootOf(dir.getParent)
+            case Some(false) => rootOf(dir.getParent, plain)
             case None => None // the reader's credentials end below here: nothing above is probed
           }
-        roots.put(dir, found)
+        cache.put(dir, found)
         found
       }
     }
 
+  private def holdsLog(dir: Path, plain: Boolean): Option[Boolean] = {
+    val listing = treeListingOf(dir)
+    listing.flatMap(_.holdsLog(dir)) match {
+      case Some(true) => Some(true)
+      case Some(false) if plain || listing.exists(_.inTable(dir)) => Some(false)
+      case _ => probe(dir)
+    }
+  }
+
   /**
-   * Whether `dir` holds `_txcommit/`; None when the reader may not look into it (credentials
-   * scoped to a prefix below it: S3 answers 403). Such a directory holds no table this read
-   * could use: it is taken as "not a table", and nothing above it is probed.
+   * The tree listing that answers for `dir`: for a partition directory, the one of its tree
+   * (listed once per read and JVM, however many listing tasks ask); for any other directory,
+   * one already made for a partition directory below it.
    */
-  private def holdsLog(dir: Path): Option[Boolean] =
-    try Some(dir.getFileSystem(conf).exists(new Path(dir, LogLayout.LogDirName)))
+  private def treeListingOf(dir: Path): Option[TreeListing] =
+    if (treeListingMaxFiles == 0) None
+    else {
+      val top = TreeListing.topOf(dir)
+      val key = (cut.id, top.toString)
+      if (top == dir) TableLogReader.TreeListings.get(key).flatMap(_.listing)
+      else TableLogReader.TreeListings.getOrElseUpdate(key,
+        new TableLogReader.TreeListingOnce(TreeListing.list(top, conf, treeListingMaxFiles))).listing
+    }
+
+  private lazy val treeListingMaxFiles = io.txcommit.conf.TxCommitConf.treeListingMaxFiles(conf)
+
+  /**
+   * Whether `dir` holds `_txcommit/`, asked of the store; None when the reader may not look into
+   * it (credentials scoped to a prefix below it: S3 answers 403). Such a directory holds no table
+   * this read could use: it is taken as "not a table", and nothing above it is probed.
+   */
+  private def probe(dir: Path): Option[Boolean] = probed.computeIfAbsent(dir, d =>
+    try Some(d.getFileSystem(conf).exists(new Path(d, LogLayout.LogDirName)))
     catch {
       case e: java.nio.file.AccessDeniedException =>
-        TableLogReader.denied(dir, e)
+        TableLogReader.denied(d, e)
         None
-    }
+    })
 
   private def committedFiles(root: Path, txn: String, snapshot: TableLogReader.Snapshot): Option[Set[String]] =
     snapshot.replaced.byTxn.get(txn) match {
@@ -226,6 +265,14 @@ object TableLogReader {
     def removes(rel: String): Boolean =
       replaced.removedPaths.contains(rel) || checkpoint.exists(_.removedPaths.contains(rel))
   }
+
+  /** A tree listing made at most once (the first caller lists; others wait for its answer). */
+  private final class TreeListingOnce(make: => Option[TreeListing]) {
+    lazy val listing: Option[TreeListing] = make
+  }
+
+  /** Tree listings by (read, top directory): one per read and JVM, dropped with old reads. */
+  private val TreeListings = new BoundedCache[(String, String), TreeListingOnce](1000L, _ => 1L)
 
   /** The arbiter's key for a table's checkpoint (no table URI holds a NUL). */
   private val CheckpointKey = "\u0000checkpoint"

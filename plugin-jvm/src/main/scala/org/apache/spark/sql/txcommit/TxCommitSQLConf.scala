@@ -31,6 +31,14 @@ object TxCommitSQLConf {
     .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
     .createWithDefault(TxCommitConf.DefaultMaxClockSkewMs)
 
+  val TREE_LISTING_MAX_FILES: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.TreeListingMaxFiles)
+    .doc("txcommit: a read finds which partition directories (name=value) of a tree hold a " +
+      "transaction log with one recursive listing of the directory above them (on S3 one request " +
+      "per 1,000 files) instead of asking each directory. A tree with more files than this is " +
+      "asked directory by directory; 0 always asks directory by directory.")
+    .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
+    .createWithDefault(TxCommitConf.DefaultTreeListingMaxFiles)
+
   val HEARTBEAT_INTERVAL_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.HeartbeatIntervalMs)
     .doc("txcommit: how often (ms) a running job rewrites its pending marker, so that VACUUM, " +
       "judging by the store's modification times, sees it is alive however long it runs.")
@@ -90,7 +98,8 @@ object TxCommitSQLConf {
 
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
-    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, CHECKPOINT_INTERVAL, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
+    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
+      CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
       VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
     ()
   }
