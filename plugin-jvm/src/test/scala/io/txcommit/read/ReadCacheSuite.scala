@@ -38,11 +38,9 @@ object CountingLocalFileSystem {
   val calls = new ConcurrentLinkedQueue[String]()
   /** The calls so far that touch `table` (suites run in parallel in one JVM). */
   def under(table: Path): Seq[String] = calls.asScala.toSeq.filter(_.contains(table.toUri.getPath))
-}
 
-class ReadCacheSuite extends AnyFunSuite {
   /** A new filter instance, as Spark makes for every listing, on the counting file system. */
-  private def listing(t: TempTable, settings: (String, String)*): CommittedFilesFilter = {
+  def listing(t: TempTable, settings: (String, String)*): CommittedFilesFilter = {
     val conf = new org.apache.hadoop.conf.Configuration(t.conf)
     conf.set("fs.file.impl", classOf[CountingLocalFileSystem].getName)
     conf.setBoolean("fs.file.impl.disable.cache", true)
@@ -51,6 +49,11 @@ class ReadCacheSuite extends AnyFunSuite {
     f.setConf(conf)
     f
   }
+}
+
+class ReadCacheSuite extends AnyFunSuite {
+  private def listing(t: TempTable, settings: (String, String)*): CommittedFilesFilter =
+    CountingLocalFileSystem.listing(t, settings: _*)
 
   private def dataFile(t: TempTable, txn: String, rel: String = ""): String = {
     val name = rel + DataFileName("", 0, txn, 1L, "-c000.parquet")

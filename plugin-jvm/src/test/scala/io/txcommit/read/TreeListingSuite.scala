@@ -13,15 +13,8 @@ import io.txcommit.testing.TempTable
  * one question per partition directory, without ever showing a file a log hides.
  */
 class TreeListingSuite extends AnyFunSuite {
-  private def listing(t: TempTable, settings: (String, String)*): CommittedFilesFilter = {
-    val conf = new org.apache.hadoop.conf.Configuration(t.conf)
-    conf.set("fs.file.impl", classOf[CountingLocalFileSystem].getName)
-    conf.setBoolean("fs.file.impl.disable.cache", true)
-    settings.foreach { case (k, v) => conf.set(k, v) }
-    val f = new CommittedFilesFilter
-    f.setConf(conf)
-    f
-  }
+  private def listing(t: TempTable, settings: (String, String)*): CommittedFilesFilter =
+    CountingLocalFileSystem.listing(t, settings: _*)
 
   /** A plain Hive-style tree: `parts` partition directories of one file each, no log. */
   private def plainTree(t: TempTable, parts: Int): Seq[Path] =
