@@ -20,14 +20,18 @@ import threading
 import time
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
+import txcommit
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
+from txcommit.testing.local_s3 import LocalS3
 
 from support.servers import ServerProcess, new_session
-from support.tables import TableRef, dynamic_overwrite, txn_of
+from support.tables import TableRef, dynamic_overwrite, reader_target, txn_of
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 #: Seconds between the old garbage and the young files; each horizon falls in the middle.
@@ -264,3 +268,39 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     # (On s3-multipart the job commit fails one step earlier: completing the aborted upload.)
     assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(100))
+
+
+def parquet_bytes(ids: list[int]) -> bytes:
+    """A Parquet file of column `id`, as a writer without txcommit (pyarrow) makes it."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), sink)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
+    spark, any_table: TableRef, local_s3: LocalS3
+):  # noqa: ANN001
+    """An overwrite removes `part-0.parquet`, written without txcommit; VACUUM deletes it; a
+    plain writer writes `part-0.parquet` again. The new file is not the one the overwrite
+    removed: Spark and the readers outside Spark show it, and VACUUM keeps it."""
+    table = any_table
+    table.prepare(spark)
+    table.write("part-0.parquet", parquet_bytes([1, 2, 3]))
+    first = time.time()
+    spark.range(10, 15).write.mode("overwrite").parquet(table.url)
+    assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(10, 15))
+    deleted = {r["path"] for r in vacuum(spark, table.url, retain_hours=0, force=True).collect()}
+    assert "part-0.parquet" in deleted and table.read("part-0.parquet") is None
+
+    while int(time.time()) == int(first):  # another second: the store's clock may keep seconds
+        time.sleep(0.1)
+    table.write("part-0.parquet", parquet_bytes([100, 101, 102]))
+    expected = [*range(10, 15), 100, 101, 102]
+    assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == expected
+    url, options = reader_target(table, local_s3)
+    arrow = txcommit.dataset(url, storage_options=options).to_table()
+    assert sorted(arrow["id"].to_pylist()) == expected
+
+    deleted = {r["path"] for r in vacuum(spark, table.url, retain_hours=0, force=True).collect()}
+    assert "part-0.parquet" not in deleted and table.read("part-0.parquet") is not None
+    assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == expected

@@ -23,7 +23,7 @@ def logical(n: dict[str, Any]) -> log.CommitRecord:
         write_id=n["writeId"],
         sequence=n["sequence"],
         scope=tuple(n["scope"]),
-        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
+        removed=tuple(removed_file(f) for f in n["removed"]),
     )
 
 
@@ -39,5 +39,10 @@ def logical_checkpoint(n: dict[str, Any]) -> log.Checkpoint:
             c["txn"]: tuple(log.AddedFile(f["path"], f["size"]) for f in c["files"])
             for c in n["committed"]
         },
-        removed=tuple(log.AddedFile(f["path"], f["size"]) for f in n["removed"]),
+        removed=tuple(removed_file(f) for f in n["removed"]),
     )
+
+
+def removed_file(n: dict[str, Any]) -> log.RemovedFile:
+    """A ``removed`` entry: ``path``, ``size`` and, for a file without a txn id, ``modifiedAt``."""
+    return log.RemovedFile(n["path"], n["size"], n.get("modifiedAt"))

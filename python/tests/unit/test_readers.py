@@ -48,6 +48,11 @@ def name(txn: str, attempt: int, split: int = 0) -> str:
     return log.data_file_name("", split, txn, attempt, ".c000.snappy.parquet")
 
 
+def removals(*files: log.AddedFile) -> tuple[log.RemovedFile, ...]:
+    """Removals by path (as an older writer recorded them, also for files without a txn id)."""
+    return tuple(log.RemovedFile(f.path, f.size) for f in files)
+
+
 @dataclass
 class Built:
     ref: TableRef
@@ -79,7 +84,7 @@ def add_checkpoint(built: Built) -> Built:
         writer="test",
         through=2,
         committed={T["A"]: a, T["D"]: d, T["E"]: e},
-        removed=(log.AddedFile(old, size),),
+        removed=(log.RemovedFile(old, size),),
     )
     ref.write(f"_txcommit/checkpoints/{log.checkpoint_name(1)}", log.encode_checkpoint(checkpoint))
     built.checkpointed = True
@@ -128,7 +133,7 @@ def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
     d1 = data(f"k=1/{name(T['D'], 5)}", [10, 11])
     rec_d = record(
         T["D"], [d1], operation="overwrite-partitions", sequence=1, scope=("k=1",),
-        removed=(a1, old),
+        removed=removals(a1, old),
     )  # fmt: skip
     ref.write(f"_txcommit/replace/{log.replace_record_name(1)}", log.encode_record(rec_d))
     ref.write(f"_txcommit/commits/{T['D']}.json", log.encode_record(rec_d))
@@ -142,7 +147,7 @@ def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
     f1 = data(f"k=3/{name(T['F'], 7)}", [21])
     f2 = data(f"k=3/{name(T['F'], 8, 1)}", [22])
     rec_f = record(
-        T["F"], [f1, f2], operation="write-id", write_id="daily", sequence=3, removed=(e1,)
+        T["F"], [f1, f2], operation="write-id", write_id="daily", sequence=3, removed=removals(e1)
     )
     ref.write(f"_txcommit/replace/{log.replace_record_name(3)}", log.encode_record(rec_f))
     # Not data: the summary, a checksum, a staging directory, a hidden partition.

@@ -33,8 +33,8 @@ def test_version_2_records_the_jvm_wrote_decode_and_reencode_byte_for_byte() -> 
     )
     assert overwrite.scope == ("k=1", "k=2") and overwrite.is_replacing
     assert overwrite.removed == (
-        log.AddedFile("k=1/part-00000-tid-0000000000000001-1.c000.snappy.parquet", 10),
-        log.AddedFile("k=2/old.parquet", 7),
+        log.RemovedFile("k=1/part-00000-tid-0000000000000001-1.c000.snappy.parquet", 10),
+        log.RemovedFile("k=2/old.parquet", 7),
     )
     assert (overwrite.removed_files, overwrite.removed_bytes) == (2, 17)
     assert log.encode_record(overwrite) == JVM_OVERWRITE

@@ -1,10 +1,12 @@
 """Tables as listings (``conformance/vectors/tables.json``): each is built on a temporary
-directory and every Python reader must show exactly its ``visible`` set, as the JVM's
-TablesSuite checks Spark's read filter does. Tables with checkpoints show the same set with and
+directory (files named in ``stat`` with that size and modification time) and every Python
+reader must show exactly its ``visible`` set, as the JVM's TablesSuite checks Spark's read
+filter does. Tables with checkpoints show the same set with and
 without their history read (a view that reads the history reads every record too)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,11 @@ def build(table: Path, case: dict[str, Any]) -> None:
     for rel in case["files"]:
         f = table / rel
         f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_bytes(b"abc")
+        stat = case.get("stat", {}).get(rel)
+        f.write_bytes(b"a" * stat["size"] if stat else b"abc")
+        if stat:
+            ns = stat["modifiedAt"] * 1_000_000
+            os.utime(f, ns=(ns, ns))
     for r in case["records"]:
         f = table / r["file"]
         f.parent.mkdir(parents=True, exist_ok=True)

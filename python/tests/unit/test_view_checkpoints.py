@@ -26,6 +26,10 @@ def files(*paths: str) -> tuple[log.AddedFile, ...]:
     return tuple(log.AddedFile(p, 3) for p in paths)
 
 
+def removed(*paths: str) -> tuple[log.RemovedFile, ...]:
+    return tuple(log.RemovedFile(p, 3) for p in paths)
+
+
 def data(prefix: str, txn: str, attempt: int = 1) -> str:
     return log.data_file_name(prefix, 0, txn, attempt, ".parquet")
 
@@ -56,7 +60,7 @@ def build(table: Path) -> dict[str, str]:
         operation="overwrite-partitions",
         sequence=1,
         scope=("k=1",),
-        removed=files(paths["a"], paths["c1"], PLAIN),
+        removed=removed(paths["a"], paths["c1"], PLAIN),
     )
     write(table, f"_txcommit/replace/{log.replace_record_name(1)}", log.encode_record(overwrite))
     write(table, f"_txcommit/commits/{D}.json", log.encode_record(overwrite))
@@ -78,7 +82,7 @@ def full_checkpoint(paths: dict[str, str], number: int = 1) -> log.Checkpoint:
         writer="test",
         through=1,
         committed={A: (), B: files(paths["b"]), C: files(paths["c2"]), D: files(paths["d"]), E: ()},
-        removed=files(PLAIN),
+        removed=removed(PLAIN),
     )
 
 
@@ -172,7 +176,7 @@ def test_records_after_the_checkpoint_are_read_and_applied(
         operation="overwrite",
         sequence=2,
         scope=("",),
-        removed=files(paths["b"], "k=2/part-00000-plain.parquet"),
+        removed=removed(paths["b"], "k=2/part-00000-plain.parquet"),
     )
     replace_key = f"_txcommit/replace/{log.replace_record_name(2)}"
     write(tmp_path, replace_key, log.encode_record(overwrite))
@@ -246,13 +250,15 @@ def test_checkpoint_names_and_layout() -> None:
 def test_the_encoder_sorts_as_the_jvm_and_omits_an_absent_app_id() -> None:
     # Java's String order (UTF-16 code units) puts a character beyond U+FFFF before U+FFFD.
     high, low = "k=\U0001f600/a.parquet", "k=\ufffd/a.parquet"
-    checkpoint = log.Checkpoint(1, 5, None, "w", 0, {B: files(low, high), A: ()}, files(low, high))
+    committed = {B: files(low, high), A: ()}
+    checkpoint = log.Checkpoint(1, 5, None, "w", 0, committed, removed(low, high))
     text = log.encode_checkpoint(checkpoint).decode()
     assert '"appId"' not in text
     assert text.index(A) < text.index(B)
     assert text.index(high) < text.index(low) and text.rindex(high) < text.rindex(low)
     decoded = log.decode_checkpoint(text.encode(), "c", 1)
-    assert decoded.committed == {B: files(high, low), A: ()} and decoded.removed == files(high, low)
+    assert decoded.committed == {B: files(high, low), A: ()}
+    assert decoded.removed == removed(high, low)
 
 
 def test_the_decoder_refuses_a_negative_through() -> None:

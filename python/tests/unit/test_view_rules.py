@@ -43,7 +43,7 @@ def replacing(txn: str, sequence: int, added: list[str], removed: list[str]) -> 
         operation="overwrite-partitions",
         sequence=sequence,
         scope=("",),
-        removed=tuple(log.AddedFile(p, 3) for p in removed),
+        removed=tuple(log.RemovedFile(p, 3) for p in removed),
     )
 
 

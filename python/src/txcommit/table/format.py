@@ -27,7 +27,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -260,6 +260,58 @@ class AddedFile:
 
 
 @dataclass(frozen=True)
+class RemovedFile:
+    """One file a replacing transaction logically deletes, relative to the table directory.
+
+    A file named with a transaction id is removed by its path (no two transactions share a
+    name). A file written without txcommit can be written again under the same name after
+    VACUUM deleted it, so its removal also records ``modified_at``, the store's modification
+    time (epoch ms) of the file it saw, and applies only to a file of that size modified in that
+    same second (some stores keep whole seconds). Without it (an older writer's entry) the
+    removal hides the path (``RemovedFile.scala``)."""
+
+    path: str
+    size: int
+    modified_at: int | None = None
+
+    def applies_to(self, size: int, modified_at_ms: int | None) -> bool:
+        """Whether this removal hides the file now at its path, of ``size`` and modified at
+        ``modified_at_ms`` (None, a store that gives no time: hidden, as by path)."""
+        if self.modified_at is None or modified_at_ms is None:
+            return True
+        return size == self.size and self.modified_at // 1000 == modified_at_ms // 1000
+
+
+class Removals:
+    """The removals of a log (its checkpoint's and its replacing commits'), by path."""
+
+    def __init__(self, removed: Iterable[RemovedFile]) -> None:
+        self._by_path: dict[str, list[RemovedFile]] = {}
+        for f in removed:
+            self._by_path.setdefault(f.path, []).append(f)
+
+    def hides(self, path: str, size: int, modified_at_ms: int | None) -> bool:
+        return any(f.applies_to(size, modified_at_ms) for f in self._by_path.get(path, ()))
+
+
+def _removed_entry(f: RemovedFile) -> list[tuple[str, Any]]:
+    entry: list[tuple[str, Any]] = [("path", f.path), ("size", f.size)]
+    if f.modified_at is not None:
+        entry.append(("modifiedAt", f.modified_at))
+    return entry
+
+
+def _removed_of(
+    entry: dict[str, Any], path: str, size: int, corrupt: Callable[[str], Exception]
+) -> RemovedFile:
+    """A ``removed`` entry with its optional ``modifiedAt``, as the JVM's codecs read it."""
+    at = entry.get("modifiedAt")
+    if at is not None and (not isinstance(at, int) or isinstance(at, bool) or at < 0):
+        raise corrupt("an entry of 'removed' has a 'modifiedAt' that is not a time in milliseconds")
+    return RemovedFile(path, size, at)
+
+
+@dataclass(frozen=True)
 class CommitRecord:
     """The commit record: once ``_txcommit/commits/<txn>.json`` (or a ``replace/`` record
     naming ``txn``) exists, every file in ``added`` is visible and nothing else of that
@@ -284,7 +336,7 @@ class CommitRecord:
     write_id: str | None = None
     sequence: int | None = None
     scope: tuple[str, ...] = field(default_factory=tuple)
-    removed: tuple[AddedFile, ...] = field(default_factory=tuple)
+    removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
 
     @property
     def files(self) -> int:
@@ -352,7 +404,7 @@ def encode_record(record: CommitRecord) -> bytes:
             ("scope", list(record.scope)),
             ("removedFiles", record.removed_files),
             ("removedBytes", record.removed_bytes),
-            ("removed", [[("path", f.path), ("size", f.size)] for f in record.removed]),
+            ("removed", [_removed_entry(f) for f in record.removed]),
         ]
     return _jackson_pretty(fields, 0).encode("utf-8")
 
@@ -467,10 +519,16 @@ def decode_record(
         )
 
     def files(list_name: str) -> tuple[AddedFile, ...]:
+        return tuple(AddedFile(p, n) for p, n, _ in entries(list_name))
+
+    def removed_files() -> tuple[RemovedFile, ...]:
+        return tuple(_removed_of(e, p, n, corrupt) for p, n, e in entries("removed"))
+
+    def entries(list_name: str) -> list[tuple[str, int, dict[str, Any]]]:
         node = root.get(list_name)
         if not isinstance(node, list):
             raise corrupt(f"field '{list_name}' is missing or not a list")
-        out: list[AddedFile] = []
+        out: list[tuple[str, int, dict[str, Any]]] = []
         for entry in node:
             if not isinstance(entry, dict):
                 raise corrupt(f"an entry of '{list_name}' is not an object")
@@ -480,8 +538,8 @@ def decode_record(
             why = unsafe_relative_path(path)
             if why is not None:
                 raise outside(list_name, path, why)
-            out.append(AddedFile(path, long(entry, "size")))
-        return tuple(out)
+            out.append((path, long(entry, "size"), entry))
+        return out
 
     if text("format") != RECORD_FORMAT:
         raise corrupt(f"field 'format' is not {RECORD_FORMAT}")
@@ -516,7 +574,9 @@ def decode_record(
         if expected_sequence is not None:
             raise corrupt("a version 1 record cannot be a replacing commit (it has no sequence)")
         return record
-    return _decode_version_2(root, record, expected_sequence, corrupt, text, long, files, outside)
+    return _decode_version_2(
+        root, record, expected_sequence, corrupt, text, long, removed_files, outside
+    )
 
 
 def _decode_version_2(
@@ -526,7 +586,7 @@ def _decode_version_2(
     corrupt: Any,
     text: Any,
     long: Any,
-    files: Any,
+    removed_files: Any,
     outside: Any,
 ) -> CommitRecord:
     """The version 2 fields of ``root`` added to ``record`` (the helpers raise the errors of
@@ -562,7 +622,7 @@ def _decode_version_2(
         why = unsafe_relative_path(d) if d != "" else None
         if why is not None:
             raise outside("scope", d, why)
-    removed = files("removed")
+    removed = removed_files()
     declared = long(root, "removedFiles")
     if declared != len(removed):
         raise corrupt(f"it declares {declared} removed files but lists {len(removed)}")
@@ -604,7 +664,7 @@ class Checkpoint:
     writer: str
     through: int
     committed: Mapping[str, tuple[AddedFile, ...]] = field(default_factory=dict)
-    removed: tuple[AddedFile, ...] = field(default_factory=tuple)
+    removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
 
     @property
     def files(self) -> int:
@@ -619,10 +679,6 @@ class Checkpoint:
         """Each covered transaction's live paths."""
         return {txn: frozenset(f.path for f in fs) for txn, fs in self.committed.items()}
 
-    @cached_property
-    def removed_paths(self) -> frozenset[str]:
-        return frozenset(f.path for f in self.removed)
-
 
 def _java_order(path: str) -> bytes:
     # The JVM sorts by String.compareTo (UTF-16 code units), which differs from code point
@@ -633,6 +689,16 @@ def _java_order(path: str) -> bytes:
 def _file_entries(files: Sequence[AddedFile]) -> list[list[tuple[str, Any]]]:
     ordered = sorted(files, key=lambda f: _java_order(f.path))
     return [[("path", f.path), ("size", f.size)] for f in ordered]
+
+
+def _distinct_removals(removed: Sequence[RemovedFile]) -> list[RemovedFile]:
+    """One entry per distinct file, by path then time (``Removals.distinct``)."""
+
+    def key(f: RemovedFile) -> tuple[bytes, int, int]:
+        at = -(2**63) if f.modified_at is None else f.modified_at
+        return (_java_order(f.path), at, f.size)
+
+    return sorted(set(removed), key=key)
 
 
 def encode_checkpoint(checkpoint: Checkpoint) -> bytes:
@@ -666,8 +732,8 @@ def encode_checkpoint(checkpoint: Checkpoint) -> bytes:
                 for txn in sorted(c.committed)
             ],
         ),
-        ("removedFiles", len(c.removed)),
-        ("removed", _file_entries(c.removed)),
+        ("removedFiles", len(removals := _distinct_removals(c.removed))),
+        ("removed", [_removed_entry(f) for f in removals]),
     ]
     return _jackson_pretty(fields, 0).encode("utf-8")
 
@@ -700,7 +766,10 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
         return v
 
     def files(node: dict[str, Any], name: str) -> tuple[AddedFile, ...]:
-        out: list[AddedFile] = []
+        return tuple(AddedFile(p, n) for p, n, _ in entries(node, name))
+
+    def entries(node: dict[str, Any], name: str) -> list[tuple[str, int, dict[str, Any]]]:
+        out: list[tuple[str, int, dict[str, Any]]] = []
         for entry in array(node, name):
             if not isinstance(entry, dict):
                 raise corrupt(f"an entry of '{name}' is not an object")
@@ -711,8 +780,8 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
                     f"it names a file outside its table directory ('{path}': {why}); nothing "
                     "outside the table is read or deleted because of it"
                 )
-            out.append(AddedFile(path, long(entry, "size")))
-        return tuple(out)
+            out.append((path, long(entry, "size"), entry))
+        return out
 
     if text(root, "format") != CHECKPOINT_FORMAT:
         raise corrupt(f"field 'format' is not {CHECKPOINT_FORMAT}")
@@ -745,7 +814,7 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
     listed = sum(len(fs) for _, fs in committed)
     if declared != listed:
         raise corrupt(f"it declares {declared} files but lists {listed}")
-    removed = files(root, "removed")
+    removed = tuple(_removed_of(e, p, n, corrupt) for p, n, e in entries(root, "removed"))
     declared = long(root, "removedFiles")
     if declared != len(removed):
         raise corrupt(f"it declares {declared} removed files but lists {len(removed)}")

@@ -44,7 +44,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from txcommit.adapters import LocalStore, Store, open_store
@@ -54,6 +54,7 @@ from txcommit.table.format import (
     LOG_DIR_NAME,
     Checkpoint,
     CommitRecord,
+    Removals,
     checkpoint_of_name,
     decode_checkpoint,
     decode_record,
@@ -92,12 +93,14 @@ _warned_checkpoints: set[_CacheKey] = set()
 
 @dataclass(frozen=True)
 class TableFile:
-    """A data file of a table: path relative to the table, size in bytes, and the
-    transaction id its name carries (None for a file written without txcommit)."""
+    """A data file of a table: path relative to the table, size in bytes, the transaction id
+    its name carries (None for a file written without txcommit) and the store's modification
+    time in epoch ms (None where the store gives none)."""
 
     path: str
     size: int
     txn: str | None
+    modified_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -187,28 +190,29 @@ class _Log:
     unread: list[_Item]
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def rule(self) -> Callable[[str, str | None], bool | None]:
-        """The reader rule of this log for a file (path relative to the log's table, txn):
-        True or False, or None when the file has a txn this log has no record of (a log above,
-        in a tree nested by a version without the one-log-per-path check, may have one)."""
+    def rule(self) -> Callable[[TableFile], bool | None]:
+        """The reader rule of this log for a file (its path relative to the log's table): True
+        or False, or None when the file has a txn this log has no record of (a log above, in a
+        tree nested by a version without the one-log-per-path check, may have one)."""
         through = self.checkpoint.through if self.checkpoint is not None else 0
         after = [r for r in self.replacements if (r.sequence or 0) > through]
-        removed = {f.path for r in after for f in r.removed}
-        if self.checkpoint is not None:
-            removed |= self.checkpoint.removed_paths
+        removed = Removals(
+            [f for r in after for f in r.removed]
+            + list(self.checkpoint.removed if self.checkpoint is not None else ())
+        )
         # A txn's newest replace/ record after the checkpoint judges it (last wins).
         replaced = {r.txn: {f.path for f in r.added} for r in after}
         covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
         appended = {t: {f.path for f in r.added} for t, r in self.appends.items()}
 
-        def shown(path: str, txn: str | None) -> bool | None:
-            if path in removed:
+        def shown(f: TableFile) -> bool | None:
+            if removed.hides(f.path, f.size, f.modified_at):
                 return False
-            if txn is None:
+            if f.txn is None:
                 return True
             for judge in (replaced, covered, appended):
-                if txn in judge:
-                    return path in judge[txn]
+                if f.txn in judge:
+                    return f.path in judge[f.txn]
             return None
 
         return shown
@@ -292,11 +296,7 @@ class TableView:
         cut = prefix.rstrip("/") + "/"
 
         def inside(files: list[TableFile]) -> list[TableFile]:
-            return [
-                TableFile(f.path[len(cut) :], f.size, f.txn)
-                for f in files
-                if f.path.startswith(cut)
-            ]
+            return [replace(f, path=f.path[len(cut) :]) for f in files if f.path.startswith(cut)]
 
         view = TableView(
             store, True, inside(self.data_files), self._log, self.pending, self.aborted
@@ -304,19 +304,6 @@ class TableView:
         view._visible = inside(self.visible_files())
         view.table_url = self.table_url
         return view
-
-    def removed_paths(self) -> set[str]:
-        """Every path some replacing commit of the table's own log logically deletes (rule b):
-        the checkpoint's ``removed`` and the ``removed`` of every ``replace/`` record after it,
-        as the JVM's ReplaceLog; a ``commits/`` copy of a replacing commit only names its txn's
-        files."""
-        through = self.checkpoint.through if self.checkpoint is not None else 0
-        removed = {
-            f.path for r in self._log.replacements if (r.sequence or 0) > through for f in r.removed
-        }
-        if self.checkpoint is not None:
-            removed |= self.checkpoint.removed_paths
-        return removed
 
     def visible_files(self) -> list[TableFile]:
         """The data files a reader sees, sorted by path."""
@@ -332,7 +319,7 @@ class TableView:
                 def shown(f: TableFile) -> bool:
                     for prefix, rule in chain:
                         if f.path.startswith(prefix):
-                            verdict = rule(f.path[len(prefix) :], f.txn)
+                            verdict = rule(replace(f, path=f.path[len(prefix) :]))
                             if verdict is not None:
                                 return verdict
                     return False
@@ -466,7 +453,8 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
         elif (at := f.key.find(_NESTED_LOG)) > 0:
             logs.setdefault(f.key[:at], []).append((f, f.key[at + len(_NESTED_LOG) :]))
         elif is_data_path(f.key):
-            data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2])))
+            modified_at = None if f.mtime_ns is None else f.mtime_ns // 1_000_000
+            data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2]), modified_at))
     has_log = "" in logs
     if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
         has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()

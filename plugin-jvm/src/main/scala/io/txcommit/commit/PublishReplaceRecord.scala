@@ -101,7 +101,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
         case Some(t) => committedBefore(t) && state.isVisible(f)
         case None => state.isVisible(f)
       }
-    }.map(f => RemovedFile(f.path, f.size))
+    }.map(f => RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None))
     val byWriteId = req.intent.writeId.toSeq.flatMap(log.withWriteId).filter(_.txn != ctx.txn).flatMap(_.added)
       .filterNot(f => log.removedPaths.contains(f.path))
       .map(f => RemovedFile(f.path, f.size))

@@ -9,9 +9,9 @@ package io.txcommit.log
  * @param through   the highest `replace/` sequence folded in (0: none)
  * @param committed every transaction it covers, with exactly its files still live after the
  *                  replacing commits up to `through` (possibly none: a fence, or all replaced)
- * @param removed   paths hidden by a replacing commit up to `through` that no covered
- *                  transaction accounts for: files without a transaction id, and files of
- *                  transactions it does not cover
+ * @param removed   files hidden by a replacing commit up to `through` that no covered
+ *                  transaction accounts for: files without a transaction id (with their
+ *                  identity, see [[RemovedFile]]), and files of transactions it does not cover
  * @param createdAt when it was published (its writer's clock): every transaction it covers
  *                  committed before, so a read that began after may apply all of it
  */
@@ -24,7 +24,7 @@ final case class Checkpoint(
     committed: Map[String, Vector[AddedFile]],
     removed: Vector[RemovedFile]) {
   def files: Int = committed.valuesIterator.map(_.size).sum
-  lazy val removedPaths: Set[String] = removed.iterator.map(_.path).toSet
+  lazy val removals: Removals = Removals(removed)
   lazy val livePaths: Map[String, Set[String]] = committed.map { case (t, fs) => t -> fs.iterator.map(_.path).toSet }
   def covers(txn: String): Boolean = committed.contains(txn)
 

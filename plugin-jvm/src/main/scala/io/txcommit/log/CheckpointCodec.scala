@@ -34,9 +34,10 @@ object CheckpointCodec {
       val fs = t.putArray("files")
       files.sortBy(_.path).foreach(f => fs.addObject().put("path", f.path).put("size", f.size))
     }
-    root.put("removedFiles", c.removed.size)
+    val removals = Removals.distinct(c.removed)
+    root.put("removedFiles", removals.size)
     val removed = root.putArray("removed")
-    c.removed.sortBy(_.path).foreach(f => removed.addObject().put("path", f.path).put("size", f.size))
+    removals.foreach(f => Removals.encode(f, removed.addObject()))
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
@@ -67,14 +68,16 @@ object CheckpointCodec {
       if (n == null || !n.isArray) throw corrupt(s"field '$field' is missing or not a list")
       n.elements().asScala.toVector
     }
-    def files(node: JsonNode, field: String): Vector[(String, Long)] = array(node, field).map { f =>
+    def files(node: JsonNode, field: String): Vector[(String, Long)] =
+      entries(node, field).map { case (p, s, _) => p -> s }
+    def entries(node: JsonNode, field: String): Vector[(String, Long, JsonNode)] = array(node, field).map { f =>
       if (!f.isObject) throw corrupt(s"an entry of '$field' is not an object")
       val p = text(f, "path")
       Paths.unsafeRelativePath(p).foreach { why =>
         throw corrupt(s"it names a file outside its table directory ('$p': $why); nothing outside " +
           "the table is read or deleted because of it")
       }
-      p -> long(f, "size")
+      (p, long(f, "size"), f)
     }
     if (text(root, "format") != Checkpoint.Format) throw corrupt(s"field 'format' is not ${Checkpoint.Format}")
     val version = long(root, "version")
@@ -100,7 +103,9 @@ object CheckpointCodec {
     val declaredFiles = long(root, "files")
     val listedFiles = committed.iterator.map(_._2.size.toLong).sum
     if (declaredFiles != listedFiles) throw corrupt(s"it declares $declaredFiles files but lists $listedFiles")
-    val removed = files(root, "removed").map { case (p, s) => RemovedFile(p, s) }
+    val removed = entries(root, "removed").map { case (p, s, n) =>
+      RemovedFile(p, s, Removals.modifiedAtOf(n).fold(why => throw corrupt(why), identity))
+    }
     val declaredRemoved = long(root, "removedFiles")
     if (declaredRemoved != removed.size) {
       throw corrupt(s"it declares $declaredRemoved removed files but lists ${removed.size}")

@@ -75,9 +75,8 @@ object CheckpointWriter {
     val carried = previous.map(_.committed).getOrElse(Map.empty)
     val latest = replaced.byTxn.map { case (t, r) => t -> r.added.toVector } // last sequence wins
     val committed = (carried ++ appends ++ latest).map { case (t, fs) => t -> fs.filterNot(f => hidden(f.path)) }
-    val removed = (earlierRemoved ++ removedNow).groupBy(_.path).valuesIterator.map(_.head)
+    val removed = Removals.distinct(earlierRemoved ++ removedNow)
       .filterNot(f => DataFileName.txnOf(f.path.substring(f.path.lastIndexOf('/') + 1)).exists(committed.contains))
-      .toVector.sortBy(_.path)
     (committed, removed)
   }
 

@@ -44,7 +44,7 @@ object RecordCodec {
       root.put("removedFiles", rep.removedFiles)
       root.put("removedBytes", rep.removedBytes)
       val removed = root.putArray("removed")
-      rep.removed.foreach(f => removed.addObject().put("path", f.path).put("size", f.size))
+      rep.removed.foreach(f => Removals.encode(f, removed.addObject()))
     }
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
@@ -93,7 +93,8 @@ object RecordCodec {
       throw corrupt(s"it names transaction '$txn' but its file name says '$e'")
     }
     if (!TxnId.isValid(txn)) throw corrupt(s"field 'txn' is '$txn', not a transaction id")
-    def fileList(field: String): Vector[(String, Long)] = {
+    def fileList(field: String): Vector[(String, Long)] = entries(field).map { case (p, s, _) => p -> s }
+    def entries(field: String): Vector[(String, Long, JsonNode)] = {
       val node = root.get(field)
       if (node == null || !node.isArray) throw corrupt(s"field '$field' is missing or not a list")
       node.elements().asScala.map { n =>
@@ -104,7 +105,7 @@ object RecordCodec {
           throw corrupt(s"it names a file outside its table directory ('${p.asText()}': $why); " +
             "nothing outside the table is read or deleted because of it")
         }
-        p.asText() -> long(n, "size")
+        (p.asText(), long(n, "size"), n)
       }.toVector
     }
     val added = fileList("added").map { case (p, s) => AddedFile(p, s) }
@@ -136,7 +137,9 @@ object RecordCodec {
             }
             d
           }.toVector
-          val removed = fileList("removed").map { case (p, s) => RemovedFile(p, s) }
+          val removed = entries("removed").map { case (p, s, n) =>
+            RemovedFile(p, s, Removals.modifiedAtOf(n).fold(why => throw corrupt(why), identity))
+          }
           val declared = long(root, "removedFiles")
           if (declared != removed.size) {
             throw corrupt(s"it declares $declared removed files but lists ${removed.size}")

@@ -13,8 +13,9 @@ final case class ReplaceLog(records: Seq[CommitRecord]) {
   /** The highest sequence (0 when there is no replacing commit). */
   val highest: Long = records.lastOption.flatMap(_.sequence).getOrElse(0L)
   lazy val byTxn: Map[String, CommitRecord] = records.map(r => r.txn -> r).toMap
-  /** Every file some replacing commit logically deleted. */
+  /** Every path some replacing commit logically deleted (the file there then, see [[Removals]]). */
   lazy val removedPaths: Set[String] = records.iterator.flatMap(_.removed.iterator.map(_.path)).toSet
+  lazy val removals: Removals = Removals(records.iterator.flatMap(_.removed))
   def after(sequence: Long): Seq[CommitRecord] = records.filter(_.sequence.exists(_ > sequence))
   def withWriteId(id: String): Seq[CommitRecord] = records.filter(_.writeId.contains(id))
 }

@@ -62,7 +62,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
 
   /** The reader rule for one data file (path relative to the table). */
   def isVisible(f: TableFile): Boolean =
-    !replaceLog.removedPaths.contains(f.path) && (f.txn match {
+    !replaceLog.removals.hides(f) && (f.txn match {
       case None => true
       case Some(t) => added(t).exists(_.contains(f.path))
     })

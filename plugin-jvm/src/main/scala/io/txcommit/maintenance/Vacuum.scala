@@ -7,7 +7,7 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
-import io.txcommit.log.{CheckpointWriter, CommitRecord, DataFileName, LogLayout, RecordCodec, TableFile, TableState, TxnId}
+import io.txcommit.log.{CheckpointWriter, CommitRecord, DataFileName, LogLayout, RecordCodec, RemovedFile, TableFile, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
@@ -58,8 +58,8 @@ object Vacuum {
     val horizon = now - (opts.retainHours * 3600 * 1000).toLong
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: horizon ${Instant.ofEpochMilli(horizon)} " +
       s"(${opts.retainHours} h)${if (opts.dryRun) ", dry run" else ""}")
-    val removedBy: Map[String, CommitRecord] =
-      state.replaceLog.records.flatMap(r => r.removed.map(_.path -> r)).toMap
+    val removedBy: Map[String, Seq[(RemovedFile, CommitRecord)]] =
+      state.replaceLog.records.flatMap(r => r.removed.map(f => f -> r)).groupBy(_._1.path)
     def finished(txn: String): Boolean = state.isCommitted(txn)
 
     val files = state.allFiles()
@@ -159,9 +159,12 @@ object Vacuum {
       }
     }
 
-  private def dataFile(f: TableFile, state: TableState, removedBy: Map[String, CommitRecord],
+  private def dataFile(f: TableFile, state: TableState, removedBy: Map[String, Seq[(RemovedFile, CommitRecord)]],
       horizon: Long, old: String => Boolean): Option[(TableFile, String, String)] = {
-    val removal = removedBy.get(f.path).filter(_.committedAt < horizon).map { r =>
+    // Only the file the commit removed: a file written anew under its name is another file.
+    val removal = removedBy.getOrElse(f.path, Nil).collectFirst {
+      case (e, r) if e.appliesTo(f.size, f.modifiedAt) && r.committedAt < horizon => r
+    }.map { r =>
       (f, "data", s"removed by ${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
         s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
     }

@@ -7,7 +7,7 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{CorruptCommitRecordException, Paths}
-import io.txcommit.log.{BoundedCache, Checkpoint, CheckpointLog, CommitRecord, DataFileName, LogLayout, RecordCodec,
+import io.txcommit.log.{BoundedCache, Checkpoint, CheckpointLog, CommitRecord, DataFileName, LogLayout, RecordCodec, Removals,
   ReplaceLog}
 import io.txcommit.store.Adapters
 
@@ -64,7 +64,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       case None => false
       case Some(rel) =>
         val snapshot = snapshotOf(root)
-        if (snapshot.removes(rel)) false
+        if (removed(snapshot.removals, rel, file)) false
         else DataFileName.txnOf(file.getName) match {
           case None => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
@@ -73,6 +73,18 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
           }
         }
     }
+
+  /**
+   * Whether a replacing commit removed the file now at `file`. Removals of files without a txn id
+   * carry the identity of the file they removed, so only those ask the store for the file's size
+   * and time: a file written anew under a removed name is shown. One that is gone is hidden.
+   */
+  private def removed(removals: Removals, rel: String, file: Path): Boolean =
+    removals.names(rel) && (removals.hidesPath(rel) ||
+      (try {
+        val st = file.getFileSystem(conf).getFileStatus(file)
+        removals.hides(rel, st.getLen, st.getModificationTime)
+      } catch { case _: java.io.FileNotFoundException => true }))
 
   private def snapshotOf(root: Path): TableLogReader.Snapshot = snapshots.computeIfAbsent(root, r => {
     val layout = LogLayout(r)
@@ -262,8 +274,8 @@ object TableLogReader {
    * checkpoint up to the agreed sequence) of `listed` (the records after the checkpoint listed).
    */
   private final case class Snapshot(checkpoint: Option[Checkpoint], replaced: ReplaceLog, listed: ReplaceLog) {
-    def removes(rel: String): Boolean =
-      replaced.removedPaths.contains(rel) || checkpoint.exists(_.removedPaths.contains(rel))
+    lazy val removals: Removals =
+      Removals(replaced.records.iterator.flatMap(_.removed) ++ checkpoint.iterator.flatMap(_.removed))
   }
 
   /** A tree listing made at most once (the first caller lists; others wait for its answer). */

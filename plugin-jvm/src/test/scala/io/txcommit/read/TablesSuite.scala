@@ -10,7 +10,7 @@ import io.txcommit.testing.{TempTable, Vectors}
 
 /**
  * Tables as listings (`conformance/vectors/tables.json`): each is built on a temporary
- * directory, and what Spark with the plugin reads (the names Spark lists as data, then the
+ * directory (files named in `stat` with that size and modification time), and what Spark with the plugin reads (the names Spark lists as data, then the
  * read filter) must be exactly the case's `visible` set, which the Python readers are held to.
  */
 class TablesSuite extends AnyFunSuite {
@@ -19,7 +19,16 @@ class TablesSuite extends AnyFunSuite {
     test(s"Spark with the read filter reads exactly the visible files: $name") {
       val t = new TempTable
       val files = Vectors.elements(c.get("files")).map(_.asText())
-      files.foreach(t.touch(_))
+      val stat = Option(c.get("stat"))
+      files.foreach { p =>
+        stat.flatMap(s => Option(s.get(p))) match {
+          case None => t.touch(p)
+          case Some(st) =>
+            t.touch(p, st.get("size").asInt())
+            Files.setLastModifiedTime(t.dir.resolve(p),
+              java.nio.file.attribute.FileTime.fromMillis(st.get("modifiedAt").asLong()))
+        }
+      }
       for (r <- Vectors.elements(c.get("records"))) {
         val f = t.dir.resolve(r.get("file").asText())
         Files.createDirectories(f.getParent)

@@ -49,7 +49,7 @@ object Vectors {
       operation = n.get("operation").asText(),
       writeId = text(n, "writeId"),
       replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
-        files("removed").map { case (p, s) => RemovedFile(p, s) })))
+        removedFiles(n.get("removed")))))
   }
 
   /** A logical checkpoint of `checkpoints.json` (or of a `tables.json` case) numbered `number`. */
@@ -63,7 +63,13 @@ object Vectors {
       through = n.get("through").asLong(),
       committed = elements(n.get("committed")).map(t =>
         t.get("txn").asText() -> files(t.get("files")).map { case (p, s) => AddedFile(p, s) }).toMap,
-      removed = files(n.get("removed")).map { case (p, s) => RemovedFile(p, s) })
+      removed = removedFiles(n.get("removed")).toVector)
+  }
+
+  /** `removed` entries: `path`, `size` and, for a file without a txn id, its `modifiedAt`. */
+  def removedFiles(node: JsonNode): Seq[RemovedFile] = elements(node).map { f =>
+    RemovedFile(f.get("path").asText(), f.get("size").asLong(),
+      Option(f.get("modifiedAt")).filterNot(_.isNull).map(_.asLong()))
   }
 
   /** A mutation of golden bytes: `keepBytes` (a prefix), `content` (all of it) or `replace` [from, to]. */
