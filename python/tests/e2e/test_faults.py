@@ -265,3 +265,46 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     assert set(acked) <= set(counts), "every acknowledged job is visible: " + context
     assert set(counts) <= set(attempted), context
     assert len(set(counts) - set(acked)) <= 3, "at most the in-flight job of each round: " + context
+
+
+@pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
+def test_a_task_whose_file_vanished_fails_and_is_retried_never_a_smaller_commit(
+    spark, any_table: TableRef
+):  # noqa: ANN001
+    """The file a task wrote is deleted before the task commits (another tool, an operator's
+    VACUUM): the task must fail and be retried, never commit a manifest without the file (the
+    job would then commit fewer rows than it wrote, silently)."""
+    table = any_table
+    table.prepare(spark)
+    spark.range(10).write.parquet(table.url)
+    (base,) = table.committed()
+    spark.conf.set("spark.txcommit.test.pauseAt", "task.beforeCommit")
+    spark.conf.set("spark.txcommit.test.pauseMs", "5000")
+    outcome: dict[str, BaseException | None] = {}
+
+    def job() -> None:
+        try:
+            spark.range(100, 200, 1, 1).write.mode("append").parquet(table.url)
+            outcome["job"] = None
+        except BaseException as e:  # noqa: BLE001 - checked below
+            outcome["job"] = e
+
+    writer = threading.Thread(target=job, daemon=True)
+    writer.start()
+    deadline = time.monotonic() + 120
+    while not (written := [k for k in table.data_files() if txn_of(k) not in (None, base)]):
+        assert time.monotonic() < deadline, "the task never wrote its file"
+        time.sleep(0.1)
+    (first,) = written
+    table.delete(first)  # while the task waits at task.beforeCommit
+    writer.join(timeout=300)
+    spark.conf.unset("spark.txcommit.test.pauseAt")
+    assert outcome["job"] is None, f"the retried task commits: {outcome['job']}"
+    (txn,) = set(table.committed()) - {base}
+    named = {f["path"] for f in table.committed()[txn]["added"]}
+    assert first not in named and len(named) == 1, "the retry's file, not the vanished one"
+    assert named <= set(table.data_files())
+    assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == [
+        *range(10),
+        *range(100, 200),
+    ]

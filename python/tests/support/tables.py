@@ -86,6 +86,12 @@ class TableRef:
         else:
             self.s3.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=data)
 
+    def delete(self, rel: str) -> None:
+        if self.local is not None:
+            (self.local / rel).unlink()
+        else:
+            self.s3.delete_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
+
     def open_uploads(self) -> list[str]:
         """Keys of multipart uploads under the table that are neither completed nor aborted."""
         if self.local is not None:

@@ -31,6 +31,9 @@ final class CorruptCommitRecordException(message: String, cause: Throwable = nul
 final class CorruptCheckpointException(message: String, cause: Throwable = null)
   extends TxCommitException(message, cause)
 
+/** A task cannot find a file it wrote (deleted under it): the task attempt fails and is retried. */
+final class TaskFileMissingException(message: String) extends TxCommitException(message)
+
 /** A conf set to a value txcommit cannot use. */
 final class InvalidConfException(val key: String, val value: String, expected: String)
   extends TxCommitException(

@@ -153,12 +153,10 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     // Only one attempt per partition may commit: Spark's output commit coordinator decides,
     // and a denied attempt fails with CommitDeniedException (its files stay hidden).
     val attempt = taskContext.getTaskAttemptID
+    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)
     SparkHadoopMapRedUtil.commitTask(
       TxCommitProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
-    val files = Option(taskFiles).toSeq.flatten.flatMap { case (rel, written) =>
-      store(taskContext).stagedFile(table, rel, written)
-    }
-    new TaskCommitMessage(TaskManifest(attempt.toString, files))
+    new TaskCommitMessage(manifest)
   }
 
   override def abortTask(taskContext: TaskAttemptContext): Unit = {

@@ -78,7 +78,7 @@ trait CommitStore {
   /** Where a task attempt writes the data file whose final place is `target`. */
   def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path = target
 
-  /** Task side, after its writers closed: the file the attempt leaves for the job commit. */
+  /** Task side, after its writers closed: the file the attempt leaves for the job commit (None: the store has no such file). */
   def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile]
 
   /** Job commit, before the record: make staged data final. Must be idempotent. */

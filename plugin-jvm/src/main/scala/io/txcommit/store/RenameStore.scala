@@ -80,7 +80,7 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
 
   override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
     try { requests.add("HEAD"); Some(StagedFile(rel, fs.getFileStatus(written).getLen)) }
-    catch { case _: FileNotFoundException => None } // a writer that never opened its file
+    catch { case _: FileNotFoundException => None } // never opened, or deleted under the task
 
   override def openAtomic(target: Path, overwrite: Boolean): AtomicOutput = {
     val tmp = tempFor(target)

@@ -104,11 +104,9 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
+    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)
     SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
-    val files = Option(taskFiles).toSeq.flatten.flatMap { case (rel, written) =>
-      store(taskContext).stagedFile(table, rel, written)
-    }
-    new TaskCommitMessage(TaskManifest(attempt.toString, files))
+    new TaskCommitMessage(manifest)
   }
 
   override def abortTask(taskContext: TaskAttemptContext): Unit =

@@ -199,7 +199,7 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
     val k = key(written)
     try Some(StagedFile(rel, request("HEAD", k)(client.headObject(
       HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
-    catch { case e: IOException if status(e) == 404 => None } // a writer that never opened its file
+    catch { case e: IOException if status(e) == 404 => None } // never opened, or deleted under the task
   }
 }
 
