@@ -76,7 +76,8 @@ def checkpoint(spark: Any, path: str) -> Any:
 
 def history(spark: Any, path: str) -> Any:
     """The transactions of the table at ``path``, oldest first, as a DataFrame with the
-    columns of :data:`HISTORY_COLUMNS` (``rows`` is always null: Spark gives no row counts)."""
+    columns of :data:`HISTORY_COLUMNS` (``rows``: as Spark counted them, null where it counted
+    none)."""
     return spark.sql(f"TXCOMMIT HISTORY {quote(path)}")
 
 

@@ -27,11 +27,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
 import txcommit
+from txcommit.cli.log import main as log_main
+from txcommit.conformance.protocol import fail_first_attempt_at
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
 from txcommit.testing.local_s3 import LocalS3
 
 from support.servers import ServerProcess, new_session
-from support.tables import TableRef, dynamic_overwrite, reader_target, txn_of
+from support.tables import TableRef, cli_history, dynamic_overwrite, reader_target, txn_of
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 #: Seconds between the old garbage and the young files; each horizon falls in the middle.
@@ -106,6 +108,8 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
             table.url
         )
     committed_txns = set(table.committed())
+    # Each write's row count is recorded just after its commit: let it land before the listing.
+    assert table.row_counts(committed_txns) == {first: 300, (committed_txns - {first}).pop(): 5}
     expected = {
         failed_attempt, old_file, aborted_file, magic,
         f"_txcommit/pending/{old_txn}.json", f"_txcommit/aborted/{aborted_txn}.json",
@@ -177,7 +181,7 @@ def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  #
     assert [r["operation"] for r in committed] == ["append", "overwrite-partitions"]
     append, overwrite = committed
     assert append["files"] == len(table.committed()[append["txn"]]["added"])
-    assert append["sequence"] is None and append["rows"] is None
+    assert append["sequence"] is None and append["rows"] == 300 and overwrite["rows"] == 5
     assert overwrite["sequence"] == 1 and overwrite["removedFiles"] > 0
     assert overwrite["removedBytes"] > 0 and overwrite["committedAt"] >= overwrite["startedAt"]
     states = {t: r["state"] for t, r in rows.items()}
@@ -304,3 +308,38 @@ def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
     deleted = {r["path"] for r in vacuum(spark, table.url, retain_hours=0, force=True).collect()}
     assert "part-0.parquet" not in deleted and table.read("part-0.parquet") is not None
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == expected
+
+
+def test_history_log_and_success_show_the_rows_spark_counted(
+    spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
+):  # noqa: ANN001
+    """Each committed write's rows, as Spark counted them (a retried task's rows once), are in
+    TXCOMMIT HISTORY, `txcommit log` and `_SUCCESS`; a transaction Spark counted no rows for
+    says so in the log instead of a bare dash."""
+    table = any_table
+    table.prepare(spark)
+    first_attempt_fails = fail_first_attempt_at(170)
+    df = spark.range(0, 240, 1, 3).select(first_attempt_fails("id").alias("id"))
+    df.withColumn("k", (F.col("id") % 4).cast("int")).write.partitionBy("k").parquet(table.url)
+    (append,) = table.committed()
+    assert table.row_counts({append}) == {append: 240}
+    assert table.success()["rows"] == 240 and table.success()["txn"] == append
+    spark.range(7).withColumn("k", F.lit(9)).write.mode("overwrite").partitionBy("k").parquet(
+        table.url
+    )
+    (overwrite,) = set(table.committed()) - {append}
+    assert table.row_counts({overwrite}) == {overwrite: 7}
+    assert table.success()["rows"] == 7
+    # A transaction without a count (an older writer's, or a driver that died right after the
+    # commit point): its count file is missing.
+    table.delete(f"_txcommit/rows/{append}.json")
+    rows = {r["txn"]: r["rows"] for r in history(spark, table.url).collect()}
+    assert rows == {append: None, overwrite: 7}
+    url, options = reader_target(table, local_s3)
+    visible = {r["path"] for r in committed_files(spark, table.url).collect()}
+    logged = cli_history(url, options, visible, capsys, monkeypatch)
+    assert {r["txn"]: r["rows"] for r in logged} == {append: None, overwrite: 7}
+    assert log_main([url, *(["--endpoint", options["endpoint"]] if options else [])]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "not counted" in next(line for line in lines if append in line)
+    assert " 7 " in next(line for line in lines if overwrite in line)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -112,6 +113,16 @@ class TableRef:
                 assert data is not None
                 out[k.rsplit("/", 1)[-1][: -len(".json")]] = json.loads(data)
         return out
+
+    def row_counts(self, txns: set[str], timeout_s: float = 60) -> dict[str, int]:
+        """txn -> rows of ``_txcommit/rows/<txn>.json`` for each of ``txns``, waiting for them:
+        the driver records a count just after the commit, once Spark has counted the rows."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = {t: self.read(f"_txcommit/rows/{t}.json") for t in txns}
+            if all(found.values()) or time.monotonic() > deadline:
+                return {t: json.loads(d)["rows"] for t, d in found.items() if d is not None}
+            time.sleep(0.2)
 
     def committed_paths(self) -> set[str]:
         return {f["path"] for rec in self.committed().values() for f in rec["added"]}

@@ -103,3 +103,14 @@ def test_an_overwrite_committed_while_the_data_is_listed_is_not_half_applied(
     assert visible(tmp_path) == {old_file}
     monkeypatch.setattr(LocalStore, "walk", real_walk)
     assert visible(tmp_path) == {new_file}, "the next view sees the overwrite"
+
+
+def test_the_history_shows_the_rows_counted_after_the_commit(tmp_path: Path) -> None:
+    counted, uncounted, odd = (log.generate_txn() for _ in range(3))
+    for txn in (counted, uncounted, odd):
+        write(tmp_path, f"_txcommit/commits/{txn}.json", log.encode_record(record(txn, [])))
+    rows = b'{"format": "txcommit-rows", "version": 1, "txn": "%s", "rows": 42}'
+    write(tmp_path, f"_txcommit/rows/{counted}.json", rows % counted.encode())
+    write(tmp_path, f"_txcommit/rows/{odd}.json", rows % counted.encode())  # names another txn
+    history = {r.txn: r.rows for r in open_table(tmp_path, with_markers=True).history()}
+    assert history == {counted: 42, uncounted: None, odd: None}

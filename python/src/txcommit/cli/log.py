@@ -1,7 +1,8 @@
 """``txcommit log PATH``: the transaction history of a table, newest first, as a table in the
 terminal or as JSON (``--json``): each transaction's id, state (committed, pending, aborted),
-start and commit time, operation, write id, files, bytes, rows (always null: Spark's commit API
-gives no row counts), what it removed and its replace sequence.
+start and commit time, operation, write id, files, bytes, rows (as Spark counted them, recorded
+just after the commit; "not counted" where Spark counted none), what it removed and its
+replace sequence.
 
     txcommit log /data/events
     txcommit log s3://bucket/events --endpoint http://127.0.0.1:9000 --json
@@ -20,6 +21,7 @@ from datetime import datetime, timezone
 
 from txcommit.cli import render
 from txcommit.cli.ls import add_table_arguments, human_bytes, open_or_report
+from txcommit.table.view import HistoryRow
 
 
 def _time(ms: int | None) -> str:
@@ -32,6 +34,12 @@ def _removed(files: int | None, size: int | None) -> str:
     return "-" if files is None else f"{files} ({human_bytes(size)})"
 
 
+def _rows(r: HistoryRow) -> str:
+    if r.rows is not None:
+        return str(r.rows)
+    return "not counted" if r.state == "committed" else "-"
+
+
 def _text(value: object) -> str:
     return "-" if value is None else str(value)
 
@@ -42,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Show the transaction history of a txcommit table, newest first "
         "(times in UTC). Columns: TXN, STATE (committed / pending / aborted), STARTED, "
         "COMMITTED, OPERATION (append, overwrite, overwrite-partitions, write-id), WRITE ID, "
-        "FILES and BYTES added, ROWS (always '-': Spark gives committers no row counts), "
+        "FILES and BYTES added, ROWS (as Spark counted them; 'not counted' for a streaming "
+        "batch or a driver that died right after the commit point), "
         "REMOVED files and bytes, SEQ (the replace sequence of a replacing commit).",
     )
     add_table_arguments(parser)
@@ -78,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _text(r.write_id),
             _text(r.files),
             human_bytes(r.bytes),
-            _text(r.rows),
+            _rows(r),
             _removed(r.removed_files, r.removed_bytes),
             _text(r.sequence),
         ]

@@ -106,9 +106,11 @@ class TableFile:
 @dataclass(frozen=True)
 class HistoryRow:
     """One transaction of a table. ``state`` is committed, pending (started, neither
-    committed nor aborted: running, or its driver died) or aborted. ``rows`` is always None:
-    Spark's commit API gives a committer no row counts. ``files``/``bytes`` and the removed
-    counts are known for committed transactions only."""
+    committed nor aborted: running, or its driver died) or aborted. ``rows`` is the number of
+    rows Spark counted for a committed write (``_txcommit/rows/<txn>.json``, recorded just after
+    the commit), None where it counted none (a streaming batch, or a driver that died right
+    after the commit point). ``files``/``bytes`` and the removed counts are known for committed
+    transactions only."""
 
     txn: str
     state: str
@@ -248,6 +250,7 @@ class TableView:
         pending: Mapping[str, Mapping[str, Any]],
         aborted: Mapping[str, Mapping[str, Any]],
         nested: Mapping[str, _Log] | None = None,
+        row_counts: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.store = store
         self.is_table = is_table
@@ -258,6 +261,8 @@ class TableView:
         self._nested = dict(nested or {})
         self.pending = dict(pending)
         self.aborted = dict(aborted)
+        #: ``rows/<txn>.json`` by txn (read with the markers): the rows Spark counted.
+        self.row_counts = dict(row_counts or {})
         self._visible: list[TableFile] | None = None
         #: The table's URL (without credentials); ``url`` differs for a view of a directory
         #: inside the table (:meth:`below`).
@@ -299,8 +304,9 @@ class TableView:
             return [replace(f, path=f.path[len(cut) :]) for f in files if f.path.startswith(cut)]
 
         view = TableView(
-            store, True, inside(self.data_files), self._log, self.pending, self.aborted
-        )
+            store, True, inside(self.data_files), self._log, self.pending, self.aborted,
+            row_counts=self.row_counts,
+        )  # fmt: skip
         view._visible = inside(self.visible_files())
         view.table_url = self.table_url
         return view
@@ -343,7 +349,7 @@ class TableView:
                     write_id=r.write_id,
                     files=r.files,
                     bytes=r.bytes,
-                    rows=None,
+                    rows=_row_count(self.row_counts.get(txn), txn),
                     removed_files=r.removed_files if replacing else 0,
                     removed_bytes=r.removed_bytes if replacing else 0,
                     sequence=r.sequence,
@@ -465,10 +471,12 @@ def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progr
     }
     pending: dict[str, Mapping[str, Any]] = {}
     aborted: dict[str, Mapping[str, Any]] = {}
+    row_counts: dict[str, Mapping[str, Any]] = {}
     if with_markers:
         pending = _read_markers(store, markers["pending"], report)
         aborted = _read_markers(store, markers["aborted"], report)
-    return TableView(store, has_log, data, log, pending, aborted, nested)
+        row_counts = _read_markers(store, markers["rows"], report)
+    return TableView(store, has_log, data, log, pending, aborted, nested, row_counts)
 
 
 def _load_log(
@@ -483,7 +491,7 @@ def _load_log(
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
     replaces: list[tuple[StoreFile, int]] = []  # (file, sequence)
     checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
-    markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": []}
+    markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": [], "rows": []}
     for f, rel in entries:
         kind, _, name = rel.partition("/")
         if "/" in name:
@@ -629,11 +637,19 @@ def _read_records(
     return appends, replacements
 
 
+def _row_count(counted: Mapping[str, Any] | None, txn: str) -> int | None:
+    """The rows of ``rows/<txn>.json`` (``RowCount.scala``), None if it is missing or odd."""
+    if counted is None or counted.get("format") != "txcommit-rows" or counted.get("txn") != txn:
+        return None
+    rows = counted.get("rows")
+    return rows if isinstance(rows, int) and not isinstance(rows, bool) and rows >= 0 else None
+
+
 def _read_markers(
     store: Store, markers: list[tuple[str, str]], report: Progress
 ) -> dict[str, Mapping[str, Any]]:
-    """``pending/`` or ``aborted/`` markers: small JSON objects for the history only (never
-    trusted for visibility), so an unreadable one is shown without its times."""
+    """``pending/`` or ``aborted/`` markers, or ``rows/`` counts: small JSON objects for the
+    history only (never trusted for visibility), so an unreadable one is shown without them."""
 
     def load(item: tuple[str, str]) -> tuple[str, Mapping[str, Any]]:
         key, txn = item

@@ -35,7 +35,7 @@ object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Uni
     n.put("hostname", Try(InetAddress.getLocalHost.getHostName).getOrElse("unknown"))
     n.put("files", record.files)
     n.put("bytes", record.bytes)
-    n.putNull("rows") // Spark's commit API does not pass row counts to the committer
+    n.putNull("rows") // Spark counts rows after the commit: RowCounts adds them then
     n.put("durationMs", record.committedAt - record.startedAt)
     val stages = n.putObject("stageDurationsMs")
     timings.all.foreach { case (k, v) => stages.put(k, v) }

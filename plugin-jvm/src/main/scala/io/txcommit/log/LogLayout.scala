@@ -23,12 +23,14 @@ final case class LogLayout(table: Path) {
   val abortedDir: Path = new Path(logDir, "aborted")
   val replaceDir: Path = new Path(logDir, "replace")
   val checkpointsDir: Path = new Path(logDir, "checkpoints")
+  val rowsDir: Path = new Path(logDir, "rows")
   val success: Path = new Path(table, "_SUCCESS")
 
   def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")
   def pendingRecord(txn: String): Path = new Path(pendingDir, s"$txn.json")
   def abortedRecord(txn: String): Path = new Path(abortedDir, s"$txn.json")
   def replaceRecord(sequence: Long): Path = new Path(replaceDir, LogLayout.replaceRecordName(sequence))
+  def rowCount(txn: String): Path = new Path(rowsDir, s"$txn.json")
   def checkpoint(number: Long): Path = new Path(checkpointsDir, LogLayout.replaceRecordName(number))
 }
 

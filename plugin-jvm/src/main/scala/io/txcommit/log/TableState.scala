@@ -34,6 +34,10 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   lazy val pendingTxns: Set[String] = txnsIn(layout.pendingDir)
   lazy val abortedTxns: Set[String] = txnsIn(layout.abortedDir)
 
+  /** The rows each transaction wrote, where Spark counted them (`rows/`, read for the history). */
+  lazy val rowCounts: Map[String, Long] = txnsIn(layout.rowsDir).toSeq.flatMap(t =>
+    store.read(layout.rowCount(t)).flatMap(RowCount.decode(_, t)).map(t -> _.rows)).toMap
+
   private def txnsIn(dir: Path): Set[String] =
     store.list(dir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName)).toSet
 

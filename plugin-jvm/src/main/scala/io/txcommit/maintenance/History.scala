@@ -14,7 +14,7 @@ object History {
     val state = new TableState(table, Adapters.open(table, conf), conf)
     val committed = state.committedRecords.map { r =>
       HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation), r.writeId,
-        Some(r.files.toLong), Some(r.bytes), None, r.replacement.map(_.removedFiles.toLong),
+        Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
         r.replacement.map(_.removedBytes), r.sequence)
     }
     val done = committed.map(_.txn).toSet

@@ -180,9 +180,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
     stopHeartbeat() // the commit runs minutes at most; VACUUM's horizon is an hour or more
-    try JobCommitter.commit(context(jobContext), taskCommits, intent, base)
+    val committed = try JobCommitter.commit(context(jobContext), taskCommits, intent, base)
     catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
-    ()
+    committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
   }
 
   private def stopHeartbeat(): Unit = { heartbeat.foreach(_.stop()); heartbeat = None }
