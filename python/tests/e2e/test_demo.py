@@ -22,7 +22,7 @@ def test_the_demo_replays_the_papers_table_and_txcommit_is_correct_after_every_f
     lines = out.stdout.splitlines()
 
     def cells(failure: str) -> list[str]:
-        line = next(x for x in lines if x.startswith(failure))
+        line = next(x for x in lines if x.strip().startswith(failure))
         return [c.strip() for c in line.split("|")]
 
     # Columns: the failure, v1, v2, txcommit, the paper's answers for v1 / v2 / DBIO.
