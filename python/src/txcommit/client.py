@@ -119,6 +119,15 @@ def transactional(spark: Any) -> Iterator[Any]:
                 spark.conf.set(key, value)
 
 
+def release(spark: Any, server_alive: bool) -> None:
+    """Stop a session when it is done: politely while its server is up, else :func:`abandon`."""
+    if server_alive:
+        with contextlib.suppress(Exception):
+            spark.stop()
+    else:
+        abandon(spark)
+
+
 def abandon(spark: Any) -> None:
     """Close a Connect session whose server is gone, without sending it any request.
 

@@ -140,7 +140,7 @@ class Demo:
     @contextlib.contextmanager
     def session(self, proto: Protocol) -> Iterator[Any]:
         """A Connect session on the live server with exactly ``proto``'s confs."""
-        from txcommit.client import abandon, connect
+        from txcommit.client import connect, release
 
         if self.server is None or not self.server.alive():
             self.start_server()
@@ -153,11 +153,7 @@ class Demo:
         try:
             yield spark
         finally:
-            if server.alive():
-                with contextlib.suppress(Exception):
-                    spark.stop()
-            else:
-                abandon(spark)
+            release(spark, server.alive())
 
     def stop(self) -> None:
         if self.server is not None:

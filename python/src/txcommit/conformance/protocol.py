@@ -211,6 +211,7 @@ class Level2Context:
         from pyspark.sql import SparkSession
 
         import txcommit
+        from txcommit.client import release
 
         server = self.live_server()
         spark = SparkSession.builder.remote(server.url).create()
@@ -220,11 +221,7 @@ class Level2Context:
                 spark.conf.set(key, value)
             yield spark
         finally:
-            if server.alive():
-                with contextlib.suppress(Exception):
-                    spark.stop()
-            else:
-                txcommit.abandon(spark)
+            release(spark, server.alive())
 
     def stop(self) -> None:
         if self.server is not None:
