@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -123,8 +124,12 @@ class Demo:
             )
             rels = [o["Key"][len(name) + 1 :] for page in pages for o in page.get("Contents", [])]
         else:
+            # os.walk skips a directory that vanishes under it: v1/v2 delete their
+            # `_temporary` tree while this listing runs.
             root = self.workdir / "tables" / name
-            rels = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
+            rels = [
+                str((Path(d) / f).relative_to(root)) for d, _, files in os.walk(root) for f in files
+            ]
         return {r for r in rels if not any(part[:1] in "_." for part in r.split("/"))}
 
     def _s3_client(self) -> Any:
