@@ -53,6 +53,19 @@ def declarations(names: String*) = Def.task {
   }
 }
 
+/** What `publishM2`/`publishLocal` need for an artifact `spark-submit --packages` resolves: the
+  * POM names no Spark, Hadoop or Scala artifact to fetch (the cluster has them: a second copy
+  * on the classpath would clash), only what the jar itself adds. */
+lazy val publishSettings = Seq(
+  description := "txcommit: transactional file commits for Apache Spark 4 on object stores and HDFS",
+  licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
+  // Spark brings its own Scala library: provided, as Spark's own modules would declare it.
+  autoScalaLibrary := false,
+  libraryDependencies += "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
+  publishMavenStyle := true,
+  Test / publishArtifact := false,
+  Compile / packageDoc / publishArtifact := false)
+
 lazy val testSettings = Seq(
   libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
   Test / fork := true,
@@ -64,6 +77,7 @@ lazy val pluginJvm = (project in file("plugin-jvm"))
     name := "txcommit-plugin",
     Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),
     testSettings,
+    publishSettings,
     Compile / resourceGenerators += declarations("local", "hdfs").taskValue,
     Compile / resourceGenerators += Def.task {
       val out = (Compile / resourceManaged).value / "io" / "txcommit" / "version.properties"
@@ -79,6 +93,10 @@ lazy val adapterS3 = (project in file("adapters/s3/jvm"))
     name := "txcommit-s3",
     Compile / unmanagedJars ++= (sparkJars ++ s3Jars).map(Attributed.blank),
     testSettings,
+    publishSettings,
+    // S3A and its AWS SDK must match the cluster's Hadoop: the cluster provides them
+    // (`txcommit jars --store s3` prints which), as Delta's S3 LogStore module declares them.
+    libraryDependencies += "org.apache.hadoop" % "hadoop-aws" % "3.5.0" % Provided intransitive(),
     Compile / resourceGenerators += declarations("s3", "s3-multipart").taskValue,
     Compile / packageBin / artifactPath := target.value / "txcommit-s3.jar"
   )
