@@ -26,6 +26,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 from support.cluster import StandaloneCluster, alive
 from support.servers import ServerProcess, free_port, new_session, running, server_on_cluster
 from support.tables import TableRef
+from support.waiting import wait_for
 
 DATA_FILE = re.compile(r"part-(\d{5})-tid-([0-9a-z]{16})-(\d+)[-.]")
 
@@ -131,13 +132,6 @@ def start_write(df, table: TableRef) -> tuple[threading.Thread, list[BaseExcepti
     thread = threading.Thread(target=write, daemon=True)
     thread.start()
     return thread, errors
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 # --- fixtures ------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ object RollForward extends CommitStage[Unit, Option[String]] {
           if (record.isFence) None // VACUUM's claim: nothing was committed, nothing to finish
           else {
             log.info(s"txcommit: ${ctx.describe}: rolling forward the derived work of committed txn $txn")
-            DerivedWork.apply(ctx.copy(txn = txn), record, new StageTimings)
+            // Inline: rare (a driver died after its record), and the new job may as well wait.
+            DerivedWork.apply(ctx.copy(txn = txn), record, new StageTimings, DerivedWork.Inline)
             Some(txn)
           }
         }

@@ -19,9 +19,9 @@ object HaltPoint {
   case object JobAfterRecord extends HaltPoint("job.afterRecord",
     "the commit record exists; no derived work (cleanup, _SUCCESS) is done")
   case object JobDuringCleanup extends HaltPoint("job.duringCleanup",
-    "the per-directory cleanup has finished its first directory of several")
+    "the background clean-up (after the job returned) has finished its first directory of several")
   case object JobBeforeSuccess extends HaltPoint("job.beforeSuccess",
-    "cleanup is done; _SUCCESS is not yet written")
+    "the record is complete (copied to commits/ for a replacing commit); _SUCCESS is not yet written")
   case object StreamingBeforeSinkLog extends HaltPoint("streaming.beforeSinkLog",
     "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
   case object StreamingBeforeRecord extends HaltPoint("streaming.beforeRecord",

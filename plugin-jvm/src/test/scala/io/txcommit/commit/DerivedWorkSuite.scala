@@ -8,7 +8,7 @@ import io.txcommit.testing.MemTable
 
 /** Everything after the commit point, as JobCommitter and RollForward run it. */
 class DerivedWorkSuite extends AnyFunSuite {
-  test("copies, cleans up and writes _SUCCESS, timing each stage") {
+  test("copies and writes _SUCCESS before the job returns, cleans up after it, timing each stage") {
     val t = new MemTable
     val txn = TxnId.generate()
     val won = DataFileName("", 0, txn, 1L, ".parquet")
@@ -18,9 +18,13 @@ class DerivedWorkSuite extends AnyFunSuite {
     t.commit(rec)
     t.conf.set(io.txcommit.conf.TxCommitConf.CheckpointInterval, "1")
     val timings = new StageTimings
-    DerivedWork(t.context(txn), rec, timings)
-    assert(timings.all.map(_._1) == Seq("copy-replace-record", "cleanup-attempts", "cleanup-staging",
-      "write-success-summary", "write-checkpoint"))
+    val later = Seq.newBuilder[() => Unit]
+    DerivedWork(t.context(txn), rec, timings, cleanup = work => later += work)
+    // The job returns with _SUCCESS and the checkpoint written, the clean-up still to run.
+    assert(timings.all.map(_._1) == Seq("copy-replace-record", "write-success-summary", "write-checkpoint"))
+    assert(t.store.exists(t.path(lost)))
+    later.result().foreach(_())
+    assert(timings.all.map(_._1).drop(3) == Seq("cleanup-attempts", "cleanup-staging"))
     assert(t.store.exists(t.layout.checkpoint(1L)))
     assert(!t.store.exists(t.path(lost)))
     assert(RecordCodec.successTxn(t.store.read(t.layout.success).get).contains(txn))
@@ -34,7 +38,7 @@ class DerivedWorkSuite extends AnyFunSuite {
       val rec = t.record(txn)
       t.commit(rec)
       t.store.failOn(op, times = Int.MaxValue)
-      DerivedWork(t.context(txn), rec, new StageTimings) // must not throw
+      DerivedWork(t.context(txn), rec, new StageTimings, DerivedWork.Inline) // must not throw
       assert(t.store.exists(t.layout.commitRecord(txn)), op)
     }
   }

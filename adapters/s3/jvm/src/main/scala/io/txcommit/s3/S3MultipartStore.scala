@@ -117,7 +117,7 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
   private def inParallel(files: Seq[StagedFile])(f: StagedFile => Unit): Unit =
     if (files.size <= 1) files.foreach(f)
     else {
-      val pool = Executors.newFixedThreadPool(math.min(16, files.size))
+      val pool = Executors.newFixedThreadPool(math.min(S3MultipartStore.RequestThreads, files.size))
       implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
       try Await.result(Future.traverse(files)(x => Future(f(x))), Duration.Inf)
       finally pool.shutdown()
@@ -125,6 +125,10 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
 }
 
 object S3MultipartStore {
+  /** Completions (and aborts) in flight at once at job commit: each waits on S3 for tens of
+    * milliseconds and costs the driver almost nothing, and S3A's pool holds hundreds of
+    * connections (`fs.s3a.connection.maximum`, 500 by default). */
+  val RequestThreads = 64
   val MagicPrefix = "__magic_job-"
   val MagicCapability = "fs.s3a.capability.magic.committer"
 }
