@@ -93,6 +93,7 @@ def test_report_says_which_targets_hold_and_which_are_missed():
             _write("txcommit", 1000, 1.0, 10.5, txcommit=success),
             _write("txcommit", 10, 0.5, 1.0, txcommit=success),
             _write("txcommit-mp", 1000, 2.0, 11.0, data_deletes=3),  # deleted data: missed
+            _write("txcommit", 10, 0.6, 1.2, mode="overwrite", txcommit=success),  # 1.2x: missed
         ],
         "read": [
             {"txns": 100, "state": "after vacuum", "filter": "on", "plan_s": 1.0,
@@ -106,13 +107,18 @@ def test_report_says_which_targets_hold_and_which_are_missed():
     assert held == {
         "job commit >= 10x faster than v1": True,
         "job commit >= 2x faster than magic": False,
-        "total job time within 10% of the no-protocol floor": True,
+        "total job time <= 1.05x the no-protocol floor": True,  # 10.5 s vs 10 s
+        "total job time <= 1.3x the no-protocol floor": True,  # multipart: 11 s vs 10 s
+        "overwrite <= 1.1x an append of the same size": False,  # 1.2 s vs 1.0 s
+        "job commit time flat in the file count: slowest <= 2x fastest": True,  # 0.5 s, 1.0 s
         "job commit requests independent of file count": True,
         "filtered read plan <= 1.1x unfiltered after vacuum": True,
     }
     zero = [t for t in targets(results) if t["target"].startswith("zero data")]
-    assert [t["held"] for t in zero] == [True, None, False, None], "no overwrite was run"
+    assert [t["held"] for t in zero] == [True, True, False, None], "no multipart overwrite"
     text = render(results, ["commit-time-s3.png"])
+    overwrite = "| overwrite <= 1.1x an append of the same size (txcommit, s3, 10 files) |"
+    assert overwrite + " **missed** | 1.20x" in text
     missed = "| job commit >= 2x faster than magic (S3, 1000 files, append) | **missed** | 1.5x"
     assert missed in text
     assert "| v1 | 60.0 | 6.00x | 30.0 | 1000 | 2000 |" in text
