@@ -6,6 +6,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
 
 import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.log.{BoundedCache, LogLayout}
+import io.txcommit.store.FileTree
 
 /**
  * Job setup, first stage: at most one `_txcommit/` on any path (invariant I18). A reader's table
@@ -50,7 +51,7 @@ object CheckTableNesting extends CommitStage[Unit, Unit] {
   def tableBelow(fs: FileSystem, dir: Path): Option[Path] =
     if (!fs.exists(dir)) None
     else {
-      val files = fs.listFiles(dir, true)
+      val files = FileTree.files(fs, dir)
       var found: Option[Path] = None
       while (found.isEmpty && files.hasNext) {
         val f = files.next().getPath

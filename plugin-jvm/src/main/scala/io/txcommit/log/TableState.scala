@@ -8,7 +8,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
 import io.txcommit.Paths
-import io.txcommit.store.CommitStore
+import io.txcommit.store.{CommitStore, FileTree}
 
 /**
  * One table's log as the writer, VACUUM and history see it at one moment, read through the
@@ -79,7 +79,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
     val base = if (dir.isEmpty) table else new Path(table, dir)
     val out = ArrayBuffer.empty[TableFile]
     try {
-      val it = fs.listFiles(base, true)
+      val it = FileTree.files(fs, base)
       while (it.hasNext) {
         val st = it.next()
         Paths.relativize(table, st.getPath).foreach(rel => out += TableFile(rel, st.getLen, st.getModificationTime))

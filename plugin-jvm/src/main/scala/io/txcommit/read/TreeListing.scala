@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.Paths
 import io.txcommit.log.LogLayout
+import io.txcommit.store.FileTree
 
 /**
  * Which directories of a tree hold `_txcommit/`, from ONE recursive listing of the tree's top
@@ -15,7 +16,7 @@ import io.txcommit.log.LogLayout
  * listing (Spark drops `_txcommit/` before the filter runs), so without this the filter asks
  * each directory it meets whether it holds a log. On S3 that is a HEAD and a LIST per partition
  * directory, where S3A lists the whole tree in a few requests: a 1,000-partition table not
- * written by txcommit paid 2,000 requests. The tree listing is `FileSystem.listFiles(top,
+ * written by txcommit paid 2,000 requests. The tree listing is [[io.txcommit.store.FileTree]]: on S3A `listFiles(top,
  * recursive = true)`: on S3A a flat listing, one request per 1,000 keys.
  *
  * The top of a partition directory is the nearest ancestor whose name is not `name=value` (the
@@ -68,7 +69,7 @@ private[read] object TreeListing {
   def list(top: Path, conf: Configuration, maxFiles: Int): Option[TreeListing] =
     try {
       val fs: FileSystem = top.getFileSystem(conf)
-      val files = fs.listFiles(top, true)
+      val files = FileTree.files(fs, top)
       val logDirs = Set.newBuilder[String]
       var seen = 0
       while (seen <= maxFiles && files.hasNext) {
