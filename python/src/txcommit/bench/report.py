@@ -334,7 +334,12 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
             f"Total job time against the floor at {at} files: txcommit {tx['total_s']:.1f} s, "
             f"floor {floor['total_s']:.1f} s. Beyond the job commit, txcommit's tasks make "
             f"{t['HEAD'] - f['HEAD']:+d} HEAD, {t['LIST'] - f['LIST']:+d} LIST and "
-            f"{t['PUT'] - f['PUT']:+d} PUT requests compared with the floor's. Totals of "
+            f"{t['PUT'] - f['PUT']:+d} PUT requests compared with the floor's. The extra HEAD "
+            "is one per data file: a task's manifest asks each file's size, which also proves "
+            "the file is still there (a file deleted under a task fails the attempt rather "
+            "than commit fewer rows, docs/protocol.md I19). Spark gives a commit protocol no "
+            "byte count of the files its writers closed, so that request stays; a task sends "
+            "them all at once, so it costs one round trip per task, not per file. Totals of "
             "single runs on a shared 2-core machine vary by several percent between runs "
             "(compare the 10- and 100-file rows)."
             + (
