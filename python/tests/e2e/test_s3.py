@@ -48,7 +48,8 @@ def test_commit_requests_do_not_grow_with_the_number_of_files(
         assert summary["jobCommitRequests"]["adapter"] == store
     if store == "s3":
         assert costs[4] == costs[40], costs
-        assert costs[4] == {"PUT": 1, "LIST": 1}, "the record, and one listing per directory"
+        # Clean-up of failed attempts lists after the job returned, off the commit's path.
+        assert costs[4] == {"PUT": 1}, "the commit record alone"
     else:
         assert costs[4].pop("MULTIPART_COMPLETE") == 4
         assert costs[40].pop("MULTIPART_COMPLETE") == 40
@@ -155,6 +156,9 @@ def test_credentials_never_reach_logs_records_or_summaries(
     any_table = make_table(store, workdir, s3_client)
     any_table.prepare(spark)
     spark.range(100).write.parquet(any_table.url)
+    # The multipart adapter's pending summaries go in the background clean-up after the job
+    # returned; read the table once they are gone, so every listed object is still there.
+    wait_for(lambda: not [k for k in any_table.objects() if "__magic" in k], 60, "clean-up")
     for key in any_table.objects():
         data = any_table.read(key)
         assert data is not None and DUMMY_SECRET.encode() not in data, key

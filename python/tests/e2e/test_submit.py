@@ -26,6 +26,12 @@ from support.servers import cluster_confs, server_python
 
 REPO = Path(__file__).resolve().parents[3]
 VERSION = "0.1.0"
+CONNECT_ENV = (
+    "SPARK_CONNECT_MODE_ENABLED",
+    "SPARK_REMOTE",
+    "SPARK_LOCAL_REMOTE",
+    "SPARK_CONNECT_MODE",
+)
 
 # The documented snippet (docs/user-guide.md, "A classic spark-submit job").
 DEFAULTS_SNIPPET = textwrap.dedent(
@@ -71,8 +77,11 @@ def submit(
     job.write_text(JOB)
     home = workdir / "home"
     home.mkdir(exist_ok=True)
+    # A Spark Connect session made earlier in this test process leaves its mode in the
+    # environment (pyspark sets SPARK_CONNECT_MODE_ENABLED), and a classic job must not inherit it.
+    inherited = {k: v for k, v in os.environ.items() if k not in CONNECT_ENV}
     env = {
-        **os.environ,
+        **inherited,
         # The server venv's full pyspark (the client's `import txcommit` points SPARK_HOME at
         # its own package, which has no launcher).
         "SPARK_HOME": str(pyspark_home()),

@@ -144,10 +144,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a remark kept with the run in results.json (with --from-json: appended to the "
         "run's own), not printed in the report, which states results and method only",
     )
-    p.add_argument("--followup", nargs=2, metavar=("RESULTS_JSON", "WHAT"),
-                   help="with --from-json: add the txcommit-vs-floor total of another run's "
-                   "results.json (e.g. the same point with the order reversed) as a target "
-                   "row described by WHAT")  # fmt: skip
     p.add_argument("--from-json", help="re-render the report (and plots) from a results.json "
                    "of an earlier run; runs nothing")  # fmt: skip
     p.add_argument("--merge-into", metavar="RESULTS_JSON",
@@ -222,14 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     assets = out.with_suffix("")
     if ns.from_json:
         results = _read_results("--from-json", ns.from_json)
-        if ns.followup:
-            other = json.loads(Path(ns.followup[0]).read_text())
-            results.setdefault("followup", []).append(
-                {"what": ns.followup[1], "sweep": other["sweep"], "meta": other["meta"]}
-            )
         if ns.note:  # a remark added after the run, kept with its results
             results["meta"]["note"] = f"{results['meta'].get('note', '')} {ns.note}".strip()
-        if ns.followup or ns.note:
+        if ns.note:
             _save(assets, results)
     else:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
@@ -321,7 +312,7 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
             return tuple(r.get(k) for k in ("case", "txns", "dirs", "checkpoint", "temp", "filter"))
         return (r["store"], r["files"], r["mode"], r["protocol"])
 
-    merged: dict[str, Any] = {"runs": runs, "followup": earlier.get("followup", [])}
+    merged: dict[str, Any] = {"runs": runs}
     if new.get("read"):  # rows of an older layout (no "case") cannot be matched: re-run whole
         earlier = {**earlier, "read": [r for r in earlier.get("read", []) if "case" in r]}
     for part in ("sweep", "seed", "read"):  # a re-run point takes its earlier row's place
