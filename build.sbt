@@ -69,7 +69,10 @@ lazy val publishSettings = Seq(
 lazy val testSettings = Seq(
   libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
   Test / fork := true,
-  Test / javaOptions ++= Seq("-Xmx1g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"),
+  // The forked test JVM gets sbt's user.home (the shell's $HOME, .ci/env.sh), not the password
+  // database's: nothing a test runs looks into the user's own home.
+  Test / javaOptions ++= Seq("-Xmx1g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    s"-Duser.home=${sys.props("user.home")}"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"))
 
 lazy val pluginJvm = (project in file("plugin-jvm"))
@@ -79,6 +82,9 @@ lazy val pluginJvm = (project in file("plugin-jvm"))
     testSettings,
     publishSettings,
     Compile / resourceGenerators += declarations("local", "hdfs").taskValue,
+    // A real NameNode and DataNode for the HDFS suites (one shaded jar; the Hadoop client it
+    // runs against is Spark's own hadoop-client-api/-runtime).
+    libraryDependencies += "org.apache.hadoop" % "hadoop-client-minicluster" % "3.5.0" % Test intransitive(),
     Compile / resourceGenerators += Def.task {
       val out = (Compile / resourceManaged).value / "io" / "txcommit" / "version.properties"
       IO.write(out, s"version=${version.value}\n")

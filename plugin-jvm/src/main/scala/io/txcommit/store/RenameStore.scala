@@ -1,11 +1,12 @@
 package io.txcommit.store
 
-import java.io.{File, FileNotFoundException}
+import java.io.{File, FileNotFoundException, IOException}
 import java.nio.file.{FileAlreadyExistsException, Files, StandardCopyOption, StandardOpenOption}
 import java.util.UUID
 
 import org.apache.commons.io.IOUtils
-import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
+import org.apache.hadoop.fs.{FileContext, FileStatus, FileSystem, Options, Path}
+import org.apache.hadoop.ipc.RemoteException
 
 import io.txcommit.{CommitConflictException, Paths}
 
@@ -15,8 +16,11 @@ import io.txcommit.{CommitConflictException, Paths}
  *
  * How the move is made exclusive differs per file system, because Hadoop's `rename` does not
  * promise it everywhere: on the local file system `rename(2)` silently replaces an existing
- * target, so there a hard link (`link(2)` fails if the target exists) publishes the file; HDFS's
- * `rename` refuses an existing target atomically in the NameNode.
+ * target, so there a hard link (`link(2)` fails if the target exists) publishes the file. On
+ * HDFS the move is `FileContext.rename` with `Rename.NONE`, which the NameNode refuses
+ * atomically when the target exists, and a replacement is one `Rename.OVERWRITE`. Never
+ * `FileSystem.rename` there: it answers `false` alike for a missing source, a missing parent and
+ * an existing target, and MOVES the file into the target when the target is a directory.
  */
 final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, local: Boolean)
   extends CommitStore {
@@ -26,14 +30,7 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     writeNew(tmp, bytes)
     requests.add("RENAME")
     try {
-      val published =
-        if (local) {
-          try { Files.createLink(localFile(target).toPath, localFile(tmp).toPath); syncDir(target); true }
-          catch { case _: FileAlreadyExistsException => false }
-        } else {
-          fs.rename(tmp, target)
-        }
-      if (!published) {
+      if (!moveExclusive(tmp, target)) {
         throw new CommitConflictException(
           s"${Paths.display(target)} already exists, so it was not overwritten; another writer " +
             "published it first")
@@ -47,19 +44,37 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     val tmp = tempFor(target)
     writeNew(tmp, bytes)
     requests.add("RENAME")
+    try moveReplacing(tmp, target)
+    finally if (!local && fs.exists(tmp)) fs.delete(tmp, false)
+  }
+
+  /** Moves `tmp` to `target` unless `target` exists (a file or a directory): false then. */
+  private def moveExclusive(tmp: Path, target: Path): Boolean =
+    if (local) {
+      try { Files.createLink(localFile(target).toPath, localFile(tmp).toPath); syncDir(target); true }
+      catch { case _: FileAlreadyExistsException => false }
+    } else {
+      try { files.rename(tmp, target, Options.Rename.NONE); true }
+      catch {
+        // A directory of that name fails the rename with a plain IOException ("must both be
+        // directories"): the name is taken all the same.
+        case e: IOException if RenameStore.targetExists(e) || fs.exists(target) => false
+      }
+    }
+
+  /** Moves `tmp` over `target` in one step: a reader sees the old file or the new one, never
+    * none (HDFS: one NameNode operation). */
+  private def moveReplacing(tmp: Path, target: Path): Unit =
     if (local) {
       Files.move(localFile(tmp).toPath, localFile(target).toPath,
         StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
       syncDir(target)
     } else {
-      // HDFS rename does not replace: drop the old derived file first (readers tolerate a gap).
-      fs.delete(target, false)
-      if (!fs.rename(tmp, target)) {
-        fs.delete(tmp, false)
-        throw new java.io.IOException(s"could not write ${Paths.display(target)}")
-      }
+      files.rename(tmp, target, Options.Rename.OVERWRITE)
     }
-  }
+
+  /** HDFS's rename with options lives on FileContext (the same NameNode call FileSystem hides). */
+  private lazy val files: FileContext = FileContext.getFileContext(fs.getUri, fs.getConf)
 
   override def read(path: Path): Option[Array[Byte]] =
     try {
@@ -160,13 +175,9 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
       try {
         out.close()
         requests.add("RENAME")
-        if (overwrite) {
-          org.apache.hadoop.fs.FileContext.getFileContext(target.toUri, fs.getConf)
-            .rename(tmp, target, org.apache.hadoop.fs.Options.Rename.OVERWRITE)
-        } else if (!fs.rename(tmp, target)) {
-          if (fs.exists(target)) throw new AtomicFileExistsException(target, "the rename refused it")
-          throw new java.io.IOException(s"txcommit: could not rename ${Paths.display(tmp)} to " +
-            s"${Paths.display(target)}")
+        if (overwrite) moveReplacing(tmp, target)
+        else if (!moveExclusive(tmp, target)) {
+          throw new AtomicFileExistsException(target, "the NameNode refused the rename")
         }
       } finally if (fs.exists(tmp)) fs.delete(tmp, false)
 
@@ -203,5 +214,20 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     requests.add("FSYNC_DIR")
     val dir = java.nio.channels.FileChannel.open(localFile(target).getParentFile.toPath, StandardOpenOption.READ)
     try dir.force(true) finally dir.close()
+  }
+}
+
+object RenameStore {
+  /** Hadoop's classes for "the target is already there" (HDFS sends them as RemoteException):
+    * an existing file, and a file another client is still writing. */
+  private val Exists = Set(
+    classOf[org.apache.hadoop.fs.FileAlreadyExistsException].getName,
+    "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException")
+
+  /** Whether `e` says the target of a create or rename exists: a conflict, not a failure. */
+  def targetExists(e: IOException): Boolean = e match {
+    case _: org.apache.hadoop.fs.FileAlreadyExistsException => true
+    case r: RemoteException => Exists.contains(r.getClassName)
+    case _ => Exists.contains(e.getClass.getName)
   }
 }

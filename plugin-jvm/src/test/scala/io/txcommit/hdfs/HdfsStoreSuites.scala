@@ -1,0 +1,74 @@
+package io.txcommit.hdfs
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicInteger}
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.CommitConflictException
+import io.txcommit.store.{Adapters, CommitStore, StoreContractSuite}
+import io.txcommit.streaming.CheckpointManagerContractSuite
+import io.txcommit.testing.MiniHdfs
+
+/** The `hdfs` adapter on a real NameNode, bound to the shared store contract. */
+class HdfsStoreContractSuite extends StoreContractSuite {
+  override protected def freshTable(): (Path, CommitStore) = {
+    val table = MiniHdfs.freshDir()
+    (table, Adapters.open(table, MiniHdfs.conf))
+  }
+}
+
+/** Streaming checkpoint files on a real NameNode. */
+class HdfsCheckpointManagerSuite extends CheckpointManagerContractSuite {
+  override protected def expectedAdapter = "hdfs"
+  override protected def freshCheckpoint(): (Path, Configuration) = (MiniHdfs.freshDir(), MiniHdfs.conf)
+}
+
+/** What HDFS's own rename would get wrong, on a real NameNode. */
+class HdfsRenameSuite extends AnyFunSuite {
+  private def text(s: String) = s.getBytes(UTF_8)
+
+  private def store(): (Path, CommitStore) = {
+    val table = MiniHdfs.freshDir()
+    val opened = Adapters.open(table, MiniHdfs.conf)
+    assert(opened.declaration.name == "hdfs")
+    (table, opened)
+  }
+
+  test("an exclusive create onto a directory of the same name conflicts; nothing moves into it") {
+    val (table, s) = store()
+    val target = new Path(table, "_txcommit/commits/t1.json")
+    MiniHdfs.fs.mkdirs(target)
+    val e = intercept[CommitConflictException](s.createExclusive(target, text("record")))
+    assert(e.getMessage.contains("t1.json"))
+    assert(MiniHdfs.fs.listStatus(target).isEmpty, "the record was moved inside the directory")
+    assert(s.list(target.getParent).isEmpty, "no temporary file is left")
+  }
+
+  test("a replacement is never seen missing by a reader running beside it") {
+    val (table, s) = store()
+    val target = new Path(table, "_txcommit/_last_checkpoint")
+    s.writeReplacing(target, text("0"))
+    val done = new AtomicBoolean(false)
+    val missing = new AtomicInteger(0)
+    val reader = new Thread(() => {
+      while (!done.get()) if (s.read(target).isEmpty) missing.incrementAndGet()
+    })
+    reader.start()
+    try (1 to 40).foreach(i => s.writeReplacing(target, text(i.toString)))
+    finally { done.set(true); reader.join() }
+    assert(missing.get() == 0, s"the file was missing for ${missing.get()} reads")
+    assert(new String(s.read(target).get, UTF_8) == "40")
+    assert(s.list(target.getParent).map(_.getPath.getName) == Seq("_last_checkpoint"))
+  }
+
+  test("a file another client is still writing is a conflict for an exclusive create") {
+    val (table, s) = store()
+    val target = new Path(table, "_txcommit/commits/t2.json")
+    val other = MiniHdfs.fs.create(target, false) // open, not closed: the NameNode holds a lease
+    try intercept[CommitConflictException](s.createExclusive(target, text("mine")))
+    finally other.close()
+  }
+}
