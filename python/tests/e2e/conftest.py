@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from txcommit.testing.emulators import MiniHdfs
 from txcommit.testing.local_s3 import LocalS3
 
-from support.cluster import StandaloneCluster
+from support.cluster import StandaloneCluster, pyspark_home
 from support.s3 import LYING_BUCKET
 from support.servers import ServerProcess, new_session, running, server_on_cluster, server_with_s3
 from support.tables import STORES, TableRef, make_table, next_table_name
@@ -54,7 +55,7 @@ def cluster_server(
 def store_spark(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
     """A session for `any_table`: S3 tables are written by executors on the cluster, local
     ones by the shared local-mode server."""
-    name = "server" if any_table.store == "local" else "cluster_server"
+    name = "cluster_server" if any_table.store in ("s3", "s3-multipart") else "server"
     session = new_session(request.getfixturevalue(name).url)
     yield session
     session.stop()
@@ -70,5 +71,14 @@ def table(workdir: Path) -> Path:
 def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
     """A fresh table on each store: the local file system, and S3 through both adapters."""
     store = request.param
-    client = request.getfixturevalue("s3_client") if store != "local" else None
-    return make_table(store, workdir, client)
+    client = request.getfixturevalue("s3_client") if store in ("s3", "s3-multipart") else None
+    hdfs = request.getfixturevalue("mini_hdfs") if store == "hdfs" else None
+    return make_table(store, workdir, client, hdfs)
+
+
+@pytest.fixture(scope="session")
+def mini_hdfs() -> Iterator[MiniHdfs]:
+    """A real NameNode and DataNode (MiniDFSCluster) in their own JVM, on the Hadoop client of
+    the server side's pyspark; every server reaches it at hdfs://127.0.0.1:<port>."""
+    with MiniHdfs(spark_jars=pyspark_home() / "jars") as hdfs:
+        yield hdfs

@@ -3,7 +3,8 @@
 Each test asserts what a reader relies on: every row of a committed job exactly once, not a
 single row of a job that did not commit, and the previous rows intact. Every test runs on each
 store: the local file system, and S3 (moto over HTTP, reached by Hadoop's S3A) with the
-`s3` (conditional put) and `s3-multipart` adapters.
+`s3` (conditional put) and `s3-multipart` adapters; the task and job failures and the driver
+killed on either side of the commit point also on HDFS (a real NameNode and DataNode).
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
         spark.conf.set("spark.txcommit.read.filter", "true")
 
 
+#: The stores of the task and job failures: every store, HDFS included.
+FAULT_STORES = [*STORES, "hdfs"]
+
+
+@pytest.mark.parametrize("any_table", FAULT_STORES, indirect=True)
 @pytest.mark.parametrize("where", ["first-row", "last-row"])
 def test_task_retried_after_failure_leaves_each_row_once(
     store_spark, any_table: TableRef, where: str
@@ -85,6 +91,7 @@ def test_task_retried_after_failure_leaves_each_row_once(
         assert raw_count(spark, table) > n + n // parts // 2, "the losing attempt held real rows"
 
 
+@pytest.mark.parametrize("any_table", FAULT_STORES, indirect=True)
 @pytest.mark.parametrize("keep_junk", [True, False], ids=["dead-executors", "clean-abort"])
 def test_persistently_failing_task_makes_no_row_visible(
     store_spark, any_table: TableRef, keep_junk: bool
@@ -130,9 +137,9 @@ def test_persistently_failing_task_makes_no_row_visible(
 
 
 def crashing_server(workdir: Path, table: TableRef, request) -> ServerProcess:  # noqa: ANN001
-    """A server to crash: on the cluster for S3 tables, in local mode for local ones."""
+    """A server to crash: on the cluster for S3 tables, in local mode for the others."""
     local_s3 = request.getfixturevalue("local_s3")
-    if table.store == "local":
+    if table.store not in ("s3", "s3-multipart"):
         return server_with_s3(workdir, local_s3)
     return server_on_cluster(workdir, request.getfixturevalue("cluster"), local_s3)
 
@@ -160,7 +167,7 @@ KILL_POINTS = [
     for store in STORES
     for point in VISIBLE_AFTER
     if point != "job.duringPublishData" or store == "s3-multipart"
-]
+] + [("hdfs", "job.beforeRecord"), ("hdfs", "job.afterRecord")]  # either side of the commit point
 
 
 @pytest.mark.parametrize(("any_table", "point"), KILL_POINTS, indirect=["any_table"])

@@ -1,12 +1,14 @@
 """A table under test on any store, seen the way a user's own tools see it.
 
 Local tables are read with the file system, S3 tables with boto3 straight from the endpoint
-(a raw listing, as any tool would do): independent of the plugin's and the Python mirror's
-code, so the tests check the store's real contents.
+(a raw listing, as any tool would do), HDFS tables through the NameNode's WebHDFS API:
+independent of the plugin's and the Python mirror's code, so the tests check the store's real
+contents.
 """
 
 from __future__ import annotations
 
+import getpass
 import itertools
 import json
 import re
@@ -51,7 +53,13 @@ class TableRef:
     local: Path | None = None
     s3: Any = None  # a boto3 S3 client
     bucket: str = ""
-    prefix: str = ""  # key prefix of the table, without trailing slash
+    prefix: str = ""  # key prefix (S3) or path without the leading slash (HDFS) of the table
+    hdfs: Any = None  # an fsspec WebHDFS file system
+
+    @property
+    def root(self) -> str:
+        """The table's path on the HDFS file system."""
+        return "/" + self.prefix
 
     # ------------------------------------------------------------------ raw contents
     def objects(self) -> list[str]:
@@ -62,6 +70,10 @@ class TableRef:
             return sorted(
                 str(p.relative_to(self.local)) for p in self.local.rglob("*") if p.is_file()
             )
+        if self.hdfs is not None:
+            if not self.hdfs.exists(self.root):
+                return []
+            return sorted(p[len(self.root) + 1 :] for p in self.hdfs.find(self.root))
         out: list[str] = []
         for page in self.s3.get_paginator("list_objects_v2").paginate(
             Bucket=self.bucket, Prefix=self.prefix + "/"
@@ -73,6 +85,12 @@ class TableRef:
         if self.local is not None:
             p = self.local / rel
             return p.read_bytes() if p.exists() else None
+        if self.hdfs is not None:
+            try:
+                data: bytes = self.hdfs.cat_file(f"{self.root}/{rel}")
+            except FileNotFoundError:
+                return None
+            return data
         try:
             obj = self.s3.get_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
         except self.s3.exceptions.NoSuchKey:
@@ -84,18 +102,22 @@ class TableRef:
         if self.local is not None:
             (self.local / rel).parent.mkdir(parents=True, exist_ok=True)
             (self.local / rel).write_bytes(data)
+        elif self.hdfs is not None:
+            self.hdfs.pipe_file(f"{self.root}/{rel}", data)
         else:
             self.s3.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=data)
 
     def delete(self, rel: str) -> None:
         if self.local is not None:
             (self.local / rel).unlink()
+        elif self.hdfs is not None:
+            self.hdfs.rm_file(f"{self.root}/{rel}")
         else:
             self.s3.delete_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
 
     def open_uploads(self) -> list[str]:
         """Keys of multipart uploads under the table that are neither completed nor aborted."""
-        if self.local is not None:
+        if self.s3 is None:
             return []
         resp = self.s3.list_multipart_uploads(Bucket=self.bucket, Prefix=self.prefix + "/")
         return [u["Key"] for u in resp.get("Uploads", [])]
@@ -155,7 +177,7 @@ class TableRef:
     def prepare(self, spark) -> None:  # noqa: ANN001 - a Connect SparkSession
         """Switch txcommit on for this table's store in `spark`."""
         txcommit.enable(spark)
-        if self.store != "local":
+        if self.store in ("s3", "s3-multipart"):
             spark.conf.set("spark.txcommit.adapter.s3a", self.store)
 
     def child(self, name: str) -> TableRef:
@@ -163,7 +185,7 @@ class TableRef:
             return TableRef(self.store, f"{self.url}/{name}", local=self.local / name)
         return TableRef(
             self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
-            prefix=f"{self.prefix}/{name}",
+            prefix=f"{self.prefix}/{name}", hdfs=self.hdfs,
         )  # fmt: skip
 
 
@@ -251,13 +273,19 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-def make_table(store: str, workdir: Path, s3_client) -> TableRef:  # noqa: ANN001
-    """A fresh table on ``store``: a directory below ``workdir``, or a prefix of the test
-    bucket read through ``s3_client``."""
+def make_table(store: str, workdir: Path, s3_client, hdfs=None) -> TableRef:  # noqa: ANN001
+    """A fresh table on ``store``: a directory below ``workdir``, a prefix of the test bucket
+    read through ``s3_client``, or a directory on ``hdfs`` (a MiniHdfs)."""
     name = next_table_name()
     if store == "local":
         path = workdir / "tables" / name
         return TableRef(store, str(path), local=path)
+    if store == "hdfs":
+        prefix = f"tables/{name}"
+        webhdfs = fsspec.filesystem(
+            "webhdfs", host="127.0.0.1", port=hdfs.http_port, user=getpass.getuser()
+        )
+        return TableRef(store, f"{hdfs.endpoint}/{prefix}", prefix=prefix, hdfs=webhdfs)
     prefix = f"tables/{store}/{name}"
     return TableRef(
         store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix

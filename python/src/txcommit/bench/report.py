@@ -238,13 +238,18 @@ def _why_above_floor(row: dict[str, Any], floor: dict[str, Any]) -> str:
         "(a PUT and a GET per file), and the completions themselves at the job commit, which "
         "are this adapter's commit point (docs/adapters.md)"
     )  # fmt: skip
+    concurrent = (
+        " On S3 a task sends its HEADs together: one round trip per task, served by S3's "
+        "fleet, not the writer's CPU."
+        if row["protocol"] == "txcommit" else ""
+    )  # fmt: skip
     return (
         f"{sum(mine.values()) / sum(base.values()):.2f}x the floor's requests "
         f"({_delta(mine, base)} at {n} files): {what}. The local endpoint (moto behind the "
-        "latency model) answers every request in Python on the same two cores as Spark, so "
-        "a write of this size is bound by the endpoint's CPU and its time follows the "
-        "request count; S3 serves requests from its own fleet, where a task's HEADs, sent "
-        "together, cost one round trip per task."
+        "latency model) answers every request in Python on the same two cores as Spark: each "
+        "request costs it CPU time the latency model does not charge (a LIST scans the "
+        "bucket's keys, so LISTs cost more as the bucket fills), and a large write is bound "
+        f"by that CPU rather than by the modelled latency.{concurrent}"
     )
 
 

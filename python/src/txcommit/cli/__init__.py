@@ -2,7 +2,8 @@
 
     txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
                     [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
-                    [--timeout 120] [--store local|s3|s3-multipart] [--no-local-s3]
+                    [--timeout 120] [--store local|s3|s3-multipart|hdfs]
+                    [--no-local-s3] [--no-local-hdfs]
                     [--no-plugin] [--dry-run]
     txcommit jars --store s3
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
@@ -145,7 +146,13 @@ def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         default="local",
         help="store adapter to set up: s3 (conditional put) or s3-multipart add Hadoop's S3A "
         "connector (fetched once into ~/.cache/txcommit/jars) and, unless --no-local-s3, a "
-        "local S3 endpoint (moto) with bucket 'txcommit' (default: local)",
+        "local S3 endpoint (moto) with bucket 'txcommit'; hdfs starts a one-machine HDFS "
+        "unless --no-local-hdfs (default: local)",
+    )
+    p.add_argument(
+        "--no-local-hdfs",
+        action="store_true",
+        help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",
     )
     p.add_argument(
         "--no-local-s3",
@@ -191,6 +198,7 @@ def _server_config(ns: argparse.Namespace) -> ServerConfig:
         startup_timeout=ns.timeout,
         store=ns.store,
         local_s3=not ns.no_local_s3,
+        local_hdfs=not ns.no_local_hdfs,
         # If this command is killed outright, take the server down with it.
         die_with_parent=True,
     )
@@ -221,6 +229,12 @@ def _run_server(config: ServerConfig) -> int:
             print(
                 f"txcommit: local S3 (moto) at {server.local_s3.endpoint}, bucket "
                 f"s3a://{config.local_s3_bucket}/ (any credentials)",
+                flush=True,
+            )
+        if server.local_hdfs is not None:
+            print(
+                f"txcommit: local HDFS (MiniDFSCluster) at {server.local_hdfs.endpoint}/ "
+                f"(WebHDFS: {server.local_hdfs.webhdfs})",
                 flush=True,
             )
         print(
@@ -266,7 +280,11 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 def _cmd_jars(ns: argparse.Namespace) -> int:
     from txcommit.server.jars import jars_for
 
-    for path in jars_for(ns.store):
+    paths = jars_for(ns.store)
+    if not paths:
+        print(f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
+              "Spark's own Hadoop client reaches it", file=sys.stderr)  # fmt: skip
+    for path in paths:
         print(path)
     return 0
 

@@ -38,12 +38,15 @@ from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
 
 if TYPE_CHECKING:
+    from txcommit.testing.emulators import MiniHdfs
     from txcommit.testing.local_s3 import LocalS3
 
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
-STORES = ("local", "s3", "s3-multipart")
+STORES = ("local", "s3", "s3-multipart", "hdfs")
+#: The stores reached through Hadoop's S3A connector.
+S3_STORES = ("s3", "s3-multipart")
 LOCAL_S3_BUCKET = "txcommit"
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -70,6 +73,9 @@ class ServerConfig:
     with ``local_s3`` (the default for them) a moto S3 endpoint is started on loopback for
     the server's lifetime, with bucket ``local_s3_bucket``; without it, pass the usual
     ``spark.hadoop.fs.s3a.*`` confs (or spark-defaults.conf) to reach a real bucket.
+    ``hdfs`` needs no jar (Spark's Hadoop client speaks HDFS); with ``local_hdfs`` (its
+    default) a one-machine HDFS (MiniDFSCluster) runs for the server's lifetime, else the
+    cluster's own Hadoop configuration reaches a real NameNode.
     """
 
     port: int = DEFAULT_PORT
@@ -85,6 +91,7 @@ class ServerConfig:
     store: str = "local"
     local_s3: bool = True
     local_s3_bucket: str = LOCAL_S3_BUCKET
+    local_hdfs: bool = True
 
 
 # ---------------------------------------------------------------------------- locating
@@ -147,8 +154,8 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     """
     if config.store not in STORES:
         raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
-    if config.store == "local":
-        return [], [], {}
+    if config.store not in S3_STORES:
+        return [], [], {}  # local and HDFS: Spark's own Hadoop client
     from txcommit.server.jars import jars_for
 
     classpath = [str(p) for p in jars_for(config.store)]
@@ -360,6 +367,7 @@ class RunningServer:
         port: int,
         log_path: Path,
         local_s3: LocalS3 | None = None,
+        local_hdfs: MiniHdfs | None = None,
     ):
         self.process = process
         self.host = host
@@ -367,6 +375,8 @@ class RunningServer:
         self.log_path = log_path
         #: The loopback S3 endpoint started for this server (``--store s3``), if any.
         self.local_s3 = local_s3
+        #: The one-machine HDFS started for this server (``--store hdfs``), if any.
+        self.local_hdfs = local_hdfs
 
     @property
     def url(self) -> str:
@@ -419,6 +429,8 @@ class RunningServer:
         self._signal_group(signal.SIGKILL)
         if self.local_s3 is not None:
             self.local_s3.stop()
+        if self.local_hdfs is not None:
+            self.local_hdfs.stop()
         return self.process.returncode
 
     def kill(self) -> int:
@@ -489,15 +501,20 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    local_s3 = None
-    if config.store != "local" and config.local_s3:
+    local_s3 = local_hdfs = None
+    if config.store in S3_STORES and config.local_s3:
         local_s3, s3_confs = start_local_s3(config.local_s3_bucket)
         config = replace(config, confs={**s3_confs, **config.confs})
+    if config.store == "hdfs" and config.local_hdfs:
+        from txcommit.testing.emulators import MiniHdfs
+
+        local_hdfs = MiniHdfs().start()
     try:
         cmd = build_command(config, home)
     except BaseException:
-        if local_s3 is not None:
-            local_s3.stop()
+        for started in (local_s3, local_hdfs):
+            if started is not None:
+                started.stop()
         raise
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise ServerStartError("Java 17 or newer is needed: put `java` on PATH or set JAVA_HOME.")
@@ -520,7 +537,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
             start_new_session=True,
             preexec_fn=_parent_death_signal() if config.die_with_parent else None,
         )
-    server = RunningServer(process, config.host, config.port, log_path, local_s3)
+    server = RunningServer(process, config.host, config.port, log_path, local_s3, local_hdfs)
     try:
         server.wait_ready(config.startup_timeout)
     except BaseException:  # including Ctrl-C: never leave a half-started JVM behind

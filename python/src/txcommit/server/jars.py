@@ -45,10 +45,14 @@ S3_ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("software.amazon.awssdk", "bundle", "2.35.4"),
     Artifact("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1"),
 )
+#: A one-machine HDFS (NameNode and DataNode) for trying and testing the `hdfs` adapter: one
+#: shaded jar; it runs on the Hadoop client pyspark bundles. Servers never need it.
+MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),)
 STORE_ARTIFACTS: dict[str, tuple[Artifact, ...]] = {
     "local": (),
     "s3": S3_ARTIFACTS,
     "s3-multipart": S3_ARTIFACTS,
+    "hdfs": (),  # Spark's own Hadoop client speaks HDFS
 }
 
 
@@ -84,15 +88,22 @@ def jars_for(store: str, *, fetch: bool = True, log: bool = True) -> list[Path]:
     if store not in STORE_ARTIFACTS:
         known = ", ".join(sorted(STORE_ARTIFACTS))
         raise ServerStartError(f"unknown store '{store}'; known stores: {known}")
+    return fetched(STORE_ARTIFACTS[store], f"the {store} jars", f"txcommit jars --store {store}",
+                   fetch=fetch, log=log)  # fmt: skip
+
+
+def fetched(
+    artifacts: tuple[Artifact, ...], what: str, how: str, *, fetch: bool = True, log: bool = True
+) -> list[Path]:
+    """Local paths of ``artifacts`` in the cache, downloading the missing ones if ``fetch``
+    (else the error names ``what`` is missing and ``how`` to fetch it)."""
     repo = os.environ.get("TXCOMMIT_MAVEN_REPO", DEFAULT_MAVEN_REPO)
     paths = []
-    for art in STORE_ARTIFACTS[store]:
+    for art in artifacts:
         dest = cache_dir() / art.filename
         if not dest.exists():
             if not fetch:
-                raise ServerStartError(
-                    f"{dest} is missing; fetch the {store} jars with: txcommit jars --store {store}"
-                )
+                raise ServerStartError(f"{dest} is missing; fetch {what} with: {how}")
             if log:
                 print(f"txcommit: fetching {art.filename} into {dest.parent}", flush=True)
             try:

