@@ -107,6 +107,22 @@ lazy val adapterS3 = (project in file("adapters/s3/jvm"))
     Compile / packageBin / artifactPath := target.value / "txcommit-s3.jar"
   )
 
+lazy val adapterAzure = (project in file("adapters/azure/jvm"))
+  .dependsOn(pluginJvm % "compile->compile;test->test")
+  .settings(
+    name := "txcommit-azure",
+    Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),
+    testSettings,
+    publishSettings,
+    // ABFS must match the cluster's Hadoop: the cluster provides it (`txcommit jars --store
+    // azure` prints which). Everything else it needs is in Spark's own jars, except HdrHistogram.
+    // The adapter's own Blob requests use the JDK's HTTP client: no Azure SDK to shade.
+    libraryDependencies += "org.apache.hadoop" % "hadoop-azure" % "3.5.0" % Provided intransitive(),
+    libraryDependencies += "org.hdrhistogram" % "HdrHistogram" % "2.1.12" % Test,
+    Compile / resourceGenerators += declarations("azure").taskValue,
+    Compile / packageBin / artifactPath := target.value / "txcommit-azure.jar"
+  )
+
 lazy val root = (project in file("."))
-  .aggregate(pluginJvm, adapterS3)
+  .aggregate(pluginJvm, adapterS3, adapterAzure)
   .settings(publish / skip := true)
