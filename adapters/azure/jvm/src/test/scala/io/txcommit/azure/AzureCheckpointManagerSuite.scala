@@ -9,4 +9,38 @@ import io.txcommit.streaming.CheckpointManagerContractSuite
 class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with WithAzurite {
   override protected def expectedAdapter = "azure"
   override protected def freshCheckpoint(): (Path, Configuration) = (azurite.freshTable(), azurite.conf())
+
+  test("16 writers race for one batch file: exactly one Put Blob wins") {
+    race(writers = 16, size = 300)
+  }
+
+  test("a file larger than the in-memory buffer spills to local disk and appears whole on close") {
+    val (root, _, fm) = manager()
+    val target = new Path(root, "state/0/0/5.snapshot")
+    val size = AzureAtomicOutput.InMemory * 2 + 12345
+    val tmpBefore = tempFiles()
+    val out = fm.createAtomic(target, false)
+    val chunk = Array.tabulate[Byte](64 * 1024)(i => (i % 251).toByte)
+    var written = 0
+    while (written < size) { val n = math.min(chunk.length, size - written); out.write(chunk, 0, n); written += n }
+    assert(!fm.exists(target), "nothing is sent before close")
+    assert(tempFiles().size == tmpBefore.size + 1, "the bytes are on local disk, not in memory")
+    out.close()
+    assert(tempFiles() == tmpBefore, "the local file is removed")
+    val in = fm.open(target)
+    val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
+    assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))
+  }
+
+  test("store requests per exclusive checkpoint file: one Put Blob") {
+    val (root, conf, _) = manager()
+    val store = io.txcommit.store.Adapters.open(root, conf)
+    val out = store.openAtomic(new Path(root, "commits/0"), overwrite = false)
+    out.write("v1".getBytes(java.nio.charset.StandardCharsets.UTF_8)); out.close()
+    assert(store.requests.snapshot == Map("PUT" -> 1L))
+  }
+
+  private def tempFiles(): Set[String] =
+    Option(new java.io.File(System.getProperty("java.io.tmpdir")).list()).toSeq.flatten
+      .filter(_.startsWith("txcommit-azure-")).toSet
 }

@@ -63,6 +63,9 @@ object LocalAzurite {
     c.set("fs.azure.account.auth.type", "SharedKey")
     c.set(s"fs.azure.account.key.$Account.dfs.core.windows.net", Key)
     c.set("fs.azure.account.hns.enabled", "false")
+    // ABFS 3.5 sends its client metrics to the account at JVM exit, retrying for minutes
+    // against an emulator that is gone by then.
+    c.set("fs.azure.metrics.collection.enabled", "false")
     c.setBoolean("fs.abfs.impl.disable.cache", true) // each test gets its own client and conf
     c
   }
