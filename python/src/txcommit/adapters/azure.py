@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -167,7 +168,27 @@ class AzureBlobStore(ObstoreStore):
         except (OSError, obstore.exceptions.BaseError) as e:
             raise self._failure("list", prefix, e) from None
         files = [StoreFile.of_meta(m) for m in result["objects"]]
-        return sorted(files, key=lambda f: f.key)
+        dirs = {p.rstrip("/") for p in result["common_prefixes"]}
+        return sorted(_without_folder_markers(files, dirs), key=lambda f: f.key)
+
+    def walk(
+        self, prefix: str = "", progress: Callable[[int], None] | None = None
+    ) -> builtins.list[StoreFile]:
+        prefix = self.check_prefix(prefix)
+        found: builtins.list[StoreFile] = []
+        try:
+            # One flat listing (5000 blobs a page), not one request per directory.
+            for page in obstore.list(self._obstore, prefix or None, chunk_size=5000):
+                self.requests.add("LIST")
+                found += [StoreFile.of_meta(m) for m in page]
+                if progress is not None:
+                    progress(len(found))
+        except (OSError, obstore.exceptions.BaseError) as e:
+            self.requests.add("LIST")
+            raise self._failure("list", prefix, e) from None
+        dirs = {f.key.rsplit("/", 1)[0] for f in found if "/" in f.key}
+        dirs |= {d.rsplit("/", i)[0] for d in list(dirs) for i in range(1, d.count("/") + 1)}
+        return sorted(_without_folder_markers(found, dirs), key=lambda f: f.key)
 
     def check_ready(self) -> None:
         """Proves the endpoint refuses a second ``If-None-Match: *`` create of one key."""
@@ -191,6 +212,15 @@ class AzureBlobStore(ObstoreStore):
             f"AzureBlobStore({self.root_url!r}, adapter={self.declaration.name!r}, "
             f"account={self.account!r}, endpoint={self.endpoint!r})"
         )
+
+
+def _without_folder_markers(
+    files: builtins.list[StoreFile], dirs: set[str]
+) -> builtins.list[StoreFile]:
+    """``files`` without the empty blobs Hadoop's ABFS writes as directory markers on the Blob
+    endpoint (metadata ``hdi_isfolder=true``, which a listing here does not return): an empty
+    blob named like a directory that holds other blobs."""
+    return [f for f in files if not (f.size == 0 and f.key in dirs)]
 
 
 __all__ = ["EMULATOR_ACCOUNT", "AzureBlobStore", "parse_azure_url"]

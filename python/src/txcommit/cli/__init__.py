@@ -2,8 +2,8 @@
 
     txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
                     [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
-                    [--timeout 120] [--store local|s3|s3-multipart|hdfs]
-                    [--no-local-s3] [--no-local-hdfs]
+                    [--timeout 120] [--store local|s3|s3-multipart|hdfs|azure]
+                    [--no-local-s3] [--no-local-hdfs] [--no-local-azure]
                     [--no-plugin] [--dry-run]
     txcommit jars --store s3
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
@@ -147,7 +147,14 @@ def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="store adapter to set up: s3 (conditional put) or s3-multipart add Hadoop's S3A "
         "connector (fetched once into ~/.cache/txcommit/jars) and, unless --no-local-s3, a "
         "local S3 endpoint (moto) with bucket 'txcommit'; hdfs starts a one-machine HDFS "
-        "unless --no-local-hdfs (default: local)",
+        "unless --no-local-hdfs; azure adds Hadoop's ABFS connector and, unless "
+        "--no-local-azure, an Azurite (Azure Blob emulator) with container 'txcommit' "
+        "(default: local)",
+    )
+    p.add_argument(
+        "--no-local-azure",
+        action="store_true",
+        help="with --store azure: reach a real storage account with your fs.azure.* confs",
     )
     p.add_argument(
         "--no-local-hdfs",
@@ -199,6 +206,7 @@ def _server_config(ns: argparse.Namespace) -> ServerConfig:
         store=ns.store,
         local_s3=not ns.no_local_s3,
         local_hdfs=not ns.no_local_hdfs,
+        local_azure=not ns.no_local_azure,
         # If this command is killed outright, take the server down with it.
         die_with_parent=True,
     )
@@ -235,6 +243,12 @@ def _run_server(config: ServerConfig) -> int:
             print(
                 f"txcommit: local HDFS (MiniDFSCluster) at {server.local_hdfs.endpoint}/ "
                 f"(WebHDFS: {server.local_hdfs.webhdfs})",
+                flush=True,
+            )
+        if server.local_azure is not None:
+            print(
+                f"txcommit: local Azure Blob (Azurite) at {server.local_azure.endpoint}, "
+                f"container {server.local_azure.abfs_url} (Azurite's public development key)",
                 flush=True,
             )
         print(

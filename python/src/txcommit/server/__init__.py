@@ -38,16 +38,18 @@ from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
 
 if TYPE_CHECKING:
-    from txcommit.testing.emulators import MiniHdfs
+    from txcommit.testing.emulators import Azurite, MiniHdfs
     from txcommit.testing.local_s3 import LocalS3
 
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
-STORES = ("local", "s3", "s3-multipart", "hdfs")
+AZURE_ADAPTER_JAR_NAME = "txcommit-azure.jar"
+STORES = ("local", "s3", "s3-multipart", "hdfs", "azure")
 #: The stores reached through Hadoop's S3A connector.
 S3_STORES = ("s3", "s3-multipart")
 LOCAL_S3_BUCKET = "txcommit"
+LOCAL_AZURE_CONTAINER = "txcommit"
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SERVER_APP_NAME = "txcommit Connect server"
@@ -55,7 +57,12 @@ DEFAULT_PORT = 15002
 PORT_CONF = "spark.connect.grpc.binding.port"
 ADDRESS_CONF = "spark.connect.grpc.binding.address"
 
-_SENSITIVE_KEY = re.compile(r"secret|password|token|credential|access\.key", re.IGNORECASE)
+_SENSITIVE_KEY = re.compile(
+    r"secret|password|token|credential|access\.key|account\.key", re.IGNORECASE
+)
+#: Spark's default redaction pattern plus ABFS's account keys (fs.azure.account.key.<host>),
+#: which Spark's default would show in its UI and logs.
+AZURE_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|account[.]key"
 _REDACTED = "*********(redacted)"
 _WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]"}
 
@@ -76,6 +83,10 @@ class ServerConfig:
     ``hdfs`` needs no jar (Spark's Hadoop client speaks HDFS); with ``local_hdfs`` (its
     default) a one-machine HDFS (MiniDFSCluster) runs for the server's lifetime, else the
     cluster's own Hadoop configuration reaches a real NameNode.
+    ``azure`` puts Hadoop's ABFS connector on the classpath; with ``local_azure`` (its default)
+    an Azurite (Azure Blob emulator) runs on loopback for the server's lifetime with container
+    ``local_azure_container``, else the usual ``spark.hadoop.fs.azure.*`` confs reach a real
+    storage account.
     """
 
     port: int = DEFAULT_PORT
@@ -92,6 +103,8 @@ class ServerConfig:
     local_s3: bool = True
     local_s3_bucket: str = LOCAL_S3_BUCKET
     local_hdfs: bool = True
+    local_azure: bool = True
+    local_azure_container: str = LOCAL_AZURE_CONTAINER
 
 
 # ---------------------------------------------------------------------------- locating
@@ -154,9 +167,17 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     """
     if config.store not in STORES:
         raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
+    from txcommit.server.jars import jars_for
+
+    if config.store == "azure":
+        azure = [str(p) for p in jars_for("azure")]
+        return (
+            [str(find_adapter_jar(AZURE_ADAPTER_JAR_NAME))],
+            azure,
+            {"spark.redaction.regex": AZURE_REDACTION_REGEX},
+        )
     if config.store not in S3_STORES:
         return [], [], {}  # local and HDFS: Spark's own Hadoop client
-    from txcommit.server.jars import jars_for
 
     classpath = [str(p) for p in jars_for(config.store)]
     confs = {
@@ -368,6 +389,7 @@ class RunningServer:
         log_path: Path,
         local_s3: LocalS3 | None = None,
         local_hdfs: MiniHdfs | None = None,
+        local_azure: Azurite | None = None,
     ):
         self.process = process
         self.host = host
@@ -377,6 +399,8 @@ class RunningServer:
         self.local_s3 = local_s3
         #: The one-machine HDFS started for this server (``--store hdfs``), if any.
         self.local_hdfs = local_hdfs
+        #: The Azurite started for this server (``--store azure``), if any.
+        self.local_azure = local_azure
 
     @property
     def url(self) -> str:
@@ -431,6 +455,8 @@ class RunningServer:
             self.local_s3.stop()
         if self.local_hdfs is not None:
             self.local_hdfs.stop()
+        if self.local_azure is not None:
+            self.local_azure.stop()
         return self.process.returncode
 
     def kill(self) -> int:
@@ -501,7 +527,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    local_s3 = local_hdfs = None
+    local_s3 = local_hdfs = local_azure = None
     if config.store in S3_STORES and config.local_s3:
         local_s3, s3_confs = start_local_s3(config.local_s3_bucket)
         config = replace(config, confs={**s3_confs, **config.confs})
@@ -509,10 +535,15 @@ def start(config: ServerConfig | None = None) -> RunningServer:
         from txcommit.testing.emulators import MiniHdfs
 
         local_hdfs = MiniHdfs().start()
+    if config.store == "azure" and config.local_azure:
+        from txcommit.testing.emulators import Azurite
+
+        local_azure = Azurite(config.local_azure_container).start()
+        config = replace(config, confs={**local_azure.abfs_confs(), **config.confs})
     try:
         cmd = build_command(config, home)
     except BaseException:
-        for started in (local_s3, local_hdfs):
+        for started in (local_s3, local_hdfs, local_azure):
             if started is not None:
                 started.stop()
         raise
@@ -537,7 +568,9 @@ def start(config: ServerConfig | None = None) -> RunningServer:
             start_new_session=True,
             preexec_fn=_parent_death_signal() if config.die_with_parent else None,
         )
-    server = RunningServer(process, config.host, config.port, log_path, local_s3, local_hdfs)
+    server = RunningServer(
+        process, config.host, config.port, log_path, local_s3, local_hdfs, local_azure
+    )
     try:
         server.wait_ready(config.startup_timeout)
     except BaseException:  # including Ctrl-C: never leave a half-started JVM behind

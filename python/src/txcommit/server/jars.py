@@ -1,6 +1,7 @@
 """The third-party jars a store adapter needs on the server, fetched once from Maven.
 
-Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The S3 adapters
+Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The Azure adapter
+needs Hadoop's ABFS connector (hadoop-azure) and HdrHistogram. The S3 adapters
 need Hadoop's S3A connector (hadoop-aws) of exactly the Hadoop version pyspark bundles, and
 the AWS SDK bundle that hadoop-aws release was built with (mixing versions breaks S3A in
 ways that are hard to diagnose). They are downloaded into ``~/.cache/txcommit/jars`` (or
@@ -45,6 +46,12 @@ S3_ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("software.amazon.awssdk", "bundle", "2.35.4"),
     Artifact("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1"),
 )
+#: Hadoop's ABFS connector of pyspark's Hadoop version; HdrHistogram is the one dependency of
+#: hadoop-azure 3.5.0 that pyspark's jars lack. (WASB is gone from hadoop-azure 3.5.0.)
+AZURE_ARTIFACTS: tuple[Artifact, ...] = (
+    Artifact("org.apache.hadoop", "hadoop-azure", HADOOP_VERSION),
+    Artifact("org.hdrhistogram", "HdrHistogram", "2.1.12"),
+)
 #: A one-machine HDFS (NameNode and DataNode) for trying and testing the `hdfs` adapter: one
 #: shaded jar; it runs on the Hadoop client pyspark bundles. Servers never need it.
 MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),)
@@ -53,6 +60,7 @@ STORE_ARTIFACTS: dict[str, tuple[Artifact, ...]] = {
     "s3": S3_ARTIFACTS,
     "s3-multipart": S3_ARTIFACTS,
     "hdfs": (),  # Spark's own Hadoop client speaks HDFS
+    "azure": AZURE_ARTIFACTS,
 }
 
 
