@@ -56,8 +56,16 @@ object Adapters {
         all.find(_.declaration.defaultFor.contains(scheme)).getOrElse(throw new UnsupportedStoreException(
           s"no store adapter serves scheme '$scheme' (table ${Paths.display(table)}); known " +
             s"adapters: $known. Write this table without txcommit (txcommit.disable(spark)), " +
-            s"use a supported store, or add an adapter for '$scheme' and set $key."))
+            s"use a supported store, or add an adapter for '$scheme' and set $key." + retired(scheme)))
     }
+  }
+
+  /** What to use instead of a connector Hadoop removed. */
+  private def retired(scheme: String): String = scheme match {
+    case "wasb" | "wasbs" => " Hadoop 3.5 removed the WASB connector (wasb://, wasbs://): write the " +
+        "same container as abfss://<container>@<account>.dfs.core.windows.net/<path> (the 'azure' " +
+        "adapter, with Hadoop's ABFS connector)."
+    case _ => ""
   }
 
   def open(table: Path, conf: Configuration): CommitStore = forPath(table, conf).open(table, conf)

@@ -144,3 +144,11 @@ class AzureLyingEndpointSuite extends AnyFunSuite with WithAzurite {
     } finally { liar.close(); ConditionalPutProbe.reset() }
   }
 }
+
+class AzureWasbSuite extends AnyFunSuite {
+  test("a wasb:// table is refused at job setup with what to write instead") {
+    val e = intercept[UnsupportedStoreException](
+      Adapters.forPath(new Path("wasbs://lake@acct.blob.core.windows.net/t"), new org.apache.hadoop.conf.Configuration()))
+    assert(e.getMessage.contains("removed the WASB connector") && e.getMessage.contains("abfss://<container>@<account>"))
+  }
+}
