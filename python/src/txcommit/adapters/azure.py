@@ -119,6 +119,11 @@ class AzureBlobStore(ObstoreStore):
             client_options={"allow_http": self._allow_http},
         )
 
+    def account_key(self) -> str | None:
+        """The shared key this store signs with, if it has one (for the conformance kit's
+        server settings; never printed)."""
+        return self._key.reveal() if self._key is not None else None
+
     def _config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"account_name": self.account}
         if self._key is not None:

@@ -77,7 +77,7 @@ HALT_POINTS: dict[str, bool] = {
     JOB_BEFORE_SUCCESS: True,
 }
 #: Adapters the JVM plugin serves, with the ``txcommit server --store`` that loads them.
-SERVER_STORES = {"local": "local", "s3": "s3", "s3-multipart": "s3-multipart"}
+SERVER_STORES = {"local": "local", "s3": "s3", "s3-multipart": "s3-multipart", "azure": "azure"}
 FAULTS_ALLOWED = ALLOW_FAULT_INJECTION_CONF
 HALT_AT = HALT_AT_CONF
 #: Leave the files of failed attempts in the store, as a dead executor would, so that the
@@ -187,6 +187,7 @@ class Level2Context:
             master=self.target.master,
             store=self.target.server_store,
             local_s3=False,
+            local_azure=False,
             confs={
                 FAULTS_ALLOWED: "true",
                 "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
@@ -625,14 +626,46 @@ def target_for(
         endpoint = endpoint or getattr(store, "endpoint", None)
         region = region or getattr(store, "region", None) or os.environ.get("AWS_REGION")
         confs.update(s3a_confs(endpoint, region or "us-east-1"))
+    spark_root = spark_url(store.root_url)
+    if name == "azure":
+        spark_root, azure = _abfs_target(store)
+        confs.update(azure)
     confs.update(server_confs or {})
     return ProtocolTarget(
         store=store,
-        spark_root=spark_url(store.root_url),
+        spark_root=spark_root,
         server_store=SERVER_STORES.get(name, "local"),
         server_confs=confs,
         session_confs=dict(session_confs or {}),
     )
+
+
+def _abfs_target(store: Store) -> tuple[str, dict[str, str]]:
+    """Where Spark reaches an Azure store through ABFS, and the ABFS settings for it: the
+    store's endpoint (an emulator's ``http://host:port/<account>``) and its shared key.
+    ABFS reads the key from a conf only, so the server's command line carries it (its log
+    shows the command redacted)."""
+    from txcommit.adapters.azure import AzureBlobStore
+
+    assert isinstance(store, AzureBlobStore)
+    confs: dict[str, str] = {}
+    scheme = "abfss"
+    if store.endpoint:
+        from txcommit.testing.emulators import abfs_confs
+
+        parts = urlsplit(store.endpoint)
+        confs.update(abfs_confs(parts.netloc))
+        if parts.scheme == "http":
+            scheme = "abfs"
+        else:
+            confs["spark.hadoop.fs.azure.always.use.https"] = "true"
+    host = f"{store.account}.dfs.core.windows.net"
+    key = store.account_key()
+    if key is not None:
+        confs[f"spark.hadoop.fs.azure.account.key.{host}"] = key
+        confs["spark.hadoop.fs.azure.account.auth.type"] = "SharedKey"
+    root = f"{scheme}://{store.container}@{host}" + (f"/{store.prefix}" if store.prefix else "")
+    return root, confs
 
 
 __all__ = [
