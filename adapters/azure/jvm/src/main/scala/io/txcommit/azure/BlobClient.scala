@@ -73,9 +73,7 @@ private[azure] final class BearerAuthorizer(token: () => String) extends Authori
  * create) resolves what a resend meets itself.
  */
 final class BlobClient(loc: AzureContainer) {
-  private val http: HttpClient = HttpClient.newBuilder()
-    .version(HttpClient.Version.HTTP_1_1) // no h2c upgrade dance on plain-http emulators
-    .connectTimeout(Duration.ofSeconds(20)).build()
+  private def http: HttpClient = BlobClient.http
 
   /** The path part of a blob's URL, as sent (each segment percent-encoded). */
   def rawPath(blob: String): String =
@@ -136,6 +134,11 @@ object BlobClient {
   val Version = "2021-12-02"
   val Attempts = 4
   private val Transient = Set(408, 500, 502, 503, 504)
+
+  /** One JVM-wide client (a store is opened per job stage; each client would hold a thread). */
+  private lazy val http: HttpClient = HttpClient.newBuilder()
+    .version(HttpClient.Version.HTTP_1_1) // no h2c upgrade dance on plain-http emulators
+    .connectTimeout(Duration.ofSeconds(20)).build()
 
   private val rfc1123 = DateTimeFormatter.RFC_1123_DATE_TIME
   def now(): String = rfc1123.format(ZonedDateTime.now(ZoneOffset.UTC))
