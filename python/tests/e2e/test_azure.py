@@ -68,6 +68,10 @@ def test_append_failure_and_overwrite_on_abfs(azure_server: ServerProcess) -> No
     txcommit.enable(spark)
     frame = spark.range(0, 1000, 1, 4).withColumn("k", F.col("id") % 3)
     frame.write.partitionBy("k").parquet(url)
+    summary = json.loads(blobs(endpoint, "tables/events")["_SUCCESS"])
+    cost = {k: v for k, v in summary["jobCommitRequests"].items() if k != "adapter"}
+    assert summary["jobCommitRequests"]["adapter"] == "azure"
+    assert cost == {"PUT": 1}, "the job commit is the record's Put Blob alone"
     spark.range(1000, 1010).withColumn("k", F.lit(1)).write.mode("append").partitionBy("k").parquet(
         url
     )
