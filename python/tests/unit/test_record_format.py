@@ -121,3 +121,6 @@ def test_the_log_layout_and_record_names() -> None:
     assert log.txn_of_record_name(f".{TXN}.json.1234.tmp") is None
     assert log.txn_of_record_name("short.json") is None
     assert log.display_url("s3a://AKID:secret@bucket/t") == "s3a://bucket/t"
+    assert log.display_url("abfss://c:secret@acct.dfs.core.windows.net/t").find("secret") < 0
+    shown = "abfss://lake@acct.dfs.core.windows.net/t"
+    assert log.display_url(shown) == shown, "an Azure container names the place"

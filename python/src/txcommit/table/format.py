@@ -136,10 +136,18 @@ def unsafe_relative_path(relative: str) -> str | None:
     return None
 
 
+#: Schemes whose user-info part is the container (``abfss://<container>@<account>...``).
+_CONTAINER_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
+
+
 def display_url(url: str) -> str:
-    """``url`` for logs and errors: any user-info (``key:secret@``) is removed."""
+    """``url`` for logs and errors: any user-info (``key:secret@``) is removed, except an Azure
+    container name (no ``:``), which names the place and is no credential."""
     parts = urlsplit(url)
     if "@" not in parts.netloc:
+        return url
+    info = parts.netloc.rsplit("@", 1)[0]
+    if parts.scheme.lower() in _CONTAINER_SCHEMES and ":" not in info:
         return url
     host = parts.netloc.rsplit("@", 1)[1]
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))

@@ -8,10 +8,19 @@ import org.apache.hadoop.fs.Path
 object Paths {
   private val SchemeLike = "^[A-Za-z][A-Za-z0-9+.-]*:".r
 
-  /** A path as text for logs and errors: the user-info part of the URI is never shown. */
+  /** Schemes whose user-info part is the container (`abfss://<container>@<account>...`). */
+  private val ContainerSchemes = Set("abfs", "abfss", "wasb", "wasbs")
+
+  /**
+   * A path as text for logs and errors: the user-info part of the URI is never shown, except an
+   * Azure container name (no `:`), which names the place and is no credential.
+   */
   def display(path: Path): String = {
     val uri = path.toUri
-    if (uri.getUserInfo == null) path.toString
+    val info = Option(uri.getUserInfo)
+    val container = Option(uri.getScheme).exists(s => ContainerSchemes(s.toLowerCase(java.util.Locale.ROOT))) &&
+      info.exists(!_.contains(":"))
+    if (info.isEmpty || container) path.toString
     else new URI(uri.getScheme, null, uri.getHost, uri.getPort, uri.getPath, null, null).toString
   }
 

@@ -25,5 +25,11 @@ class PathsSuite extends AnyFunSuite {
 
   test("credentials never appear in displayed paths") {
     assert(!Paths.display(new Path("s3a://AKIDEXAMPLE:secret@bucket/t")).contains("secret"))
+    assert(!Paths.display(new Path("abfss://c:secret@acct.dfs.core.windows.net/t")).contains("secret"))
+  }
+
+  test("an Azure container is shown: it names the place, it is no credential") {
+    val p = "abfss://lake@acct.dfs.core.windows.net/t"
+    assert(Paths.display(new Path(p)) == p)
   }
 }
