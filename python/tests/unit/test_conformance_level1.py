@@ -300,11 +300,11 @@ def test_azure_blob_through_azurite_is_certified_at_level_1(
 
 
 def test_level_2_is_not_available_without_a_jvm_adapter(
-    fake_gcs: FakeGcs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    azurite: Azurite, azure_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "report.json"
-    url = f"gs://conformance/runs/{uuid.uuid4().hex[:12]}"
-    argv = ["--store", url, "--endpoint", fake_gcs.endpoint, "--level", "all", *FAST]
+    url = f"az://conformance/runs/{uuid.uuid4().hex[:12]}"
+    argv = ["--store", url, "--endpoint", azurite.endpoint, "--level", "all", *FAST]
     assert main([*argv, "--report", str(out)]) == 1
     printed = capsys.readouterr().out
     report = json.loads(out.read_text())

@@ -38,16 +38,26 @@ from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
 
 if TYPE_CHECKING:
-    from txcommit.testing.emulators import MiniHdfs
+    from txcommit.testing.emulators import FakeGcs, MiniHdfs
     from txcommit.testing.local_s3 import LocalS3
 
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
-STORES = ("local", "s3", "s3-multipart", "hdfs")
+GCS_ADAPTER_JAR_NAME = "txcommit-gcs.jar"
+STORES = ("local", "s3", "s3-multipart", "hdfs", "gcs")
 #: The stores reached through Hadoop's S3A connector.
 S3_STORES = ("s3", "s3-multipart")
 LOCAL_S3_BUCKET = "txcommit"
+LOCAL_GCS_BUCKET = "txcommit"
+#: Google's Cloud Storage connector (gcs-connector, shaded) serves gs:// for the gcs adapter.
+GCS_CONNECTOR_CONFS = {
+    "spark.hadoop.fs.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS",
+    # Hadoop 3.5's core-default.xml says 64m (for its own GCS module); the connector reads the
+    # key as a plain number and fails to start on "64m" (hadoop-connectors issue 1730).
+    "spark.hadoop.fs.gs.block.size": "67108864",
+}
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SERVER_APP_NAME = "txcommit Connect server"
@@ -76,6 +86,9 @@ class ServerConfig:
     ``hdfs`` needs no jar (Spark's Hadoop client speaks HDFS); with ``local_hdfs`` (its
     default) a one-machine HDFS (MiniDFSCluster) runs for the server's lifetime, else the
     cluster's own Hadoop configuration reaches a real NameNode.
+    ``gcs`` puts Google's Cloud Storage connector on the classpath; with ``local_gcs`` (its
+    default) a fake-gcs-server runs on loopback for the server's lifetime with bucket
+    ``local_gcs_bucket``, else the usual ``spark.hadoop.fs.gs.*`` confs reach Google Cloud.
     """
 
     port: int = DEFAULT_PORT
@@ -92,6 +105,8 @@ class ServerConfig:
     local_s3: bool = True
     local_s3_bucket: str = LOCAL_S3_BUCKET
     local_hdfs: bool = True
+    local_gcs: bool = True
+    local_gcs_bucket: str = LOCAL_GCS_BUCKET
 
 
 # ---------------------------------------------------------------------------- locating
@@ -154,10 +169,13 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     """
     if config.store not in STORES:
         raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
-    if config.store not in S3_STORES:
-        return [], [], {}  # local and HDFS: Spark's own Hadoop client
     from txcommit.server.jars import jars_for
 
+    if config.store == "gcs":
+        classpath = [str(p) for p in jars_for("gcs")]
+        return [str(find_adapter_jar(GCS_ADAPTER_JAR_NAME))], classpath, dict(GCS_CONNECTOR_CONFS)
+    if config.store not in S3_STORES:
+        return [], [], {}  # local and HDFS: Spark's own Hadoop client
     classpath = [str(p) for p in jars_for(config.store)]
     confs = {
         "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
@@ -368,6 +386,7 @@ class RunningServer:
         log_path: Path,
         local_s3: LocalS3 | None = None,
         local_hdfs: MiniHdfs | None = None,
+        local_gcs: FakeGcs | None = None,
     ):
         self.process = process
         self.host = host
@@ -377,6 +396,8 @@ class RunningServer:
         self.local_s3 = local_s3
         #: The one-machine HDFS started for this server (``--store hdfs``), if any.
         self.local_hdfs = local_hdfs
+        #: The loopback fake-gcs-server started for this server (``--store gcs``), if any.
+        self.local_gcs = local_gcs
 
     @property
     def url(self) -> str:
@@ -431,6 +452,8 @@ class RunningServer:
             self.local_s3.stop()
         if self.local_hdfs is not None:
             self.local_hdfs.stop()
+        if self.local_gcs is not None:
+            self.local_gcs.stop()
         return self.process.returncode
 
     def kill(self) -> int:
@@ -471,6 +494,23 @@ def start_local_s3(bucket: str) -> tuple[LocalS3, dict[str, str]]:
     return s3, s3a_confs(s3.endpoint)
 
 
+def gcs_emulator_confs(endpoint: str) -> dict[str, str]:
+    """The connector's confs for a GCS JSON API emulator at ``endpoint`` (no credentials)."""
+    return {
+        "spark.hadoop.fs.gs.storage.root.url": endpoint.rstrip("/") + "/",
+        "spark.hadoop.fs.gs.auth.type": "UNAUTHENTICATED",
+        "spark.hadoop.fs.gs.project.id": "txcommit-local",
+    }
+
+
+def start_local_gcs(bucket: str) -> tuple[FakeGcs, dict[str, str]]:
+    """Start fake-gcs-server on loopback with ``bucket``; return it and the connector's confs."""
+    from txcommit.testing.emulators import FakeGcs
+
+    gcs = FakeGcs(bucket).start()
+    return gcs, gcs_emulator_confs(gcs.endpoint)
+
+
 def _default_log_path(port: int) -> Path:
     fd, name = tempfile.mkstemp(prefix=f"txcommit-server-{port}-", suffix=".log")
     os.close(fd)
@@ -501,7 +541,10 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    local_s3 = local_hdfs = None
+    local_s3 = local_hdfs = local_gcs = None
+    if config.store == "gcs" and config.local_gcs:
+        local_gcs, gcs_confs = start_local_gcs(config.local_gcs_bucket)
+        config = replace(config, confs={**gcs_confs, **config.confs})
     if config.store in S3_STORES and config.local_s3:
         local_s3, s3_confs = start_local_s3(config.local_s3_bucket)
         config = replace(config, confs={**s3_confs, **config.confs})
@@ -512,7 +555,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     try:
         cmd = build_command(config, home)
     except BaseException:
-        for started in (local_s3, local_hdfs):
+        for started in (local_s3, local_hdfs, local_gcs):
             if started is not None:
                 started.stop()
         raise
@@ -537,7 +580,9 @@ def start(config: ServerConfig | None = None) -> RunningServer:
             start_new_session=True,
             preexec_fn=_parent_death_signal() if config.die_with_parent else None,
         )
-    server = RunningServer(process, config.host, config.port, log_path, local_s3, local_hdfs)
+    server = RunningServer(
+        process, config.host, config.port, log_path, local_s3, local_hdfs, local_gcs
+    )
     try:
         server.wait_ready(config.startup_timeout)
     except BaseException:  # including Ctrl-C: never leave a half-started JVM behind
