@@ -164,6 +164,37 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
     } finally proxy.close()
   }
 
+  test("what the emulator does with ifGenerationMatch=0: checked on the multipart upload, ignored on the connector's default resumable one") {
+    // Why the adapter forces direct uploads (GcsBucket.PublishSettings). If this changes, update docs/adapters.md.
+    def createTwice(directUpload: Boolean): Seq[Try[Unit]] = {
+      val conf = GcsBucket.publishConf(gcs.conf())
+      conf.setBoolean("fs.gs.outputstream.direct.upload.enable", directUpload)
+      val t = gcs.freshTable()
+      val fs = new com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem()
+      fs.initialize(t.toUri, conf)
+      try {
+        val name = t.toUri.getPath.stripPrefix("/") + "/x.json"
+        val id = new com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.StorageResourceId(gcs.bucket, name, 0L)
+        (1 to 2).map { i =>
+          Try {
+            val ch = fs.getGcsFs.getGcs.create(id,
+              com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.CreateObjectOptions.DEFAULT_NO_OVERWRITE)
+            ch.write(java.nio.ByteBuffer.wrap(text(s"v$i")))
+            ch.close()
+          }
+        }
+      } finally fs.close()
+    }
+    val multipart = createTwice(directUpload = true)
+    assert(multipart.head.isSuccess && multipart(1).isFailure, "uploadType=multipart: the second create is refused")
+    val refusal = Iterator.iterate(multipart(1).failed.get)(_.getCause).takeWhile(_ != null).collectFirst {
+      case h: com.google.cloud.hadoop.repackaged.gcs.com.google.api.client.http.HttpResponseException => h.getStatusCode
+    }
+    assert(refusal.contains(412), multipart(1))
+    val resumable = createTwice(directUpload = false)
+    assert(resumable.forall(_.isSuccess), "resumable: fake-gcs-server ignores the precondition and overwrites")
+  }
+
   test("a table on a file system other than Google's connector is refused with the conf to set") {
     val conf = gcs.conf()
     conf.set("fs.gs.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
