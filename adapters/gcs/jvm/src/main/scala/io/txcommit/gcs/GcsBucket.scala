@@ -11,7 +11,7 @@ import scala.util.Try
 import com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem
 import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.{GoogleCloudStorage, StorageResourceId}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{Path, UnsupportedFileSystemException}
 
 import io.txcommit.{Paths, UnsupportedStoreException}
 
@@ -110,7 +110,8 @@ object GcsBucket {
           s"${Paths.display(table)}: $BlockSizeKey is '${conf.get(BlockSizeKey)}' (Hadoop 3.5's default " +
           s"for its own GCS module), and the connector reads only a plain number. Set " +
           s"spark.hadoop.$BlockSizeKey=$BlockSize.")
-      case e: RuntimeException if causes(e).exists(_.isInstanceOf[ClassNotFoundException]) =>
+      case e @ (_: RuntimeException | _: UnsupportedFileSystemException)
+        if e.isInstanceOf[UnsupportedFileSystemException] || causes(e).exists(_.isInstanceOf[ClassNotFoundException]) =>
         throw new UnsupportedStoreException(s"no gs:// file system could be loaded for " +
           s"${Paths.display(table)} (${e.getMessage}). The gcs adapter writes through Google's Cloud " +
           s"Storage connector: put the jar `txcommit jars --store gcs` prints on the classpath and set " +

@@ -203,6 +203,14 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
     assert(e.getMessage.contains(s"fs.gs.impl=${GcsBucket.ConnectorClass}"))
   }
 
+  test("Hadoop 3.5's default gs file system (hadoop-gcp, not on Spark's classpath) is refused with the connector to use") {
+    val conf = gcs.conf()
+    conf.set("fs.gs.impl", "org.apache.hadoop.fs.gs.GoogleHadoopFileSystem") // Hadoop 3.5's core-default.xml
+    conf.setBoolean("fs.gs.impl.disable.cache", true)
+    val e = intercept[UnsupportedStoreException](Adapters.open(gcs.freshTable(), conf))
+    assert(e.getMessage.contains("txcommit jars --store gcs") && e.getMessage.contains(GcsBucket.ConnectorClass))
+  }
+
   test("Hadoop 3.5's fs.gs.block.size=64m is named with its fix, not a bare NumberFormatException") {
     val conf = gcs.conf()
     conf.set(GcsBucket.BlockSizeKey, "64m")
