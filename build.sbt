@@ -107,6 +107,22 @@ lazy val adapterS3 = (project in file("adapters/s3/jvm"))
     Compile / packageBin / artifactPath := target.value / "txcommit-s3.jar"
   )
 
+lazy val adapterGcs = (project in file("adapters/gcs/jvm"))
+  .dependsOn(pluginJvm % "compile->compile;test->test")
+  .settings(
+    name := "txcommit-gcs",
+    Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),
+    testSettings,
+    publishSettings,
+    // Google's Cloud Storage connector, shaded (its Google client libraries relocated, so they
+    // cannot clash with Spark's guava or jackson). The cluster provides it (`txcommit jars
+    // --store gcs` fetches it): Hadoop 3.5's own hadoop-gcp has no endpoint setting, so it
+    // could not be tested against an emulator.
+    libraryDependencies += "com.google.cloud.bigdataoss" % "gcs-connector" % "4.0.4" % Provided classifier "shaded" intransitive(),
+    Compile / resourceGenerators += declarations("gcs").taskValue,
+    Compile / packageBin / artifactPath := target.value / "txcommit-gcs.jar"
+  )
+
 lazy val adapterAzure = (project in file("adapters/azure/jvm"))
   .dependsOn(pluginJvm % "compile->compile;test->test")
   .settings(
@@ -124,5 +140,5 @@ lazy val adapterAzure = (project in file("adapters/azure/jvm"))
   )
 
 lazy val root = (project in file("."))
-  .aggregate(pluginJvm, adapterS3, adapterAzure)
+  .aggregate(pluginJvm, adapterS3, adapterGcs, adapterAzure)
   .settings(publish / skip := true)

@@ -1,6 +1,7 @@
 """Prints one closing line for a CI run: the tests of every phase, added up from JUnit XML.
 
-Usage: test_counts.py REPORT_DIR_OR_FILE...   ->   "tests: N passed, N failed, N skipped"
+Usage: test_counts.py REPORT_DIR_OR_FILE...   ->   "N passed, N failed, N skipped"
+The line stands alone and last, in the plain form CI systems read as a run's closing count.
 A failed test is a failure or an error; a missing directory counts nothing (its phase did not
 run, and the run's exit code already says so).
 """
@@ -27,7 +28,8 @@ def main() -> None:
                 passed += tests - bad - skip
                 failed += bad
                 skipped += skip
-    print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+    print("every phase's tests added up (JUnit XML):")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped", flush=True)
 
 
 if __name__ == "__main__":

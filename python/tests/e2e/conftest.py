@@ -9,12 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.testing.emulators import MiniHdfs
+from txcommit.testing.emulators import FakeGcs, MiniHdfs
 from txcommit.testing.local_s3 import LocalS3
 
 from support.cluster import StandaloneCluster, pyspark_home
 from support.s3 import LYING_BUCKET
-from support.servers import ServerProcess, new_session, running, server_on_cluster, server_with_s3
+from support.servers import (
+    ServerProcess,
+    new_session,
+    running,
+    server_on_cluster,
+    server_with_gcs,
+    server_with_s3,
+)
 from support.tables import STORES, TableRef, make_table, next_table_name
 
 
@@ -23,6 +30,13 @@ def server(workdir: Path, local_s3: LocalS3, lying_s3: LocalS3) -> Iterator[Serv
     # S3A's per-bucket settings send LYING_BUCKET to the lying endpoint.
     liar = {f"spark.hadoop.fs.s3a.bucket.{LYING_BUCKET}.endpoint": lying_s3.endpoint}
     yield from running(server_with_s3(workdir / "shared-server", local_s3, liar))
+
+
+@pytest.fixture(scope="session")
+def gcs_server(workdir: Path, fake_gcs: FakeGcs) -> Iterator[ServerProcess]:
+    """A server with Google's Cloud Storage connector (`--store gcs`) on the shared
+    fake-gcs-server, for gs:// tables; started on first use."""
+    yield from running(server_with_gcs(workdir / "gcs-server", fake_gcs))
 
 
 @pytest.fixture
@@ -55,7 +69,9 @@ def cluster_server(
 def store_spark(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
     """A session for `any_table`: S3 tables are written by executors on the cluster, local
     ones by the shared local-mode server."""
-    name = "cluster_server" if any_table.store in ("s3", "s3-multipart") else "server"
+    name = {"s3": "cluster_server", "s3-multipart": "cluster_server", "gcs": "gcs_server"}.get(
+        any_table.store, "server"
+    )
     session = new_session(request.getfixturevalue(name).url)
     yield session
     session.stop()
@@ -73,7 +89,8 @@ def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
     store = request.param
     client = request.getfixturevalue("s3_client") if store in ("s3", "s3-multipart") else None
     hdfs = request.getfixturevalue("mini_hdfs") if store == "hdfs" else None
-    return make_table(store, workdir, client, hdfs)
+    gcs = request.getfixturevalue("fake_gcs") if store == "gcs" else None
+    return make_table(store, workdir, client, hdfs, gcs)
 
 
 @pytest.fixture(scope="session")

@@ -29,8 +29,8 @@ def run_kit(argv: list[str], tmp_path: Path) -> tuple[int, dict, str]:  # type: 
 
 
 def test_level_2_certifies_the_local_file_system(tmp_path: Path) -> None:
-    # One point, where the crashed job must roll forward: conformance/certify runs every point
-    # on every store (each costs a server restart), and test_faults.py runs them all too.
+    # One point, where the crashed job must roll forward: conformance/certify runs both sides
+    # of the commit point on every store (each costs a server restart), test_faults.py more.
     points = ["job.afterRecord"]
     argv = ["--store", str(tmp_path / "store"), "--level", "2", "--halt-points", ",".join(points)]
     code, report, printed = run_kit(argv, tmp_path)

@@ -24,6 +24,8 @@ from txcommit._names import ALLOW_FAULT_INJECTION_CONF
 from txcommit.testing.local_s3 import LocalS3, s3a_confs
 
 if TYPE_CHECKING:
+    from txcommit.testing.emulators import FakeGcs
+
     from support.cluster import StandaloneCluster
 
 READY_MARK = "ready at sc://"
@@ -195,6 +197,20 @@ def server_with_s3(
         workdir,
         confs={**FAULTS_ALLOWED, **s3a_confs(local_s3.endpoint), **(confs or {})},
         extra_args=["--store", "s3", "--no-local-s3"],
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def server_with_gcs(
+    workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: object
+) -> ServerProcess:
+    """A `txcommit server --store gcs` that reaches the shared fake-gcs-server."""
+    from txcommit.server import gcs_emulator_confs
+
+    return ServerProcess(
+        workdir,
+        confs={**FAULTS_ALLOWED, **gcs_emulator_confs(fake_gcs.endpoint), **(confs or {})},
+        extra_args=["--store", "gcs", "--no-local-gcs"],
         **kwargs,  # type: ignore[arg-type]
     )
 

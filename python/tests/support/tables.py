@@ -1,7 +1,8 @@
 """A table under test on any store, seen the way a user's own tools see it.
 
 Local tables are read with the file system, S3 tables with boto3 straight from the endpoint
-(a raw listing, as any tool would do), HDFS tables through the NameNode's WebHDFS API:
+(a raw listing, as any tool would do), HDFS tables through the NameNode's WebHDFS API, GCS
+tables with gcsfs on the emulator's JSON API:
 independent of the plugin's and the Python mirror's code, so the tests check the store's real
 contents.
 """
@@ -54,12 +55,13 @@ class TableRef:
     s3: Any = None  # a boto3 S3 client
     bucket: str = ""
     prefix: str = ""  # key prefix (S3) or path without the leading slash (HDFS) of the table
-    hdfs: Any = None  # an fsspec WebHDFS file system
+    hdfs: Any = None  # an fsspec file system: WebHDFS, or gcsfs for GCS tables
+    fs_root: str = ""  # the table's path on `hdfs` when not "/<prefix>" (GCS: "<bucket>/<prefix>")
 
     @property
     def root(self) -> str:
-        """The table's path on the HDFS file system."""
-        return "/" + self.prefix
+        """The table's path on the fsspec file system."""
+        return self.fs_root or "/" + self.prefix
 
     # ------------------------------------------------------------------ raw contents
     def objects(self) -> list[str]:
@@ -186,6 +188,7 @@ class TableRef:
         return TableRef(
             self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
             prefix=f"{self.prefix}/{name}", hdfs=self.hdfs,
+            fs_root=f"{self.fs_root}/{name}" if self.fs_root else "",
         )  # fmt: skip
 
 
@@ -273,9 +276,10 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-def make_table(store: str, workdir: Path, s3_client, hdfs=None) -> TableRef:  # noqa: ANN001
+def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None) -> TableRef:  # noqa: ANN001
     """A fresh table on ``store``: a directory below ``workdir``, a prefix of the test bucket
-    read through ``s3_client``, or a directory on ``hdfs`` (a MiniHdfs)."""
+    read through ``s3_client``, a directory on ``hdfs`` (a MiniHdfs), or a prefix of the
+    bucket of ``gcs`` (a FakeGcs)."""
     name = next_table_name()
     if store == "local":
         path = workdir / "tables" / name
@@ -286,6 +290,19 @@ def make_table(store: str, workdir: Path, s3_client, hdfs=None) -> TableRef:  # 
             "webhdfs", host="127.0.0.1", port=hdfs.http_port, user=getpass.getuser()
         )
         return TableRef(store, f"{hdfs.endpoint}/{prefix}", prefix=prefix, hdfs=webhdfs)
+    if store == "gcs":
+        # The JSON API only (gcsfs' default class first asks a gRPC API emulators lack).
+        from gcsfs.core import GCSFileSystem
+
+        prefix = f"tables/{name}"
+        fs = GCSFileSystem(
+            endpoint_url=gcs.endpoint, token="anon", skip_instance_cache=True,
+            use_listings_cache=False,
+        )  # fmt: skip
+        return TableRef(
+            store, f"gs://{gcs.bucket}/{prefix}", bucket=gcs.bucket, prefix=prefix, hdfs=fs,
+            fs_root=f"{gcs.bucket}/{prefix}",
+        )  # fmt: skip
     prefix = f"tables/{store}/{name}"
     return TableRef(
         store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix

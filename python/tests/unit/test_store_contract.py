@@ -65,6 +65,31 @@ class TestGcsStoreContract(StoreContract):
         return open_store(url, endpoint=fake_gcs.endpoint)
 
 
+def test_gcs_walk_lists_every_depth_in_one_request_without_directory_placeholders(
+    fake_gcs: FakeGcs,
+) -> None:
+    """What the readers list a gs:// table with. Hadoop's GCS connector marks directories with
+    empty objects named ``<dir>/``: not files."""
+    import requests
+
+    prefix = f"walk/{uuid.uuid4().hex}"
+    store = open_store(f"gs://conformance/{prefix}", endpoint=fake_gcs.endpoint)
+    for key in ("a", "d/b", "d/e/c"):
+        store.write_replacing(key, b"x")
+    placeholder = requests.post(
+        f"{fake_gcs.endpoint}/upload/storage/v1/b/conformance/o",
+        params={"uploadType": "media", "name": f"{prefix}/d/"},
+        data=b"",
+    )
+    assert placeholder.status_code == 200
+    before = store.requests.snapshot().get("LIST", 0)
+    assert [f.key for f in store.walk()] == ["a", "d/b", "d/e/c"]
+    assert store.requests.snapshot()["LIST"] - before == 1
+    assert [f.key for f in store.walk("d")] == ["d/b", "d/e/c"]
+    assert [f.key for f in store.list("d")] == ["d/b"]
+    assert store.walk("no/such/dir") == []
+
+
 class TestAzureStoreContract(StoreContract):
     adapter = "azure"
 

@@ -25,6 +25,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
@@ -219,12 +220,28 @@ class GcsStore(Store):
 
     def list(self, prefix: str = "") -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
+        return self._objects(prefix, delimited=True)
+
+    def walk(
+        self, prefix: str = "", progress: Callable[[int], None] | None = None
+    ) -> builtins.list[StoreFile]:
+        prefix = self.check_prefix(prefix)
+        # One flat listing (1000 names a page), not one request per directory.
+        return self._objects(prefix, delimited=False, progress=progress)
+
+    def _objects(
+        self, prefix: str, *, delimited: bool, progress: Callable[[int], None] | None = None
+    ) -> builtins.list[StoreFile]:
+        """The objects under the directory ``prefix``: directly under it if ``delimited``,
+        else at any depth. Names ending in ``/`` are directory placeholders (Hadoop's GCS
+        connector creates them for ``mkdirs``), not files."""
         below = join(self.prefix, prefix)
         params: dict[str, str] = {
             "prefix": below + "/" if below else "",
-            "delimiter": "/",
             "fields": "items(name,size,generation),nextPageToken",
         }
+        if delimited:
+            params["delimiter"] = "/"
         strip = self.prefix + "/" if self.prefix else ""
         files: builtins.list[StoreFile] = []
         while True:
@@ -234,9 +251,14 @@ class GcsStore(Store):
                 raise self._error("list", prefix, response)
             page = response.json()
             for item in page.get("items", []):
+                name = str(item["name"])
+                if name.endswith("/"):
+                    continue
                 # generation: new for every write of the name
-                key, size = str(item["name"])[len(strip) :], int(item["size"])
-                files.append(StoreFile(key, size, None, item.get("generation")))
+                files.append(StoreFile(name[len(strip) :], int(item["size"]), None,
+                                       item.get("generation")))  # fmt: skip
+            if progress is not None:
+                progress(len(files))
             token = page.get("nextPageToken")
             if not token:
                 break

@@ -2,8 +2,8 @@
 
     txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
                     [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
-                    [--timeout 120] [--store local|s3|s3-multipart|hdfs|azure]
-                    [--no-local-s3] [--no-local-hdfs] [--no-local-azure]
+                    [--timeout 120] [--store local|s3|s3-multipart|hdfs|gcs|azure]
+                    [--no-local-s3] [--no-local-hdfs] [--no-local-gcs] [--no-local-azure]
                     [--no-plugin] [--dry-run]
     txcommit jars --store s3
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
@@ -147,9 +147,15 @@ def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="store adapter to set up: s3 (conditional put) or s3-multipart add Hadoop's S3A "
         "connector (fetched once into ~/.cache/txcommit/jars) and, unless --no-local-s3, a "
         "local S3 endpoint (moto) with bucket 'txcommit'; hdfs starts a one-machine HDFS "
-        "unless --no-local-hdfs; azure adds Hadoop's ABFS connector and, unless "
-        "--no-local-azure, an Azurite (Azure Blob emulator) with container 'txcommit' "
-        "(default: local)",
+        "unless --no-local-hdfs; gcs adds Google's Cloud Storage connector and, unless "
+        "--no-local-gcs, a local fake-gcs-server with bucket 'txcommit'; azure adds Hadoop's "
+        "ABFS connector and, unless --no-local-azure, an Azurite (Azure Blob emulator) with "
+        "container 'txcommit' (default: local)",
+    )
+    p.add_argument(
+        "--no-local-gcs",
+        action="store_true",
+        help="with --store gcs: reach Google Cloud Storage with your fs.gs.* confs instead",
     )
     p.add_argument(
         "--no-local-azure",
@@ -206,6 +212,7 @@ def _server_config(ns: argparse.Namespace) -> ServerConfig:
         store=ns.store,
         local_s3=not ns.no_local_s3,
         local_hdfs=not ns.no_local_hdfs,
+        local_gcs=not ns.no_local_gcs,
         local_azure=not ns.no_local_azure,
         # If this command is killed outright, take the server down with it.
         die_with_parent=True,
@@ -237,6 +244,12 @@ def _run_server(config: ServerConfig) -> int:
             print(
                 f"txcommit: local S3 (moto) at {server.local_s3.endpoint}, bucket "
                 f"s3a://{config.local_s3_bucket}/ (any credentials)",
+                flush=True,
+            )
+        if server.local_gcs is not None:
+            print(
+                f"txcommit: local GCS (fake-gcs-server) at {server.local_gcs.endpoint}, bucket "
+                f"gs://{config.local_gcs_bucket}/ (no credentials)",
                 flush=True,
             )
         if server.local_hdfs is not None:

@@ -15,7 +15,7 @@ the rows a reader then sees (each table holds 1,000 committed rows first):
   so the kill lands while their commit moves files); for txcommit the server halts at its
   commit point, just before the commit record. A new server then counts.
 
-First it times a write of ``--rows`` rows as 100 files with each protocol. Exit code 1 if
+First it times a write of ``--rows`` rows as ``--files`` files with each protocol. Exit code 1 if
 txcommit showed a reader anything but correct output.
 """
 
@@ -286,23 +286,25 @@ SCENARIOS: list[tuple[str, Callable[[Demo, Protocol, str], Outcome]]] = [
 ]
 
 
-def performance(demo: Demo, rows: int) -> dict[str, float]:
-    """Seconds to write ``rows`` rows as 100 files, per protocol."""
+def performance(demo: Demo, rows: int, files: int) -> dict[str, float]:
+    """Seconds to write ``rows`` rows as ``files`` files, per protocol."""
     out: dict[str, float] = {}
     for label, key in COLUMNS:
         proto = BY_KEY[key]
         with demo.session(proto) as spark:
             t0 = time.perf_counter()
-            _write(spark, proto, spark.range(rows).repartition(100), demo.url(f"perf-{key}"))
+            _write(spark, proto, spark.range(rows).repartition(files), demo.url(f"perf-{key}"))
             out[label] = time.perf_counter() - t0
     return out
 
 
-def render(table: dict[str, dict[str, Outcome]], perf: dict[str, float], rows: int) -> str:
+def render(
+    table: dict[str, dict[str, Outcome]], perf: dict[str, float], rows: int, files: int
+) -> str:
     header = ["failure", *(label for label, _ in COLUMNS), "the paper (v1 / v2 / DBIO)"]
     body = [
         [
-            f"write {rows:,} rows (s)",
+            f"write {rows:,} rows as {files} files (s)",
             *(f"{perf[label]:.1f}" for label, _ in COLUMNS),
             "fastest: DBIO",
         ]
@@ -322,6 +324,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rows", type=int, default=1_000_000,
         help="rows of the timed write (default 1,000,000; the DBIO paper wrote 10,000,000)",
+    )  # fmt: skip
+    p.add_argument(
+        "--files", type=int, default=20,
+        help="files of the timed write (default 20: on --store s3 v1 renames each one "
+        "through a slow copy, about 0.6 s a file, so 100 files add over two minutes)",
     )  # fmt: skip
     p.add_argument(
         "--store", choices=("local", "s3"), default="s3",
@@ -346,9 +353,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ns = _parser().parse_args(argv)
-    if ns.rows < 1:
-        print(f"txcommit demo: --rows must be 1 or more, got {ns.rows}", file=sys.stderr)
-        return 2
+    for flag, value in (("--rows", ns.rows), ("--files", ns.files)):
+        if value < 1:
+            print(f"txcommit demo: {flag} must be 1 or more, got {value}", file=sys.stderr)
+            return 2
     owned = ns.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="txcommit-demo-")) if owned else ns.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -377,8 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         say(f"starting a Spark Connect server with the plugin ({ns.master}, store {ns.store})")
         demo.start_server()
-        say(f"timing a write of {ns.rows:,} rows as 100 files with each protocol")
-        perf = performance(demo, ns.rows)
+        say(f"timing a write of {ns.rows:,} rows as {ns.files} files with each protocol")
+        perf = performance(demo, ns.rows, ns.files)
         table: dict[str, dict[str, Outcome]] = {}
         for scenario, run in SCENARIOS:
             table[scenario] = {}
@@ -395,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(f"The DBIO paper's table, live ({ns.store}): what a reader sees of a failed job")
     print()
-    print(render(table, perf, ns.rows))
+    print(render(table, perf, ns.rows, ns.files))
     print()
     wrong = [s for s, _ in SCENARIOS if not table[s]["txcommit"].correct(s)]
     if wrong:

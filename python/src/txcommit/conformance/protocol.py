@@ -77,7 +77,13 @@ HALT_POINTS: dict[str, bool] = {
     JOB_BEFORE_SUCCESS: True,
 }
 #: Adapters the JVM plugin serves, with the ``txcommit server --store`` that loads them.
-SERVER_STORES = {"local": "local", "s3": "s3", "s3-multipart": "s3-multipart", "azure": "azure"}
+SERVER_STORES = {
+    "local": "local",
+    "s3": "s3",
+    "s3-multipart": "s3-multipart",
+    "gcs": "gcs",
+    "azure": "azure",
+}
 FAULTS_ALLOWED = ALLOW_FAULT_INJECTION_CONF
 HALT_AT = HALT_AT_CONF
 #: Leave the files of failed attempts in the store, as a dead executor would, so that the
@@ -187,6 +193,7 @@ class Level2Context:
             master=self.target.master,
             store=self.target.server_store,
             local_s3=False,
+            local_gcs=False,
             local_azure=False,
             confs={
                 FAULTS_ALLOWED: "true",
@@ -626,6 +633,14 @@ def target_for(
         endpoint = endpoint or getattr(store, "endpoint", None)
         region = region or getattr(store, "region", None) or os.environ.get("AWS_REGION")
         confs.update(s3a_confs(endpoint, region or "us-east-1"))
+    if name == "gcs":
+        from txcommit.server import gcs_emulator_confs
+
+        # An emulator (the store's endpoint or STORAGE_EMULATOR_HOST) without credentials;
+        # Google Cloud itself through the cluster's own fs.gs.* settings.
+        endpoint = endpoint or getattr(store, "endpoint", None)
+        if endpoint:
+            confs.update(gcs_emulator_confs(endpoint))
     spark_root = spark_url(store.root_url)
     if name == "azure":
         spark_root, azure = _abfs_target(store)

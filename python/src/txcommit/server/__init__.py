@@ -38,18 +38,28 @@ from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
 
 if TYPE_CHECKING:
-    from txcommit.testing.emulators import Azurite, MiniHdfs
+    from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs
     from txcommit.testing.local_s3 import LocalS3
 
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
+GCS_ADAPTER_JAR_NAME = "txcommit-gcs.jar"
 AZURE_ADAPTER_JAR_NAME = "txcommit-azure.jar"
-STORES = ("local", "s3", "s3-multipart", "hdfs", "azure")
+STORES = ("local", "s3", "s3-multipart", "hdfs", "gcs", "azure")
 #: The stores reached through Hadoop's S3A connector.
 S3_STORES = ("s3", "s3-multipart")
 LOCAL_S3_BUCKET = "txcommit"
+LOCAL_GCS_BUCKET = "txcommit"
 LOCAL_AZURE_CONTAINER = "txcommit"
+#: Google's Cloud Storage connector (gcs-connector, shaded) serves gs:// for the gcs adapter.
+GCS_CONNECTOR_CONFS = {
+    "spark.hadoop.fs.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS",
+    # Hadoop 3.5's core-default.xml says 64m (for its own GCS module); the connector reads the
+    # key as a plain number and fails to start on "64m" (hadoop-connectors issue 1730).
+    "spark.hadoop.fs.gs.block.size": "67108864",
+}
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SERVER_APP_NAME = "txcommit Connect server"
@@ -83,6 +93,9 @@ class ServerConfig:
     ``hdfs`` needs no jar (Spark's Hadoop client speaks HDFS); with ``local_hdfs`` (its
     default) a one-machine HDFS (MiniDFSCluster) runs for the server's lifetime, else the
     cluster's own Hadoop configuration reaches a real NameNode.
+    ``gcs`` puts Google's Cloud Storage connector on the classpath; with ``local_gcs`` (its
+    default) a fake-gcs-server runs on loopback for the server's lifetime with bucket
+    ``local_gcs_bucket``, else the usual ``spark.hadoop.fs.gs.*`` confs reach Google Cloud.
     ``azure`` puts Hadoop's ABFS connector on the classpath; with ``local_azure`` (its default)
     an Azurite (Azure Blob emulator) runs on loopback for the server's lifetime with container
     ``local_azure_container``, else the usual ``spark.hadoop.fs.azure.*`` confs reach a real
@@ -103,6 +116,8 @@ class ServerConfig:
     local_s3: bool = True
     local_s3_bucket: str = LOCAL_S3_BUCKET
     local_hdfs: bool = True
+    local_gcs: bool = True
+    local_gcs_bucket: str = LOCAL_GCS_BUCKET
     local_azure: bool = True
     local_azure_container: str = LOCAL_AZURE_CONTAINER
 
@@ -176,9 +191,12 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
             azure,
             {"spark.redaction.regex": AZURE_REDACTION_REGEX},
         )
+
+    if config.store == "gcs":
+        classpath = [str(p) for p in jars_for("gcs")]
+        return [str(find_adapter_jar(GCS_ADAPTER_JAR_NAME))], classpath, dict(GCS_CONNECTOR_CONFS)
     if config.store not in S3_STORES:
         return [], [], {}  # local and HDFS: Spark's own Hadoop client
-
     classpath = [str(p) for p in jars_for(config.store)]
     confs = {
         "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
@@ -389,6 +407,7 @@ class RunningServer:
         log_path: Path,
         local_s3: LocalS3 | None = None,
         local_hdfs: MiniHdfs | None = None,
+        local_gcs: FakeGcs | None = None,
         local_azure: Azurite | None = None,
     ):
         self.process = process
@@ -399,6 +418,8 @@ class RunningServer:
         self.local_s3 = local_s3
         #: The one-machine HDFS started for this server (``--store hdfs``), if any.
         self.local_hdfs = local_hdfs
+        #: The loopback fake-gcs-server started for this server (``--store gcs``), if any.
+        self.local_gcs = local_gcs
         #: The Azurite started for this server (``--store azure``), if any.
         self.local_azure = local_azure
 
@@ -455,6 +476,8 @@ class RunningServer:
             self.local_s3.stop()
         if self.local_hdfs is not None:
             self.local_hdfs.stop()
+        if self.local_gcs is not None:
+            self.local_gcs.stop()
         if self.local_azure is not None:
             self.local_azure.stop()
         return self.process.returncode
@@ -497,6 +520,23 @@ def start_local_s3(bucket: str) -> tuple[LocalS3, dict[str, str]]:
     return s3, s3a_confs(s3.endpoint)
 
 
+def gcs_emulator_confs(endpoint: str) -> dict[str, str]:
+    """The connector's confs for a GCS JSON API emulator at ``endpoint`` (no credentials)."""
+    return {
+        "spark.hadoop.fs.gs.storage.root.url": endpoint.rstrip("/") + "/",
+        "spark.hadoop.fs.gs.auth.type": "UNAUTHENTICATED",
+        "spark.hadoop.fs.gs.project.id": "txcommit-local",
+    }
+
+
+def start_local_gcs(bucket: str) -> tuple[FakeGcs, dict[str, str]]:
+    """Start fake-gcs-server on loopback with ``bucket``; return it and the connector's confs."""
+    from txcommit.testing.emulators import FakeGcs
+
+    gcs = FakeGcs(bucket).start()
+    return gcs, gcs_emulator_confs(gcs.endpoint)
+
+
 def _default_log_path(port: int) -> Path:
     fd, name = tempfile.mkstemp(prefix=f"txcommit-server-{port}-", suffix=".log")
     os.close(fd)
@@ -527,7 +567,10 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    local_s3 = local_hdfs = local_azure = None
+    local_s3 = local_hdfs = local_gcs = local_azure = None
+    if config.store == "gcs" and config.local_gcs:
+        local_gcs, gcs_confs = start_local_gcs(config.local_gcs_bucket)
+        config = replace(config, confs={**gcs_confs, **config.confs})
     if config.store in S3_STORES and config.local_s3:
         local_s3, s3_confs = start_local_s3(config.local_s3_bucket)
         config = replace(config, confs={**s3_confs, **config.confs})
@@ -543,7 +586,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     try:
         cmd = build_command(config, home)
     except BaseException:
-        for started in (local_s3, local_hdfs, local_azure):
+        for started in (local_s3, local_hdfs, local_gcs, local_azure):
             if started is not None:
                 started.stop()
         raise
@@ -569,7 +612,14 @@ def start(config: ServerConfig | None = None) -> RunningServer:
             preexec_fn=_parent_death_signal() if config.die_with_parent else None,
         )
     server = RunningServer(
-        process, config.host, config.port, log_path, local_s3, local_hdfs, local_azure
+        process,
+        config.host,
+        config.port,
+        log_path,
+        local_s3,
+        local_hdfs,
+        local_gcs,
+        local_azure,
     )
     try:
         server.wait_ready(config.startup_timeout)

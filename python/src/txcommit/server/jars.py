@@ -1,7 +1,8 @@
 """The third-party jars a store adapter needs on the server, fetched once from Maven.
 
-Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The Azure adapter
-needs Hadoop's ABFS connector (hadoop-azure) and HdrHistogram. The S3 adapters
+Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The gcs adapter
+needs Google's Cloud Storage connector (shaded); the Azure adapter needs Hadoop's ABFS
+connector (hadoop-azure) and HdrHistogram. The S3 adapters
 need Hadoop's S3A connector (hadoop-aws) of exactly the Hadoop version pyspark bundles, and
 the AWS SDK bundle that hadoop-aws release was built with (mixing versions breaks S3A in
 ways that are hard to diagnose). They are downloaded into ``~/.cache/txcommit/jars`` (or
@@ -29,10 +30,13 @@ class Artifact:
     group: str
     name: str
     version: str
+    #: Maven classifier (``shaded``: the jar with its dependencies relocated inside).
+    classifier: str = ""
 
     @property
     def filename(self) -> str:
-        return f"{self.name}-{self.version}.jar"
+        suffix = f"-{self.classifier}" if self.classifier else ""
+        return f"{self.name}-{self.version}{suffix}.jar"
 
     def url(self, repo: str) -> str:
         return f"{repo.rstrip('/')}/{self.group.replace('.', '/')}/{self.name}/{self.version}/"
@@ -55,11 +59,16 @@ AZURE_ARTIFACTS: tuple[Artifact, ...] = (
 #: A one-machine HDFS (NameNode and DataNode) for trying and testing the `hdfs` adapter: one
 #: shaded jar; it runs on the Hadoop client pyspark bundles. Servers never need it.
 MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),)
+#: Google's Cloud Storage connector, shaded (its Google libraries relocated, so they cannot clash
+#: with Spark's guava or jackson): one 40 MB jar. 4.0.4 is the newest whose shaded jar Maven
+#: Central serves; Hadoop 3.5's own hadoop-gcp cannot be pointed at an emulator.
+GCS_ARTIFACTS = (Artifact("com.google.cloud.bigdataoss", "gcs-connector", "4.0.4", "shaded"),)
 STORE_ARTIFACTS: dict[str, tuple[Artifact, ...]] = {
     "local": (),
     "s3": S3_ARTIFACTS,
     "s3-multipart": S3_ARTIFACTS,
     "hdfs": (),  # Spark's own Hadoop client speaks HDFS
+    "gcs": GCS_ARTIFACTS,
     "azure": AZURE_ARTIFACTS,
 }
 
