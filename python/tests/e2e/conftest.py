@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.testing.emulators import FakeGcs, MiniHdfs
+from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs
 from txcommit.testing.local_s3 import LocalS3
 
 from support.cluster import StandaloneCluster, pyspark_home
@@ -19,6 +19,7 @@ from support.servers import (
     new_session,
     running,
     server_on_cluster,
+    server_with_azure,
     server_with_gcs,
     server_with_s3,
 )
@@ -37,6 +38,13 @@ def gcs_server(workdir: Path, fake_gcs: FakeGcs) -> Iterator[ServerProcess]:
     """A server with Google's Cloud Storage connector (`--store gcs`) on the shared
     fake-gcs-server, for gs:// tables; started on first use."""
     yield from running(server_with_gcs(workdir / "gcs-server", fake_gcs))
+
+
+@pytest.fixture(scope="session")
+def azure_server(workdir: Path, azurite: Azurite) -> Iterator[ServerProcess]:
+    """A server with Hadoop's ABFS connector (`--store azure`) on the shared Azurite, for
+    abfs:// tables; started on first use."""
+    yield from running(server_with_azure(workdir / "azure-server", azurite))
 
 
 @pytest.fixture
@@ -69,9 +77,12 @@ def cluster_server(
 def store_spark(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
     """A session for `any_table`: S3 tables are written by executors on the cluster, local
     ones by the shared local-mode server."""
-    name = {"s3": "cluster_server", "s3-multipart": "cluster_server", "gcs": "gcs_server"}.get(
-        any_table.store, "server"
-    )
+    name = {
+        "s3": "cluster_server",
+        "s3-multipart": "cluster_server",
+        "gcs": "gcs_server",
+        "azure": "azure_server",
+    }.get(any_table.store, "server")
     session = new_session(request.getfixturevalue(name).url)
     yield session
     session.stop()
@@ -90,7 +101,8 @@ def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
     client = request.getfixturevalue("s3_client") if store in ("s3", "s3-multipart") else None
     hdfs = request.getfixturevalue("mini_hdfs") if store == "hdfs" else None
     gcs = request.getfixturevalue("fake_gcs") if store == "gcs" else None
-    return make_table(store, workdir, client, hdfs, gcs)
+    azure = request.getfixturevalue("azurite") if store == "azure" else None
+    return make_table(store, workdir, client, hdfs, gcs, azure)
 
 
 @pytest.fixture(scope="session")

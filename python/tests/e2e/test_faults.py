@@ -4,7 +4,8 @@ Each test asserts what a reader relies on: every row of a committed job exactly 
 single row of a job that did not commit, and the previous rows intact. Every test runs on each
 store: the local file system, and S3 (moto over HTTP, reached by Hadoop's S3A) with the
 `s3` (conditional put) and `s3-multipart` adapters; the task and job failures and the driver
-killed on either side of the commit point also on HDFS (a real NameNode and DataNode).
+killed on either side of the commit point also on HDFS (a real NameNode and DataNode), GCS
+(fake-gcs-server) and Azure Blob (Azurite, reached by Hadoop's ABFS).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from support.servers import (
     rows_per_b,
     running,
     server_on_cluster,
+    server_with_azure,
     server_with_gcs,
     server_with_s3,
 )
@@ -55,7 +57,7 @@ def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
 
 
 #: The stores of the task and job failures: every store, HDFS and GCS included.
-FAULT_STORES = [*STORES, "hdfs", "gcs"]
+FAULT_STORES = [*STORES, "hdfs", "gcs", "azure"]
 
 
 @pytest.mark.parametrize("any_table", FAULT_STORES, indirect=True)
@@ -141,6 +143,8 @@ def crashing_server(workdir: Path, table: TableRef, request) -> ServerProcess:  
     """A server to crash: on the cluster for S3 tables, in local mode for the others."""
     if table.store == "gcs":
         return server_with_gcs(workdir, request.getfixturevalue("fake_gcs"))
+    if table.store == "azure":
+        return server_with_azure(workdir, request.getfixturevalue("azurite"))
     local_s3 = request.getfixturevalue("local_s3")
     if table.store not in ("s3", "s3-multipart"):
         return server_with_s3(workdir, local_s3)
@@ -176,6 +180,7 @@ KILL_POINTS_BY_STORE = {
     ],
     "hdfs": ["job.beforeRecord", "job.afterRecord"],
     "gcs": ["job.beforeRecord", "job.afterRecord"],
+    "azure": ["job.beforeRecord", "job.afterRecord"],
 }  # fmt: skip
 if os.environ.get("TXCOMMIT_TEST_ALL_KILL_POINTS") == "1":
     KILL_POINTS_BY_STORE.update(
@@ -192,8 +197,10 @@ def test_server_killed_during_commit_shows_all_or_nothing(
     point: str, workdir: Path, any_table: TableRef, request
 ):  # noqa: ANN001
     table = any_table
-    # The reader afterwards: the shared server, or one with Google's connector for gs://.
-    server = request.getfixturevalue("gcs_server" if table.store == "gcs" else "server")
+    # The reader afterwards: the shared server, or one with the store's connector (gs://, abfs://).
+    server = request.getfixturevalue(
+        {"gcs": "gcs_server", "azure": "azure_server"}.get(table.store, "server")
+    )
     base, n = 1000, 6000
     crashing = crashing_server(workdir / f"halt-{point}-{table.store}", table, request)
     for _ in running(crashing):

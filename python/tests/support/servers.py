@@ -24,7 +24,7 @@ from txcommit._names import ALLOW_FAULT_INJECTION_CONF
 from txcommit.testing.local_s3 import LocalS3, s3a_confs
 
 if TYPE_CHECKING:
-    from txcommit.testing.emulators import FakeGcs
+    from txcommit.testing.emulators import Azurite, FakeGcs
 
     from support.cluster import StandaloneCluster
 
@@ -211,6 +211,18 @@ def server_with_gcs(
         workdir,
         confs={**FAULTS_ALLOWED, **gcs_emulator_confs(fake_gcs.endpoint), **(confs or {})},
         extra_args=["--store", "gcs", "--no-local-gcs"],
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def server_with_azure(
+    workdir: Path, azurite: Azurite, confs: dict[str, str] | None = None, **kwargs: object
+) -> ServerProcess:
+    """A `txcommit server --store azure` that reaches the shared Azurite through ABFS."""
+    return ServerProcess(
+        workdir,
+        confs={**FAULTS_ALLOWED, **azurite.abfs_confs(), **(confs or {})},
+        extra_args=["--store", "azure", "--no-local-azure"],
         **kwargs,  # type: ignore[arg-type]
     )
 

@@ -57,6 +57,8 @@ class TableRef:
     prefix: str = ""  # key prefix (S3) or path without the leading slash (HDFS) of the table
     hdfs: Any = None  # an fsspec file system: WebHDFS, or gcsfs for GCS tables
     fs_root: str = ""  # the table's path on `hdfs` when not "/<prefix>" (GCS: "<bucket>/<prefix>")
+    #: Azure: Hadoop ABFS writes an empty blob per directory (a marker), not a file of the table.
+    folder_markers: bool = False
 
     @property
     def root(self) -> str:
@@ -75,7 +77,10 @@ class TableRef:
         if self.hdfs is not None:
             if not self.hdfs.exists(self.root):
                 return []
-            return sorted(p[len(self.root) + 1 :] for p in self.hdfs.find(self.root))
+            found = sorted(p[len(self.root) + 1 :] for p in self.hdfs.find(self.root))
+            if self.folder_markers:
+                found = [k for k in found if not any(o.startswith(k + "/") for o in found)]
+            return found
         out: list[str] = []
         for page in self.s3.get_paginator("list_objects_v2").paginate(
             Bucket=self.bucket, Prefix=self.prefix + "/"
@@ -276,10 +281,10 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None) -> TableRef:  # noqa: ANN001
+def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None, azure=None) -> TableRef:  # noqa: ANN001, E501
     """A fresh table on ``store``: a directory below ``workdir``, a prefix of the test bucket
-    read through ``s3_client``, a directory on ``hdfs`` (a MiniHdfs), or a prefix of the
-    bucket of ``gcs`` (a FakeGcs)."""
+    read through ``s3_client``, a directory on ``hdfs`` (a MiniHdfs), a prefix of the
+    bucket of ``gcs`` (a FakeGcs), or a prefix of the container of ``azure`` (an Azurite)."""
     name = next_table_name()
     if store == "local":
         path = workdir / "tables" / name
@@ -302,6 +307,23 @@ def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None) -> Tab
         return TableRef(
             store, f"gs://{gcs.bucket}/{prefix}", bucket=gcs.bucket, prefix=prefix, hdfs=fs,
             fs_root=f"{gcs.bucket}/{prefix}",
+        )  # fmt: skip
+    if store == "azure":
+        # Read raw with obstore's fsspec file system (not through txcommit).
+        from obstore.fsspec import FsspecStore
+
+        from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
+
+        prefix = f"tables/{name}"
+        fs = FsspecStore(
+            "azure",
+            config={"account_name": EMULATOR_ACCOUNT, "account_key": EMULATOR_KEY,
+                    "endpoint": azure.endpoint},
+            client_options={"allow_http": True},
+        )  # fmt: skip
+        return TableRef(
+            store, f"{azure.abfs_url}{prefix}", bucket=azure.container, prefix=prefix, hdfs=fs,
+            fs_root=f"{azure.container}/{prefix}", folder_markers=True,
         )  # fmt: skip
     prefix = f"tables/{store}/{name}"
     return TableRef(
