@@ -71,7 +71,10 @@ lazy val testSettings = Seq(
   Test / fork := true,
   // The forked test JVM gets sbt's user.home (the shell's $HOME, .ci/env.sh), not the password
   // database's: nothing a test runs looks into the user's own home.
-  Test / javaOptions ++= Seq("-Xmx1g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  // C1 only and the serial collector: a test JVM lives for a minute on two shared cores, where
+  // the C2 compiler's and the collector's threads cost more than they return.
+  Test / javaOptions ++= Seq("-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     s"-Duser.home=${sys.props("user.home")}"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"))
 

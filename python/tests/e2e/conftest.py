@@ -4,6 +4,7 @@ Each starts on first use."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,8 +23,13 @@ from support.servers import (
     server_with_azure,
     server_with_gcs,
     server_with_s3,
+    with_test_jvm_opts,
 )
 from support.tables import STORES, TableRef, make_table, next_table_name
+
+# Every Spark JVM started from here on (servers, the kit's and the demo's servers, cluster
+# daemons) inherits the tests' JVM options; see TEST_JVM_OPTS.
+os.environ.update(with_test_jvm_opts(dict(os.environ)))
 
 
 @pytest.fixture(scope="session")

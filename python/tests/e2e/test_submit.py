@@ -22,7 +22,7 @@ from txcommit._names import ALLOW_FAULT_INJECTION_CONF, HALT_AT_CONF
 
 from support.cluster import StandaloneCluster, pyspark_home
 from support.layout import committed, data_files, txn_of
-from support.servers import cluster_confs, server_python
+from support.servers import TEST_JVM_OPTS, cluster_confs, server_python
 
 REPO = Path(__file__).resolve().parents[3]
 VERSION = "0.1.0"
@@ -90,7 +90,7 @@ def submit(
         "PYSPARK_DRIVER_PYTHON": server_python(),
         # Java takes user.home from the password database, not $HOME: Ivy's caches and the
         # local Maven repository must come from the test's own directory.
-        "SPARK_SUBMIT_OPTS": f"-Duser.home={home}",
+        "SPARK_SUBMIT_OPTS": f"-Duser.home={home} {TEST_JVM_OPTS}".strip(),
         "HOME": str(home),
     }
     spark_submit = pyspark_home() / "bin" / "spark-submit"

@@ -30,6 +30,23 @@ if TYPE_CHECKING:
 
 READY_MARK = "ready at sc://"
 START_TIMEOUT_S = 240
+#: JVM options of every Spark JVM the tests start (Connect servers, classic spark-submit jobs,
+#: the cluster's daemons and executors). Test JVMs live for seconds to minutes and share two
+#: cores: the C1 compiler alone and the serial collector start them in about half the CPU time
+#: of the defaults (C2 compiler and GC threads compete with the work). The benchmark and the
+#: demo keep the JVM's defaults. TXCOMMIT_TEST_JVM_OPTS="" keeps them in the tests too.
+TEST_JVM_OPTS = os.environ.get(
+    "TXCOMMIT_TEST_JVM_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+).strip()
+
+
+def with_test_jvm_opts(env: dict[str, str]) -> dict[str, str]:
+    """`env` with TEST_JVM_OPTS added to what spark-submit (SPARK_SUBMIT_OPTS) and the
+    standalone daemons (SPARK_DAEMON_JAVA_OPTS) pass to their JVM."""
+    out = dict(env)
+    for var in ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS"):
+        out[var] = f"{out.get(var, '')} {TEST_JVM_OPTS}".strip()
+    return out
 
 
 def server_python() -> str:
@@ -242,6 +259,7 @@ def cluster_confs(**extra: str) -> dict[str, str]:
         # Serve only once both executors are registered, so jobs spread over both.
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
         "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+        **({"spark.executor.extraJavaOptions": TEST_JVM_OPTS} if TEST_JVM_OPTS else {}),
         **extra,
     }
 

@@ -173,6 +173,6 @@ def test_a_partial_read_run_replaces_only_the_points_it_measured():
 def test_only_read_runs_nothing_else():
     sizes = sizes_from(build_parser().parse_args(["--only", "read", "--quick"]))
     assert sizes.files == [] and sizes.seed_rows == 0
-    assert sizes.read_txns == [1, 100] and sizes.read_partitions == 100
+    assert sizes.read_txns == [1, 20] and sizes.read_partitions == 20
     sizes = sizes_from(build_parser().parse_args(["--only", "sweep"]))
     assert sizes.read_txns == [] and sizes.read_partitions == 0 and sizes.files
