@@ -142,13 +142,7 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
   override def checkReady(table: Path): Unit = verifyConditionalPut(table)
   override def checkAtomicReady(root: Path): Unit = verifyConditionalPut(root)
 
-  private def verifyConditionalPut(table: Path): Unit =
-    if (loc.jobConf.getBoolean(AzureStore.VerifyConditionalPut, true)) {
-      ConditionalPutProbe.verify(this, table)
-    } else {
-      log.warn(s"txcommit: ${AzureStore.VerifyConditionalPut}=false: trusting ${loc.endpoint} " +
-        s"(container ${loc.container}) to honour If-None-Match without checking")
-    }
+  private def verifyConditionalPut(table: Path): Unit = ConditionalPutProbe.verify(this, table)
 
   override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
     properties(blobName(written)).map(StagedFile(rel, _)) // None: never opened, or deleted under the task

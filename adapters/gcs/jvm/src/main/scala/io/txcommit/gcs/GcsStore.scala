@@ -15,7 +15,6 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.CommitConflictException
-import io.txcommit.conf.TxCommitConf
 import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, StagedFile}
 
 /**
@@ -182,13 +181,7 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
 
   override def checkAtomicReady(root: Path): Unit = verifyGenerationMatch(root)
 
-  private def verifyGenerationMatch(table: Path): Unit =
-    if (TxCommitConf.bool(loc.jobConf, GcsStore.VerifyGenerationMatch, default = true)) {
-      GenerationMatchProbe.verify(this, table)
-    } else {
-      log.warn(s"txcommit: ${GcsStore.VerifyGenerationMatch}=false: trusting ${loc.endpoint} " +
-        s"(bucket $bucket) to honour ifGenerationMatch=0 without checking")
-    }
+  private def verifyGenerationMatch(table: Path): Unit = GenerationMatchProbe.verify(this, table)
 }
 
 object GcsStore {

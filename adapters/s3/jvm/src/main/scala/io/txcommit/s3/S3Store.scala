@@ -12,7 +12,6 @@ import software.amazon.awssdk.core.sync.RequestBody
 import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.CommitConflictException
-import io.txcommit.conf.TxCommitConf
 import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, OpenUpload, StagedFile}
 
 /**
@@ -187,13 +186,7 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   override def checkReady(table: Path): Unit = verifyConditionalPut(table)
 
-  protected final def verifyConditionalPut(table: Path): Unit =
-    if (TxCommitConf.bool(loc.jobConf, TxCommitConf.VerifyConditionalPut, default = true)) {
-      ConditionalPutProbe.verify(this, table)
-    } else {
-      log.warn(s"txcommit: ${TxCommitConf.VerifyConditionalPut}=false: trusting ${loc.endpoint} " +
-        s"(bucket $bucket) to honour If-None-Match without checking")
-    }
+  protected final def verifyConditionalPut(table: Path): Unit = ConditionalPutProbe.verify(this, table)
 
   override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] = {
     val k = key(written)
