@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from support.cluster import StandaloneCluster
 
 READY_MARK = "ready at sc://"
+#: The main class of the JVM spark-submit starts for a server (an executor's is
+#: CoarseGrainedExecutorBackend).
+DRIVER_MAIN = b"org.apache.spark.deploy.SparkSubmit"
 START_TIMEOUT_S = 240
 #: JVM options of every Spark JVM the tests start (Connect servers, classic spark-submit jobs,
 #: the cluster's daemons and executors). Test JVMs live for seconds to minutes and share two
@@ -126,7 +129,9 @@ class ServerProcess:
         raise RuntimeError("server did not start:\n" + "".join(self.output[-60:]))
 
     def jvm_pids(self) -> list[int]:
-        """The Spark JVM(s) serving this port, found by the conf on their command line."""
+        """The server's driver JVM, found by the conf on its command line. Executors on a
+        cluster carry the conf too (Spark passes every `spark.*.port` conf to them at launch),
+        but they are not the server: they exit on their own once the driver is gone."""
         marker = f"spark.connect.grpc.binding.port={self.port}".encode()
         pids = []
         for entry in os.listdir("/proc"):
@@ -136,7 +141,8 @@ class ServerProcess:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if marker in cmdline and b"java" in cmdline.split(b"\0")[0]:
+            argv = cmdline.split(b"\0")
+            if marker in cmdline and b"java" in argv[0] and DRIVER_MAIN in argv:
                 pids.append(int(entry))
         return pids
 
