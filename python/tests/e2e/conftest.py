@@ -17,6 +17,7 @@ from support.cluster import StandaloneCluster, pyspark_home
 from support.s3 import LYING_BUCKET
 from support.servers import (
     ServerProcess,
+    abandon_sessions,
     new_session,
     running,
     server_on_cluster,
@@ -30,6 +31,11 @@ from support.tables import STORES, TableRef, make_table, next_table_name
 # Every Spark JVM started from here on (servers, the kit's and the demo's servers, cluster
 # daemons) inherits the tests' JVM options; see TEST_JVM_OPTS.
 os.environ.update(with_test_jvm_opts(dict(os.environ)))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Servers are gone by now: close the clients without a request (see abandon_sessions).
+    abandon_sessions()
 
 
 @pytest.fixture(scope="session")

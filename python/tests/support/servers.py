@@ -189,6 +189,12 @@ def running(server: ServerProcess) -> Iterator[ServerProcess]:
 FAULTS_ALLOWED = {ALLOW_FAULT_INJECTION_CONF: "true"}
 
 
+#: Every session the tests opened. `abandon_sessions` closes them at the end of the run without
+#: a request: a test that failed while its session pointed at a server it had killed would
+#: otherwise leave pyspark's exit hook retrying that server for ten minutes.
+_SESSIONS: list = []  # type: ignore[type-arg]
+
+
 def new_session(url: str, *, one_clock: bool = False):  # noqa: ANN201 - a connect SparkSession
     """A session on the server at ``url``. With ``one_clock`` it reads tables that another
     server of this machine has just written: they share one clock, so it reads without the
@@ -196,9 +202,18 @@ def new_session(url: str, *, one_clock: bool = False):  # noqa: ANN201 - a conne
     from pyspark.sql import SparkSession
 
     session = SparkSession.builder.remote(url).create()
+    _SESSIONS.append(session)
     if one_clock:
         session.conf.set("spark.txcommit.read.maxClockSkewMs", "0")
     return session
+
+
+def abandon_sessions() -> None:
+    """Closes every session `new_session` opened, sending no request (`txcommit.abandon`)."""
+    import txcommit
+
+    while _SESSIONS:
+        txcommit.abandon(_SESSIONS.pop())
 
 
 def rows_per_b(url: str, table_url: str, *, one_clock: bool = False) -> dict[int, int]:
