@@ -1,20 +1,30 @@
 """The Python HDFS store (WebHDFS, no JVM in the reader) on a real NameNode and DataNode: the
 shared store contract (the conformance kit's Level 1 checks), and what only HDFS can do wrong:
-a rename onto a directory, a rename whose answer was lost."""
+a rename onto a directory, a rename whose answer was lost; and the Python readers on a table
+Spark wrote."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 import requests
+from pyspark.sql import functions as F
 
+import txcommit
 from txcommit.adapters import open_store
 from txcommit.adapters.hdfs import HdfsStore
+from txcommit.cli.log import main as log_main
+from txcommit.cli.ls import main as ls_main
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.testing.emulators import MiniHdfs
 from txcommit.testing.store_contract import StoreContract
+
+from support.servers import ServerProcess, new_session
 
 
 def fresh(hdfs: MiniHdfs, **options: Any) -> HdfsStore:
@@ -98,3 +108,61 @@ def test_errors_name_the_path_and_what_to_do(mini_hdfs: MiniHdfs) -> None:
                   user="nobody-else").create_exclusive("denied/t1.json", b"1")  # fmt: skip
     with pytest.raises(UnsupportedStoreError, match="viewfs"):
         open_store("viewfs://cluster/t")
+
+
+def test_python_readers_show_exactly_what_spark_wrote_on_hdfs(
+    workdir: Path, mini_hdfs: MiniHdfs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `--store hdfs` server writes two appends, a job that fails half way and an overwrite;
+    after each step `txcommit.dataset`, `txcommit ls` and `txcommit log` (over WebHDFS, no JVM)
+    show exactly Spark's rows, files and transactions."""
+    proc = ServerProcess(
+        workdir / "hdfs-readers", extra_args=["--store", "hdfs", "--no-local-hdfs"]
+    )
+    proc.start()
+    url = f"{mini_hdfs.endpoint}/readers/{uuid.uuid4().hex[:8]}"
+    cli = ["--endpoint", mini_hdfs.webhdfs]
+    try:
+        spark = new_session(proc.url)
+        txcommit.enable(spark)
+
+        def python_sees_what_spark_sees() -> tuple[list[dict[str, Any]], set[str]]:
+            df = spark.read.parquet(url)
+            rows = sorted(r.id for r in df.collect())
+            files = {
+                unquote(r[0]).split(f"{url}/", 1)[1]
+                for r in df.select(F.input_file_name()).distinct().collect()
+            }
+            table = txcommit.dataset(url, storage_options={"endpoint": mini_hdfs.webhdfs})
+            assert sorted(table.to_table().column("id").to_pylist()) == rows
+            capsys.readouterr()
+            assert ls_main([url, "--json", *cli]) == 0
+            assert {f["path"] for f in json.loads(capsys.readouterr().out)} == files
+            assert log_main([url, "--json", *cli]) == 0
+            return list(json.loads(capsys.readouterr().out)), files
+
+        spark.range(0, 1000, 1, 4).write.parquet(url)
+        spark.range(1000, 1005).write.mode("append").parquet(url)
+        history, _ = python_sees_what_spark_sees()
+        assert [h["state"] for h in history] == ["committed", "committed"]
+        assert sorted(h["rows"] for h in history) == [5, 1000]
+
+        # Three of four tasks write their files, the last one fails every attempt: its files
+        # stay on the NameNode (a dead job's), and no reader shows them.
+        failing = spark.range(0, 4000, 1, 4).selectExpr(
+            "if(id = 3999, raise_error('txcommit test: task fails'), id) AS id"
+        )
+        with pytest.raises(Exception, match="txcommit test: task fails"):
+            failing.write.mode("append").parquet(url)
+        history, before = python_sees_what_spark_sees()
+        assert [h["state"] for h in history].count("aborted") == 1, history
+        assert spark.read.parquet(url).count() == 1005
+
+        spark.range(7).write.mode("overwrite").parquet(url)
+        history, _ = python_sees_what_spark_sees()
+        assert history[0]["state"] == "committed" and history[0]["operation"] == "overwrite"
+        assert history[0]["removedFiles"] == len(before) and history[0]["rows"] == 7
+        assert sorted(r.id for r in spark.read.parquet(url).collect()) == list(range(7))
+        spark.stop()
+    finally:
+        proc.stop()
