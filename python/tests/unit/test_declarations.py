@@ -3,6 +3,7 @@ adapter for a URL."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ from txcommit.adapters import (
     AdapterDeclaration,
     LocalStore,
     adapter_for,
+    declaration_named,
     known_adapters,
     load_declarations,
     open_store,
@@ -21,6 +23,8 @@ from txcommit.adapters import (
     parse_declaration,
     scheme_of,
 )
+from txcommit.adapters.hdfs import HdfsStore
+from txcommit.adapters.registry import implementation
 from txcommit.adapters.s3 import S3MultipartStore, S3Store
 from txcommit.errors import (
     InvalidDeclarationError,
@@ -202,5 +206,9 @@ def test_open_store_builds_the_adapters_python_mirror(tmp_path: Path, local_s3: 
     multipart = open_store(fresh_s3_url("s3a"), {"s3a": "s3-multipart"}, **s3_options(local_s3))
     assert isinstance(multipart, S3MultipartStore)
     assert multipart.declaration.primitive == "multipart-complete"
-    with pytest.raises(UnsupportedStoreError, match="'hdfs' \\(rename\\) has no Python"):
-        open_store("hdfs://nn/t")
+    hdfs = open_store("hdfs://nn:8020/t")
+    assert isinstance(hdfs, HdfsStore) and hdfs.endpoint == "http://nn:9870/webhdfs/v1"
+    jvm_only = dataclasses.replace(declaration_named("hdfs"), name="jvm-only",
+                                   implementations=("jvm",))  # fmt: skip
+    with pytest.raises(UnsupportedStoreError, match="'jvm-only' \\(rename\\) has no Python"):
+        implementation(jvm_only)

@@ -29,6 +29,7 @@ CONF_PREFIX = ADAPTER_CONF_PREFIX
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
     "azure": ("txcommit.adapters.azure", "AzureBlobStore"),
     "gcs": ("txcommit.adapters.gcs", "GcsStore"),
+    "hdfs": ("txcommit.adapters.hdfs", "HdfsStore"),
     "local": ("txcommit.adapters.local", "LocalStore"),
     "s3": ("txcommit.adapters.s3", "S3Store"),
     "s3-multipart": ("txcommit.adapters.s3", "S3MultipartStore"),
@@ -136,7 +137,8 @@ def open_store(
 
     ``options`` go to the store's constructor (for S3: ``endpoint``, ``region``,
     ``path_style``, ``allow_http``, ``access_key_id``, ``secret_access_key``, ...; for GCS:
-    ``endpoint``; for Azure: ``account``, ``account_key``, ``endpoint``, ``emulator``).
+    ``endpoint``; for HDFS: ``endpoint`` (the NameNode's WebHDFS address), ``user``; for Azure:
+    ``account``, ``account_key``, ``endpoint``, ``emulator``).
     """
     declaration = adapter_for(url_or_path, overrides)
     return implementation(declaration)(url_or_path, declaration=declaration, **options)

@@ -6,6 +6,7 @@ replace sequence.
 
     txcommit log /data/events
     txcommit log s3://bucket/events --endpoint http://127.0.0.1:9000 --json
+    txcommit log hdfs://namenode:8020/events --endpoint http://namenode:9870
 
 *pending* means the job started and neither committed nor aborted: it is running, or its
 driver died (VACUUM removes its files after the data horizon).

@@ -3,6 +3,7 @@ their sizes and transactions, as a table in the terminal or as JSON (``--json``)
 
     txcommit ls /data/events
     txcommit ls s3://bucket/events --endpoint http://127.0.0.1:9000 --json
+    txcommit ls hdfs://namenode:8020/events --endpoint http://namenode:9870
 
 S3 credentials come from the environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
 ``AWS_SESSION_TOKEN``, or the default chain) and are never printed.
@@ -25,14 +26,18 @@ from txcommit.table.view import TableView, open_table
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     """PATH and the store options shared by ``txcommit ls`` and ``txcommit log``."""
     parser.add_argument(
-        "path", metavar="PATH", help="the table: a local path, file://, s3:// or s3a:// URL"
+        "path",
+        metavar="PATH",
+        help="the table: a local path, file://, s3://, s3a:// or hdfs:// URL",
     )
     parser.add_argument(
         "--endpoint",
         help="S3-compatible endpoint URL, e.g. http://127.0.0.1:9000 (default: "
         "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS itself); credentials always come "
         "from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) "
-        "and are never printed",
+        "and are never printed. For hdfs:// tables: the NameNode's WebHDFS address, e.g. "
+        "http://namenode:9870 (default: TXCOMMIT_WEBHDFS_ENDPOINT, else port 9870 of the "
+        "URL's host; the user is HADOOP_USER_NAME, else the login name)",
     )
     parser.add_argument(
         "--region", help="S3 region (default: AWS_REGION / AWS_DEFAULT_REGION, else us-east-1)"
@@ -59,8 +64,16 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
             options["endpoint"] = ns.endpoint
         if ns.region:
             options["region"] = ns.region
+    elif ns.path.startswith("hdfs://"):
+        if ns.endpoint:
+            options["endpoint"] = ns.endpoint
+        if ns.region:
+            raise TxCommitError(f"--region is for s3:// tables, not {ns.path}")
     elif ns.endpoint or ns.region:
-        raise TxCommitError(f"--endpoint and --region are for s3:// tables, not {ns.path}")
+        raise TxCommitError(
+            f"--endpoint and --region are for s3:// tables (--endpoint also for hdfs://), not "
+            f"{ns.path}"
+        )
     progress = sys.stderr.isatty() if ns.progress is None else ns.progress
     return open_table(
         ns.path,

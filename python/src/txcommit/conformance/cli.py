@@ -36,7 +36,7 @@ from txcommit.table.format import display_url, join
 
 _S3_SCHEMES = ("s3", "s3a")
 #: Stores reached at an --endpoint: S3-compatibles, GCS emulators, Azurite or custom domains.
-_ENDPOINT_SCHEMES = (*_S3_SCHEMES, "gs", "az", "abfs", "abfss")
+_ENDPOINT_SCHEMES = (*_S3_SCHEMES, "gs", "az", "abfs", "abfss", "hdfs")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         metavar="URL",
         help="where to test: a local directory or file: URL, s3://bucket/prefix, "
-        "gs://bucket/prefix, or az://container/prefix (abfss://container@account.dfs.core."
-        "windows.net/prefix)",
+        "gs://bucket/prefix, az://container/prefix (abfss://container@account.dfs.core."
+        "windows.net/prefix), or hdfs://namenode:port/path",
     )
     p.add_argument(
         "--adapter",
@@ -71,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the store's endpoint: an S3-compatible endpoint, a GCS emulator "
         "(default $STORAGE_EMULATOR_HOST), or an Azure Blob endpoint such as Azurite's "
-        "http://127.0.0.1:10000/devstoreaccount1",
+        "http://127.0.0.1:10000/devstoreaccount1, or the HDFS NameNode's WebHDFS address "
+        "http://namenode:9870 (default $TXCOMMIT_WEBHDFS_ENDPOINT, else port 9870 of the "
+        "hdfs:// URL's host)",
     )
     p.add_argument("--region", help="S3 region (default: AWS_REGION, else us-east-1)")
     p.add_argument("--report", metavar="PATH", help="write the JSON report here")
@@ -158,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _usage(f"--region applies to s3:// stores only, not {scheme}:")
     if ns.endpoint and scheme not in _ENDPOINT_SCHEMES:
         return _usage(
-            f"--endpoint applies to s3://, gs:// and az:// (abfs://) stores only, not {scheme}:"
+            f"--endpoint applies to s3://, gs://, az:// (abfs://) and hdfs:// stores only, "
+            f"not {scheme}:"
         )
     if ns.endpoint:
         options["endpoint"] = ns.endpoint

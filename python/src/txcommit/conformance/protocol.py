@@ -83,6 +83,7 @@ SERVER_STORES = {
     "s3-multipart": "s3-multipart",
     "gcs": "gcs",
     "azure": "azure",
+    "hdfs": "hdfs",
 }
 FAULTS_ALLOWED = ALLOW_FAULT_INJECTION_CONF
 HALT_AT = HALT_AT_CONF
@@ -195,6 +196,7 @@ class Level2Context:
             local_s3=False,
             local_gcs=False,
             local_azure=False,
+            local_hdfs=False,  # the kit certifies the NameNode it was given
             confs={
                 FAULTS_ALLOWED: "true",
                 "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),

@@ -368,7 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m txcommit.testing.emulators",
         description="Run a local GCS (fake-gcs-server) or Azure Blob (Azurite) emulator in "
         "memory on loopback, with one bucket or container, or a one-machine HDFS "
-        "(MiniDFSCluster), until interrupted. Prints 'ready at <endpoint>' once it serves.",
+        "(MiniDFSCluster), until interrupted. Prints 'ready at <endpoint>' once it serves "
+        "(for hdfs, after 'webhdfs at <NameNode's WebHDFS URL>').",
     )
     p.add_argument("kind", choices=["gcs", "azure", "hdfs"], help="which emulator")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
@@ -392,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TxCommitError as e:
         print(e, flush=True)
         return 1
+    if isinstance(emulator, MiniHdfs):  # Python readers reach HDFS over WebHDFS
+        print(f"{emulator.name} webhdfs at {emulator.webhdfs}", flush=True)
     print(f"{emulator.name} ready at {emulator.endpoint}", flush=True)
     stop = signal.Signals.SIGTERM
 
