@@ -118,7 +118,7 @@ class HdfsStore(Store):
         except ImportError:
             raise UnsupportedStoreError(
                 f"txcommit: the hdfs adapter ({self.root_url}) needs requests; install it: "
-                "pip install requests"
+                "pip install 'txcommit[hdfs]'"
             ) from None
         return requests.Session()
 
