@@ -20,7 +20,7 @@ import txcommit
 from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
 
 from support.servers import READY_MARK, ServerProcess, new_session, server_python
-from support.tables import txn_of
+from support.tables import check_cli_against_dataset, txn_of
 
 STARTED = re.compile(
     r"local Azure Blob \(Azurite\) at (http://127\.0\.0\.1:(\d+)/devstoreaccount1), "
@@ -59,7 +59,11 @@ def blobs(endpoint: str, prefix: str) -> dict[str, bytes]:
     }
 
 
-def test_append_failure_and_overwrite_on_abfs(azure_server: ServerProcess) -> None:
+def test_append_failure_and_overwrite_on_abfs(
+    azure_server: ServerProcess,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """An append, a job that fails half way (its rows stay hidden), an overwrite; Spark and the
     Python readers see the same rows, and each commit is one record in the container."""
     found = started(azure_server)
@@ -107,6 +111,9 @@ def test_append_failure_and_overwrite_on_abfs(azure_server: ServerProcess) -> No
     options = {"endpoint": endpoint, "emulator": True}
     table = txcommit.dataset(url, storage_options=options).to_table()
     assert sorted(table["id"].to_pylist()) == list(range(5000, 5020))
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", EMULATOR_KEY)  # the CLI's credentials
+    states = check_cli_against_dataset(url, options, "tables/events", capsys, monkeypatch)
+    assert states == {"committed": 3, "aborted": 1}, states
 
 
 def test_credentials_stay_out_of_the_log_and_azurite_stops_with_the_server(

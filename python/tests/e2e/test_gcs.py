@@ -17,13 +17,18 @@ import txcommit
 from txcommit.adapters import open_store
 
 from support.servers import READY_MARK, ServerProcess, new_session, server_python
+from support.tables import check_cli_against_dataset
 
 STARTED = re.compile(
     r"local GCS \(fake-gcs-server\) at http://127\.0\.0\.1:(\d+), bucket gs://txcommit/"
 )
 
 
-def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(workdir: Path) -> None:
+def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(
+    workdir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """One server: two appends, a job that fails half way, an overwrite; Spark and the Python
     readers see exactly the committed transactions; each commit is one exclusive upload."""
     proc = ServerProcess(workdir / "gcs-quick-start", extra_args=["--store", "gcs"])
@@ -66,6 +71,10 @@ def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(workdir: Pat
         assert not store.list("_txcommit/probe"), "the probe leaves nothing"
         table = txcommit.dataset(url, storage_options={"endpoint": endpoint}).to_table()
         assert sorted(table.column("id").to_pylist()) == list(range(7))
+        states = check_cli_against_dataset(
+            url, {"endpoint": endpoint}, "events", capsys, monkeypatch
+        )
+        assert states == {"committed": 3, "aborted": 1}, states
     finally:
         proc.stop()
     with socket.socket() as s:

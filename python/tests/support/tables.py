@@ -14,6 +14,7 @@ import itertools
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -241,6 +242,23 @@ def check_readers_see(
     else:
         fs, root = fsspec.filesystem("txcommit+file"), str(Path(url).resolve())
     assert {p[len(root) + 1 :] for p in fs.find(root)} == files
+
+
+def check_cli_against_dataset(
+    url: str,
+    options: dict[str, Any],
+    table_prefix: str,
+    capsys,  # noqa: ANN001 - pytest's fixtures
+    monkeypatch,  # noqa: ANN001
+) -> dict[str, int]:
+    """``txcommit ls`` lists exactly the files ``txcommit.dataset`` reads (paths relative to
+    the table, whose key prefix is ``table_prefix``); returns how many transactions
+    ``txcommit log`` shows in each state."""
+    mark = table_prefix.strip("/") + "/"
+    dataset = txcommit.dataset(url, storage_options=options)
+    files = {f[f.index(mark) + len(mark) :] for f in dataset.files}
+    history = cli_history(url, {"endpoint": options["endpoint"]}, files, capsys, monkeypatch)
+    return dict(Counter(r["state"] for r in history))
 
 
 def cli_history(

@@ -28,7 +28,8 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path",
         metavar="PATH",
-        help="the table: a local path, file://, s3://, s3a:// or hdfs:// URL",
+        help="the table: a local path, file://, s3://, s3a://, hdfs://, gs://, az:// or "
+        "abfs[s]:// URL",
     )
     parser.add_argument(
         "--endpoint",
@@ -37,7 +38,9 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
         "from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) "
         "and are never printed. For hdfs:// tables: the NameNode's WebHDFS address, e.g. "
         "http://namenode:9870 (default: TXCOMMIT_WEBHDFS_ENDPOINT, else port 9870 of the "
-        "URL's host; the user is HADOOP_USER_NAME, else the login name)",
+        "URL's host; the user is HADOOP_USER_NAME, else the login name). For gs:// and "
+        "az:// or abfs[s]:// tables: the store's endpoint (an emulator's; Azure's account key "
+        "comes from AZURE_STORAGE_ACCOUNT_KEY)",
     )
     parser.add_argument(
         "--region", help="S3 region (default: AWS_REGION / AWS_DEFAULT_REGION, else us-east-1)"
@@ -57,6 +60,10 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Schemes besides S3 whose store takes --endpoint (an emulator, a WebHDFS address).
+ENDPOINT_SCHEMES = ("hdfs://", "gs://", "az://", "abfs://", "abfss://")
+
+
 def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableView:
     options: dict[str, Any] = {}
     if ns.path.startswith(("s3://", "s3a://")):
@@ -64,15 +71,15 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
             options["endpoint"] = ns.endpoint
         if ns.region:
             options["region"] = ns.region
-    elif ns.path.startswith("hdfs://"):
+    elif ns.path.startswith(ENDPOINT_SCHEMES):
         if ns.endpoint:
             options["endpoint"] = ns.endpoint
         if ns.region:
             raise TxCommitError(f"--region is for s3:// tables, not {ns.path}")
     elif ns.endpoint or ns.region:
         raise TxCommitError(
-            f"--endpoint and --region are for s3:// tables (--endpoint also for hdfs://), not "
-            f"{ns.path}"
+            f"--endpoint and --region are for s3:// tables (--endpoint also for hdfs://, gs://, "
+            f"az:// and abfs[s]://), not {ns.path}"
         )
     progress = sys.stderr.isatty() if ns.progress is None else ns.progress
     return open_table(
