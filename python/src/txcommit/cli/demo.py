@@ -37,6 +37,7 @@ from typing import Any
 from txcommit._names import ALLOW_FAULT_INJECTION_CONF, HALT_AT_CONF
 from txcommit.bench.protocols import BY_KEY, Protocol
 from txcommit.cli.render import text
+from txcommit.client import abandon
 from txcommit.server import RunningServer, ServerConfig, free_port, start
 
 #: (label, protocol key of txcommit.bench.protocols) in the paper's column order.
@@ -270,6 +271,9 @@ def driver_failure(demo: Demo, proto: Protocol, name: str) -> Outcome:
             else:
                 note = "the commit ended before the kill"
                 server.kill()
+        # The server is dead: close the client now, or pyspark keeps retrying the job's request
+        # (for minutes) and the job thread, and this join, wait for it.
+        abandon(spark)
         job.join(60)
     return _outcome(demo, proto, url, note)
 
