@@ -180,17 +180,8 @@ class AzureBlobStore(ObstoreStore):
         self, prefix: str = "", progress: Callable[[int], None] | None = None
     ) -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
-        found: builtins.list[StoreFile] = []
-        try:
-            # One flat listing (5000 blobs a page), not one request per directory.
-            for page in obstore.list(self._obstore, prefix or None, chunk_size=5000):
-                self.requests.add("LIST")
-                found += [StoreFile.of_meta(m) for m in page]
-                if progress is not None:
-                    progress(len(found))
-        except (OSError, obstore.exceptions.BaseError) as e:
-            self.requests.add("LIST")
-            raise self._failure("list", prefix, e) from None
+        # Azure lists at most 5000 blobs a page.
+        found = self._walk_obstore(self._obstore, prefix, 5000, progress, self._failure)
         dirs = {f.key.rsplit("/", 1)[0] for f in found if "/" in f.key}
         dirs |= {d.rsplit("/", i)[0] for d in list(dirs) for i in range(1, d.count("/") + 1)}
         return sorted(_without_folder_markers(found, dirs), key=lambda f: f.key)

@@ -241,6 +241,29 @@ class Store(abc.ABC):
             f"txcommit: {type(self).__name__} ({self._root_url}) cannot list recursively yet"
         )
 
+    def _walk_obstore(
+        self,
+        store: Any,
+        prefix: str,
+        page_size: int,
+        progress: Callable[[int], None] | None,
+        failure: Callable[[str, str, BaseException], StoreError],
+    ) -> builtins.list[StoreFile]:
+        """:meth:`walk` for an obstore-backed store: one flat listing (``page_size`` keys a
+        request, each counted as a LIST), not one request per directory; a failure is raised
+        as ``failure("list", prefix, error)`` makes it."""
+        found: builtins.list[StoreFile] = []
+        try:
+            for page in obstore.list(store, prefix or None, chunk_size=page_size):
+                self.requests.add("LIST")
+                found += [StoreFile.of_meta(m) for m in page]
+                if progress is not None:
+                    progress(len(found))
+        except (OSError, obstore.exceptions.BaseError) as e:
+            self.requests.add("LIST")
+            raise failure("list", prefix, e) from None
+        return found
+
     def check_ready(self) -> None:  # noqa: B027 - a no-op unless the store must prove itself
         """Point 5: proves the declared primitive works here (a no-op where it cannot lie)."""
 

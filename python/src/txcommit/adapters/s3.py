@@ -245,17 +245,8 @@ class S3Store(ObstoreStore):
         self, prefix: str = "", progress: Callable[[int], None] | None = None
     ) -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
-        found: builtins.list[StoreFile] = []
-        try:
-            # One flat listing (1000 keys a page), not one request per directory.
-            for page in obstore.list(self._obstore, prefix or None, chunk_size=1000):
-                self.requests.add("LIST")
-                found += [StoreFile.of_meta(m) for m in page]
-                if progress is not None:
-                    progress(len(found))
-        except (OSError, obstore.exceptions.BaseError) as e:
-            self.requests.add("LIST")
-            raise self._failure("list", prefix, e) from None
+        # S3 lists at most 1000 keys a page.
+        found = self._walk_obstore(self._obstore, prefix, 1000, progress, self._failure)
         return sorted(found, key=lambda f: f.key)
 
     def delete(self, key: str) -> bool:
