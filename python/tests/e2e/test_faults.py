@@ -171,7 +171,7 @@ def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  #
 #: cluster's executors, not the driver), and job.duringPublishData where data is staged
 #: (s3-multipart). The derived-work points after the record (duringCleanup, beforeSuccess) roll
 #: forward with the same store calls as job.afterRecord, so on S3 a server restart for each would
-#: prove nothing new. Every point on every store: TXCOMMIT_TEST_ALL_KILL_POINTS=1.
+#: prove nothing new. Every point on S3 too: TXCOMMIT_TEST_ALL_KILL_POINTS=1.
 KILL_POINTS_BY_STORE = {
     "local": [p for p in VISIBLE_AFTER if p != "job.duringPublishData"],
     "s3": ["task.beforeCommit", "job.beforeRecord", "job.afterRecord"],
