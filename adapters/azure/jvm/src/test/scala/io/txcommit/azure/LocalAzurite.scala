@@ -1,11 +1,11 @@
 package io.txcommit.azure
 
-import java.io.{BufferedReader, File, InputStreamReader}
 import java.util.UUID
-import java.util.concurrent.TimeUnit
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+
+import io.txcommit.testing.ReadyProcess
 
 /**
  * A real Azure Blob endpoint for the JVM tests: Azurite (npm, installed by .ci/setup) started by
@@ -16,28 +16,11 @@ final class LocalAzurite extends AutoCloseable {
   val container = "txcommit-test"
   val account: String = LocalAzurite.Account
 
-  private val root: File = Iterator.iterate(new File(".").getAbsoluteFile)(_.getParentFile)
-    .takeWhile(_ != null).find(d => new File(d, ".venv/bin/python").exists())
-    .getOrElse(sys.error("no .venv/bin/python above the working directory: run bash .ci/setup"))
-
-  private val python: String =
-    sys.env.getOrElse("TXCOMMIT_SERVER_PYTHON", new File(root, ".venv/bin/python").getPath)
+  private val proc = new ReadyProcess("Azurite",
+    Seq("txcommit.testing.emulators", "azure", "--container", container), timeoutSeconds = 90)
 
   /** `http://127.0.0.1:<port>/devstoreaccount1`, as the emulator prints it. */
-  val (proc: Process, endpoint: String) = {
-    val pb = new ProcessBuilder(python, "-m", "txcommit.testing.emulators", "azure", "--container", container)
-      .redirectErrorStream(true)
-    // This checkout's Python sources (the venv may be shared with another checkout).
-    pb.environment().put("PYTHONPATH", new File(root, "python/src").getPath)
-    val p = pb.start()
-    val out = new BufferedReader(new InputStreamReader(p.getInputStream))
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90)
-    var line = out.readLine()
-    while (line != null && !line.contains("ready at") && System.nanoTime() < deadline) line = out.readLine()
-    if (line == null || !line.contains("ready at")) { p.destroyForcibly(); sys.error(s"Azurite did not start: $line") }
-    new Thread(() => while (out.readLine() != null) {}).start() // keep draining its output
-    (p, line.substring(line.indexOf("ready at ") + "ready at ".length).trim)
-  }
+  val endpoint: String = proc.readyAt
 
   /** `127.0.0.1:<port>`: what fs.azure.abfs.endpoint takes. */
   val hostPort: String = new java.net.URI(endpoint).getRawAuthority
@@ -47,7 +30,7 @@ final class LocalAzurite extends AutoCloseable {
 
   def freshTable(): Path = new Path(s"abfs://$container@$account.dfs.core.windows.net/t-${UUID.randomUUID()}")
 
-  override def close(): Unit = { proc.destroy(); proc.waitFor(10, TimeUnit.SECONDS); proc.destroyForcibly() }
+  override def close(): Unit = proc.close()
 }
 
 object LocalAzurite {

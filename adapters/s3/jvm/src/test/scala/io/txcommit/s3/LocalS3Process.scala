@@ -1,12 +1,11 @@
 package io.txcommit.s3
 
-import java.io.{BufferedReader, File, InputStreamReader}
-import java.net.ServerSocket
 import java.util.UUID
-import java.util.concurrent.TimeUnit
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+
+import io.txcommit.testing.ReadyProcess
 
 /**
  * A real S3 endpoint for the JVM tests: `python -m txcommit.testing.local_s3` (moto's server) from the
@@ -14,28 +13,12 @@ import org.apache.hadoop.fs.Path
  */
 final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoCloseable {
   val bucket = "txcommit-test"
-  val port: Int = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
+  val port: Int = ReadyProcess.freePort()
   val endpoint = s"http://127.0.0.1:$port"
 
-  private val python: String = sys.env.getOrElse("TXCOMMIT_SERVER_PYTHON", {
-    val root = Iterator.iterate(new File(".").getAbsoluteFile)(_.getParentFile)
-      .takeWhile(_ != null).find(d => new File(d, ".venv/bin/python").exists())
-      .getOrElse(sys.error("no .venv/bin/python above the working directory: run bash .ci/setup"))
-    new File(root, ".venv/bin/python").getPath
-  })
-
-  private val proc: Process = {
-    val args = Seq(python, "-m", "txcommit.testing.local_s3", "--port", port.toString, "--bucket", bucket) ++
-      (if (ignoreIfNoneMatch) Seq("--ignore-if-none-match") else Nil)
-    val p = new ProcessBuilder(args: _*).redirectErrorStream(true).start()
-    val out = new BufferedReader(new InputStreamReader(p.getInputStream))
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
-    var line = out.readLine()
-    while (line != null && !line.contains("ready at") && System.nanoTime() < deadline) line = out.readLine()
-    if (line == null || !line.contains("ready at")) { p.destroyForcibly(); sys.error(s"local S3 did not start: $line") }
-    new Thread(() => while (out.readLine() != null) {}).start() // keep draining its output
-    p
-  }
+  private val proc = new ReadyProcess("local S3",
+    Seq("txcommit.testing.local_s3", "--port", port.toString, "--bucket", bucket) ++
+      (if (ignoreIfNoneMatch) Seq("--ignore-if-none-match") else Nil))
 
   /** Hadoop settings reaching this endpoint; `secret` is a recognisable fake credential. */
   val secret = "not-a-real-secret-" + UUID.randomUUID()
@@ -73,5 +56,5 @@ final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoClose
     try scala.io.Source.fromInputStream(c.getInputStream, "UTF-8").mkString finally c.disconnect()
   }
 
-  override def close(): Unit = { proc.destroy(); proc.waitFor(10, TimeUnit.SECONDS); proc.destroyForcibly() }
+  override def close(): Unit = proc.close()
 }
