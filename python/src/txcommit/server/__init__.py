@@ -57,7 +57,8 @@ GCS_CONNECTOR_CONFS = {
     "spark.hadoop.fs.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS",
     # Hadoop 3.5's core-default.xml says 64m (for its own GCS module); the connector reads the
-    # key as a plain number and fails to start on "64m" (reported upstream as GoogleCloudDataproc/hadoop-connectors#1730).
+    # key as a plain number and fails to start on "64m" (reported upstream as
+    # GoogleCloudDataproc/hadoop-connectors#1730).
     "spark.hadoop.fs.gs.block.size": "67108864",
 }
 
