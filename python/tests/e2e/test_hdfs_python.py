@@ -6,6 +6,7 @@ Spark wrote."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,16 @@ def test_python_readers_show_exactly_what_spark_wrote_on_hdfs(
             capsys.readouterr()
             assert ls_main([url, "--json", *cli]) == 0
             assert {f["path"] for f in json.loads(capsys.readouterr().out)} == files
-            assert log_main([url, "--json", *cli]) == 0
-            return list(json.loads(capsys.readouterr().out)), files
+            # Row counts are derived work the driver records just after the commit point, once
+            # Spark has counted them (docs/protocol.md "History"): wait for them.
+            deadline = time.monotonic() + 60
+            while True:
+                assert log_main([url, "--json", *cli]) == 0
+                history = list(json.loads(capsys.readouterr().out))
+                counted = all(h["rows"] is not None for h in history if h["state"] == "committed")
+                if counted or time.monotonic() > deadline:
+                    return history, files
+                time.sleep(0.2)
 
         spark.range(0, 1000, 1, 4).write.parquet(url)
         spark.range(1000, 1005).write.mode("append").parquet(url)
