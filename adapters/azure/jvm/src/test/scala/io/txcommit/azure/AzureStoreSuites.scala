@@ -2,14 +2,16 @@ package io.txcommit.azure
 
 import java.nio.charset.StandardCharsets.UTF_8
 
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.{CommitConflictException, UnsupportedStoreException}
-import io.txcommit.commit.{PublishCommitRecord, StageTimings, TxnContext}
-import io.txcommit.log.{AddedFile, CommitRecord, RecordCodec}
-import io.txcommit.store.{Adapters, CommitStore, StoreContractSuite}
+import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StoreContractSuite}
+import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
 
 /** Starts one Azurite per suite. */
 trait WithAzurite extends BeforeAndAfterAll { self: org.scalatest.Suite =>
@@ -38,59 +40,16 @@ class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
     assert(e.getMessage.contains("removed the WASB connector") && e.getMessage.contains("abfss://"))
   }
 
-  test("the conditional-put probe passes on an endpoint that honours If-None-Match and leaves nothing") {
-    ConditionalPutProbe.reset()
-    val t = azurite.freshTable()
-    val store = open(t)
-    store.checkReady(t)
-    // The refused second create reads back the create id of the blob it met (a lost answer's
-    // resend would meet its own).
-    assert(store.requests.snapshot == Map("PUT" -> 2L, "HEAD" -> 1L, "DELETE" -> 1L))
-    store.checkReady(t) // cached: no more requests
-    assert(store.requests.total == 4)
-    assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
-  }
-
-  test("a zombie driver committing the same transaction again gets a conflict, not an overwrite") {
-    val t = azurite.freshTable()
-    val txn = "0123456789abcdeh"
-    def publish(token: String) = {
-      val store = open(t)
-      val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
-      PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, azurite.conf(), store), record, new StageTimings)
-      store
-    }
-    val store = publish("first-driver")
-    assert(store.requests.snapshot == Map("PUT" -> 1L), "the commit point is one Put Blob")
-    val e = intercept[CommitConflictException](publish("zombie-driver"))
-    assert(e.getMessage.contains(s"txn $txn") && e.getMessage.contains("already committed"))
-    val kept = RecordCodec.decode(store.read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
-    assert(kept.token == "first-driver")
-  }
-
-  test("a record whose Put Blob answer was lost is the writer's own; another driver's still conflicts") {
+  test("below the commit stages: a Put Blob whose answer was lost is sent again and its create id read back") {
     val proxy = new AzureProxy(azurite.endpoint)
     try {
       val conf = LocalAzurite.conf(proxy.hostPort)
       val t = azurite.freshTable()
-      val txn = "0123456789abcdei"
-      def publish(token: String): Unit = {
-        val store = Adapters.open(t, conf)
-        val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
-        PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, conf, store), record, new StageTimings)
-      }
-      proxy.loseAnswers(s"PUT .*/_txcommit/commits/$txn.json$$")
-      publish("first-driver")
-      assert(proxy.lost.size == 1, "the fault was injected")
-      intercept[CommitConflictException](publish("zombie-driver"))
-      val kept = RecordCodec.decode(open(t).read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
-      assert(kept.token == "first-driver")
-      // And below the commit stages: the store's own create sees its create id.
       val target = new Path(t, "_txcommit/replace/00000000000000000001.json")
       proxy.loseAnswers("PUT .*/_txcommit/replace/")
       val store = Adapters.open(t, conf)
       store.createExclusive(target, "mine".getBytes(UTF_8))
-      assert(proxy.lost.size == 2)
+      assert(proxy.lost.size == 1, "the fault was injected")
       assert(store.requests.snapshot == Map("PUT" -> 1L, "HEAD" -> 1L))
       intercept[CommitConflictException](store.createExclusive(target, "theirs".getBytes(UTF_8)))
       assert(new String(store.read(target).get, UTF_8) == "mine")
@@ -125,23 +84,24 @@ class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
   }
 }
 
-/** An endpoint that accepts If-None-Match and ignores it must be refused, naming it. */
-class AzureLyingEndpointSuite extends AnyFunSuite with WithAzurite {
-  test("a store that ignores If-None-Match is detected before any data, without leaking the key") {
-    val liar = new AzureProxy(azurite.endpoint, ignoreIfNoneMatch = true)
-    try {
-      ConditionalPutProbe.reset()
-      val conf = LocalAzurite.conf(liar.hostPort)
-      val t = azurite.freshTable()
-      val store = Adapters.open(t, conf)
-      val e = intercept[UnsupportedStoreException](store.checkReady(t))
-      assert(e.getMessage.contains(liar.hostPort) && e.getMessage.contains("If-None-Match"))
-      assert(e.getMessage.contains("spark.txcommit.azure.verifyConditionalPut=false"))
-      assert(!e.getMessage.contains(LocalAzurite.Key))
-      assert(store.list(new Path(t, "_txcommit/probe")).isEmpty, "the probe cleans up")
-      val optOut = LocalAzurite.conf(liar.hostPort); optOut.set("spark.txcommit.azure.verifyConditionalPut", "false")
-      Adapters.open(t, optOut).checkReady(t) // the user's explicit choice
-    } finally { liar.close(); ConditionalPutProbe.reset() }
+/** The conditional-put checks on the `azure` adapter, through a proxy in front of Azurite. */
+class AzureConditionalPutSuite extends ConditionalPutSuite with WithAzurite {
+  override protected def freshTable(): Path = azurite.freshTable()
+  override protected def conf(): Configuration = azurite.conf()
+  override protected def resetProbe(): Unit = ConditionalPutProbe.reset()
+  override protected def precondition = "If-None-Match"
+  override protected def optOut = AzureStore.VerifyConditionalPut
+  override protected def publishRequest(t: Path, relative: String) = s"PUT .*${t.toUri.getPath}/$relative$$"
+  override protected def faultEndpoint(lying: Boolean): FaultEndpoint = {
+    val proxy = new AzureProxy(azurite.endpoint, ignoreIfNoneMatch = lying)
+    new FaultEndpoint {
+      def name: String = proxy.hostPort
+      def conf(): Configuration = LocalAzurite.conf(proxy.hostPort)
+      def loseAnswers(pattern: String): Unit = proxy.loseAnswers(pattern)
+      def lost: Seq[String] = proxy.lost.asScala.toSeq
+      def secrets: Seq[String] = Seq(LocalAzurite.Key)
+      def close(): Unit = proxy.close()
+    }
   }
 }
 

@@ -5,6 +5,7 @@ import java.util.concurrent.{CountDownLatch, Executors, TimeUnit}
 
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.hadoop.conf.Configuration
@@ -13,9 +14,8 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.{CommitConflictException, UnsupportedStoreException}
-import io.txcommit.commit.{PublishCommitRecord, StageTimings, TxnContext}
-import io.txcommit.log.{AddedFile, CommitRecord, RecordCodec}
-import io.txcommit.store.{Adapters, CommitStore, StoreContractSuite}
+import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StoreContractSuite}
+import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
 import io.txcommit.streaming.CheckpointManagerContractSuite
 
 /** Starts one fake-gcs-server per suite. */
@@ -64,6 +64,40 @@ class GcsCheckpointManagerSuite extends CheckpointManagerContractSuite with With
   }
 }
 
+/** The conditional-put checks on the `gcs` adapter, through a proxy in front of the emulator. */
+class GcsConditionalPutSuite extends ConditionalPutSuite with WithLocalGcs {
+  override protected def freshTable(): Path = gcs.freshTable()
+  override protected def conf(): Configuration = gcs.conf()
+  override protected def resetProbe(): Unit = GenerationMatchProbe.reset()
+  override protected def precondition = "ifGenerationMatch=0"
+  override protected def optOut = GcsStore.VerifyGenerationMatch
+  override protected def publishRequest(t: Path, relative: String) = GcsConditionalPutSuite.exclusiveUpload(gcs)
+  override protected def faultEndpoint(lying: Boolean): FaultEndpoint = {
+    val proxy = new GcsFaultProxy(gcs.endpoint, ignoreGenerationMatch = lying)
+    new FaultEndpoint {
+      def name: String = proxy.endpoint
+      def conf(): Configuration = GcsConditionalPutSuite.through(gcs, proxy)
+      def loseAnswers(pattern: String): Unit = proxy.loseAnswers(pattern)
+      def lost: Seq[String] = proxy.lost.asScala.toSeq
+      def secrets: Seq[String] = Nil // the emulator takes no credentials
+      def close(): Unit = proxy.close()
+    }
+  }
+}
+
+object GcsConditionalPutSuite {
+  /** Settings reaching the emulator through `proxy`, in a file system of their own. */
+  def through(gcs: LocalGcsProcess, proxy: GcsFaultProxy): Configuration = {
+    val conf = gcs.conf()
+    conf.set(GcsBucket.RootUrlKey, proxy.endpoint + "/")
+    conf.setBoolean("fs.gs.impl.disable.cache", true) // not the cached file system of the direct endpoint
+    conf
+  }
+
+  /** Every exclusive create is one multipart upload carrying the precondition (the name travels in its body). */
+  def exclusiveUpload(gcs: LocalGcsProcess): String = s"POST /upload/storage/v1/b/${gcs.bucket}/o\\?.*ifGenerationMatch=0"
+}
+
 class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
   private def text(s: String) = s.getBytes(UTF_8)
 
@@ -95,66 +129,13 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
     }
   }
 
-  test("the probe passes on an endpoint that checks ifGenerationMatch, through the record's path, and leaves nothing") {
-    GenerationMatchProbe.reset()
-    val t = gcs.freshTable()
-    val store = Adapters.open(t, gcs.conf())
-    store.checkReady(t)
-    // Two uploads, the refused one's create id looked up, the probe deleted.
-    assert(store.requests.snapshot == Map("PUT" -> 2L, "HEAD" -> 1L, "DELETE" -> 1L))
-    store.checkReady(t) // cached: no more requests
-    assert(store.requests.total == 4)
-    assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
-  }
-
-  test("an endpoint that ignores ifGenerationMatch is refused by the probe, naming it and the opt-out") {
-    val liar = new GcsFaultProxy(gcs.endpoint, ignoreGenerationMatch = true)
-    try {
-      GenerationMatchProbe.reset()
-      val conf = gcs.conf()
-      conf.set(GcsBucket.RootUrlKey, liar.endpoint + "/")
-      conf.setBoolean("fs.gs.impl.disable.cache", true) // not the cached file system of the honest endpoint
-      val t = gcs.freshTable()
-      val store = Adapters.open(t, conf)
-      val e = intercept[UnsupportedStoreException](store.checkReady(t))
-      assert(e.getMessage.contains(liar.endpoint) && e.getMessage.contains("ifGenerationMatch=0"))
-      assert(e.getMessage.contains(s"${GcsStore.VerifyGenerationMatch}=false"))
-      // It really lies: an exclusive create overwrites there.
-      val target = new Path(t, "_txcommit/commits/x.json")
-      store.createExclusive(target, text("first"))
-      store.createExclusive(target, text("second"))
-      assert(new String(store.read(target).get, UTF_8) == "second")
-      val optOut = new Configuration(conf); optOut.set(GcsStore.VerifyGenerationMatch, "false")
-      Adapters.open(t, optOut).checkReady(t) // the user's explicit choice
-    } finally { liar.close(); GenerationMatchProbe.reset() }
-  }
-
-  test("a zombie driver committing the same transaction again gets a conflict, not an overwrite") {
-    val t = gcs.freshTable()
-    val txn = "0123456789abcdeh"
-    def publish(token: String) = {
-      val store = Adapters.open(t, gcs.conf())
-      val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
-      PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, gcs.conf(), store), record, new StageTimings)
-      store
-    }
-    val store = publish("first-driver")
-    val e = intercept[CommitConflictException](publish("zombie-driver"))
-    assert(e.getMessage.contains(s"txn $txn") && e.getMessage.contains("already committed"))
-    val kept = RecordCodec.decode(store.read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
-    assert(kept.token == "first-driver")
-  }
-
-  test("a record whose upload answer was lost is sent again and recognised as the writer's own") {
+  test("below the commit stages: an exclusive upload whose answer was lost is sent again and its create id read back") {
     val proxy = new GcsFaultProxy(gcs.endpoint)
     try {
-      val conf = gcs.conf()
-      conf.set(GcsBucket.RootUrlKey, proxy.endpoint + "/")
-      conf.setBoolean("fs.gs.impl.disable.cache", true)
+      val conf = GcsConditionalPutSuite.through(gcs, proxy)
       val t = gcs.freshTable()
-      val txn = "0123456789abcdei"
-      val record = new Path(t, s"_txcommit/commits/$txn.json")
-      proxy.loseAnswers(s"POST /upload/storage/v1/b/${gcs.bucket}/o\\?.*ifGenerationMatch=0")
+      val record = new Path(t, "_txcommit/replace/00000000000000000001.json")
+      proxy.loseAnswers(GcsConditionalPutSuite.exclusiveUpload(gcs))
       val store = Adapters.open(t, conf)
       store.createExclusive(record, text("mine"))
       assert(proxy.lost.size == 1, "the fault was injected")

@@ -2,14 +2,14 @@ package io.txcommit.s3
 
 import java.nio.charset.StandardCharsets.UTF_8
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.{CommitConflictException, UnsupportedStoreException}
-import io.txcommit.commit.{PublishCommitRecord, StageTimings, TxnContext}
-import io.txcommit.log.{AddedFile, CommitRecord, RecordCodec}
-import io.txcommit.store.{Adapters, CommitStore, StoreContractSuite}
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StoreContractSuite}
+import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
 
 /** Starts one local S3 endpoint per suite. */
 trait WithLocalS3 extends BeforeAndAfterAll { self: org.scalatest.Suite =>
@@ -43,54 +43,6 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(Adapters.forPath(t, s3.conf()).name == "s3")
     val c = s3.conf(); c.set("spark.txcommit.adapter.s3a", "s3-multipart")
     assert(Adapters.forPath(t, c).name == "s3-multipart")
-  }
-
-  test("the conditional-put probe passes on an endpoint that honours If-None-Match and leaves nothing") {
-    ConditionalPutProbe.reset()
-    val t = s3.freshTable()
-    val store = Adapters.open(t, s3.conf())
-    store.checkReady(t)
-    // The refused second create reads the id of the object it met (a lost answer's resend
-    // would meet its own).
-    assert(store.requests.snapshot == Map("PUT" -> 2L, "HEAD" -> 1L, "DELETE" -> 1L))
-    store.checkReady(t) // cached: no more requests
-    assert(store.requests.total == 4)
-    assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
-  }
-
-  test("a zombie driver committing the same transaction again gets a conflict, not an overwrite") {
-    val t = s3.freshTable()
-    val txn = "0123456789abcdeh"
-    def publish(token: String) = {
-      val store = Adapters.open(t, s3.conf())
-      val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
-      PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, s3.conf(), store), record, new StageTimings)
-      store
-    }
-    val store = publish("first-driver")
-    val e = intercept[CommitConflictException](publish("zombie-driver"))
-    assert(e.getMessage.contains(s"txn $txn") && e.getMessage.contains("already committed"))
-    val kept = RecordCodec.decode(store.read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
-    assert(kept.token == "first-driver")
-  }
-
-  test("a commit record whose PUT answer was lost commits on both adapters; another driver's still conflicts") {
-    for (adapter <- Seq("s3", "s3-multipart")) {
-      val t = s3.freshTable()
-      val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", adapter)
-      val txn = "0123456789abcdei"
-      def publish(token: String): Unit = {
-        val store = Adapters.open(t, conf)
-        val record = CommitRecord(txn, token, "job", 1L, 2L, Seq(AddedFile(s"part-00000-tid-$txn-1.csv", 1)), None, "test")
-        PublishCommitRecord.run(TxnContext(t, txn, token, "job", 1L, conf, store), record, new StageTimings)
-      }
-      s3.loseAnswers(s"PUT .*/_txcommit/commits/$txn.json")
-      publish("first-driver")
-      assert(s3.lostAnswers.exists(_.endsWith(s"${t.toUri.getPath}/_txcommit/commits/$txn.json")), adapter)
-      intercept[CommitConflictException](publish("zombie-driver"))
-      val kept = RecordCodec.decode(Adapters.open(t, conf).read(new Path(t, s"_txcommit/commits/$txn.json")).get, "r", txn)
-      assert(kept.token == "first-driver", adapter)
-    }
   }
 
   test("a multipart upload staged through a magic path is invisible until published") {
@@ -133,19 +85,35 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
   }
 }
 
-/** An endpoint that accepts If-None-Match and ignores it must be refused, naming it. */
-class S3LyingEndpointSuite extends AnyFunSuite with WithLocalS3 {
-  override protected def ignoreIfNoneMatch: Boolean = true
+/**
+ * The conditional-put checks on the `s3` adapter: the local endpoint loses answers itself, and a
+ * second one started with `--ignore-if-none-match` plays the endpoint that ignores the precondition.
+ */
+class S3ConditionalPutSuite extends ConditionalPutSuite with WithLocalS3 {
+  protected def adapter: String = "s3"
+  private def withAdapter(c: Configuration): Configuration = { c.set("spark.txcommit.adapter.s3a", adapter); c }
 
-  test("a store that ignores If-None-Match is detected and refused, without leaking credentials") {
-    ConditionalPutProbe.reset()
-    val t = s3.freshTable()
-    val store = Adapters.open(t, s3.conf())
-    val e = intercept[UnsupportedStoreException](store.checkReady(t))
-    assert(e.getMessage.contains(s3.endpoint) && e.getMessage.contains("If-None-Match"))
-    assert(e.getMessage.contains("spark.txcommit.s3.verifyConditionalPut=false"))
-    assert(!e.getMessage.contains(s3.secret))
-    val optOut = s3.conf(); optOut.set("spark.txcommit.s3.verifyConditionalPut", "false")
-    Adapters.open(t, optOut).checkReady(t) // the user's explicit choice
+  override protected def freshTable(): Path = s3.freshTable()
+  override protected def conf(): Configuration = withAdapter(s3.conf())
+  override protected def resetProbe(): Unit = ConditionalPutProbe.reset()
+  override protected def precondition = "If-None-Match"
+  override protected def optOut = TxCommitConf.VerifyConditionalPut
+  // The endpoint matches "<OP> <bucket>/<key>".
+  override protected def publishRequest(t: Path, relative: String) = s"PUT .*${t.toUri.getPath}/$relative$$"
+  override protected def faultEndpoint(lying: Boolean): FaultEndpoint = {
+    val endpoint = if (lying) new LocalS3Process(ignoreIfNoneMatch = true) else s3
+    new FaultEndpoint {
+      def name: String = endpoint.endpoint
+      def conf(): Configuration = withAdapter(endpoint.conf())
+      def loseAnswers(pattern: String): Unit = { endpoint.loseAnswers(pattern); () }
+      def lost: Seq[String] = endpoint.lostAnswers
+      def secrets: Seq[String] = Seq(endpoint.secret)
+      def close(): Unit = if (lying) endpoint.close()
+    }
   }
+}
+
+/** The same checks on the `s3-multipart` adapter: its records take the same request. */
+class S3MultipartConditionalPutSuite extends S3ConditionalPutSuite {
+  override protected def adapter: String = "s3-multipart"
 }
