@@ -1,8 +1,9 @@
 package org.apache.spark.sql.txcommit
 
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicReference
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -28,9 +29,16 @@ import io.txcommit.store.Adapters
  */
 object RowCounts {
   private val log = LoggerFactory.getLogger(getClass)
-  private final case class Committed(table: Path, txn: String, conf: Configuration)
+  private final class Committed(val table: Path, val txn: String, val conf: Configuration) {
+    val at: Long = System.currentTimeMillis()
+  }
   private val byExecution = new ConcurrentHashMap[Long, List[Committed]]()
-  private val installed = new AtomicBoolean(false)
+  /** Committed here, count not recorded yet: what a history read on this driver waits for. */
+  private val unrecorded = ConcurrentHashMap.newKeySet[Committed]()
+  /** The context the listener is on (a JVM may stop one context and start another). */
+  private val installedOn = new AtomicReference[SparkContext]()
+  /** The longest a history read waits for counts, and how young a commit must be to be waited for. */
+  private val AwaitMs = 10000L
 
   /** Called on the driver by a job commit that committed `txn` into `table`. */
   def committed(table: Path, txn: String, conf: Configuration): Unit =
@@ -38,9 +46,36 @@ object RowCounts {
       sc <- SparkContext.getActive
       id <- Option(sc.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)).flatMap(_.toLongOption)
     } {
-      if (installed.compareAndSet(false, true)) sc.addSparkListener(new Listener)
-      byExecution.merge(id, List(Committed(table, txn, conf)), (a, b) => a ++ b)
+      if (installedOn.getAndSet(sc) ne sc) sc.addSparkListener(new Listener)
+      val c = new Committed(qualified(table, conf), txn, conf)
+      unrecorded.add(c)
+      byExecution.merge(id, List(c), (a, b) => a ++ b)
     }
+
+  /**
+   * Waits, at most 10 s, until this driver has recorded the counts of the transactions it
+   * committed into `table` in the last 10 s: Spark hands a write's count to listeners only after
+   * the write has returned to its client, so without this a history read sent right after a
+   * write on the same server could show it uncounted. A count the listener never gets to (its
+   * queue dropped the event) stays null once the wait ends.
+   */
+  def awaitRecorded(table: Path, conf: Configuration): Unit = {
+    val key = qualified(table, conf)
+    val deadline = System.currentTimeMillis() + AwaitMs
+    def waiting: Boolean = {
+      val now = System.currentTimeMillis()
+      unrecorded.removeIf(c => c.at < now - 10 * 60 * 1000L) // events the listener never got
+      unrecorded.asScala.exists(c => c.table == key && c.at > now - AwaitMs)
+    }
+    if (waiting) {
+      log.info(s"txcommit: waiting for the row counts of the writes to ${Paths.display(key)} that just committed")
+      while (waiting && System.currentTimeMillis() < deadline) Thread.sleep(10)
+    }
+  }
+
+  private def qualified(table: Path, conf: Configuration): Path =
+    try table.getFileSystem(conf).makeQualified(table)
+    catch { case NonFatal(_) => table }
 
   private final class Listener extends SparkListener {
     override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
@@ -49,12 +84,13 @@ object RowCounts {
     }
   }
 
-  private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit = commits match {
-    // One execution writing two transactions (a command running two writes) has one count for both.
-    case List(c) if e.executionFailure.isEmpty && e.qe != null =>
-      rowsOf(e.qe.executedPlan).foreach(rows => record(c, rows))
-    case _ => ()
-  }
+  private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit =
+    try commits match {
+      // One execution writing two transactions (a command running two writes) has one count for both.
+      case List(c) if e.executionFailure.isEmpty && e.qe != null =>
+        rowsOf(e.qe.executedPlan).foreach(rows => record(c, rows))
+      case _ => ()
+    } finally commits.foreach(unrecorded.remove)
 
   private[txcommit] def rowsOf(plan: SparkPlan): Option[Long] =
     plan.collectFirst { case w: DataWritingCommandExec => w.cmd.metrics.get("numOutputRows") }.flatten.map(_.value)
