@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,26 @@ def test_open_store_builds_the_adapters_python_mirror(tmp_path: Path, local_s3: 
                                    implementations=("jvm",))  # fmt: skip
     with pytest.raises(UnsupportedStoreError, match="'jvm-only' \\(rename\\) has no Python"):
         implementation(jvm_only)
+
+
+@pytest.mark.parametrize(
+    ("url", "hidden", "needs"),
+    [
+        ("hdfs://nn:8020/t", "requests", "needs requests"),
+        ("gs://bucket/t", "requests", "needs requests"),
+        ("gs://bucket/t", "google.auth", "needs google-auth for Google Cloud credentials"),
+    ],
+)
+def test_an_adapter_without_its_optional_package_names_the_extra_to_install(
+    url: str, hidden: str, needs: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the local and S3 stores come with the base package; a reader of an hdfs:// or
+    gs:// table without the extra learns what to install, not a bare ImportError."""
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    monkeypatch.setitem(sys.modules, hidden, None)  # `import hidden` now raises ImportError
+    scheme = url.split(":", 1)[0]
+    with pytest.raises(UnsupportedStoreError) as caught:
+        open_store(url)
+    message = str(caught.value)
+    assert needs in message and f"pip install 'txcommit[{scheme.replace('gs', 'gcs')}]'" in message
+    assert url in message

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+import importlib
 import threading
 import time
 import uuid
@@ -240,6 +241,17 @@ class Store(abc.ABC):
         raise UnsupportedStoreError(
             f"txcommit: {type(self).__name__} ({self._root_url}) cannot list recursively yet"
         )
+
+    def _import_extra(self, module: str, needs: str, extra: str) -> Any:
+        """``module``, imported; if it is not installed, an error naming what this adapter
+        needs and the package extra that installs it."""
+        try:
+            return importlib.import_module(module)
+        except ImportError:
+            raise UnsupportedStoreError(
+                f"txcommit: the {self.declaration.name} adapter ({self.root_url}) needs "
+                f"{needs}; install it: pip install 'txcommit[{extra}]'"
+            ) from None
 
     def _walk_obstore(
         self,

@@ -90,25 +90,14 @@ class GcsStore(Store):
         self._session = session if session is not None else self._new_session()
 
     def _new_session(self) -> Any:
-        try:
-            import requests
-        except ImportError:
-            raise UnsupportedStoreError(
-                f"txcommit: the gcs adapter ({self.root_url}) needs requests and google-auth; "
-                "install them: pip install 'txcommit[gcs]'"
-            ) from None
+        requests = self._import_extra("requests", "requests", "gcs")
         if self.endpoint is not None:  # an emulator: no credentials
             return requests.Session()
+        needs = "google-auth for Google Cloud credentials"
+        auth = self._import_extra("google.auth", needs, "gcs")
+        transport = self._import_extra("google.auth.transport.requests", needs, "gcs")
         try:
-            import google.auth
-            from google.auth.transport.requests import AuthorizedSession
-        except ImportError:
-            raise UnsupportedStoreError(
-                f"txcommit: the gcs adapter ({self.root_url}) needs google-auth for Google "
-                "Cloud credentials; install it: pip install 'txcommit[gcs]'"
-            ) from None
-        try:
-            credentials, _ = google.auth.default(scopes=[SCOPE])
+            credentials, _ = auth.default(scopes=[SCOPE])
         except Exception as e:  # google.auth.exceptions.DefaultCredentialsError
             raise StoreError(
                 f"txcommit: no Google Cloud credentials for {self.root_url} "
@@ -116,7 +105,7 @@ class GcsStore(Store):
                 "GOOGLE_APPLICATION_CREDENTIALS, or set STORAGE_EMULATOR_HOST for an emulator",
                 url=self.root_url,
             ) from None
-        return AuthorizedSession(credentials)
+        return transport.AuthorizedSession(credentials)
 
     # -- requests ------------------------------------------------------------------------
 

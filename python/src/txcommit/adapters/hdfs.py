@@ -113,14 +113,7 @@ class HdfsStore(Store):
         self._session = session if session is not None else self._new_session()
 
     def _new_session(self) -> Any:
-        try:
-            import requests
-        except ImportError:
-            raise UnsupportedStoreError(
-                f"txcommit: the hdfs adapter ({self.root_url}) needs requests; install it: "
-                "pip install 'txcommit[hdfs]'"
-            ) from None
-        return requests.Session()
+        return self._import_extra("requests", "requests", "hdfs").Session()
 
     # -- requests ------------------------------------------------------------------------
 
