@@ -34,19 +34,29 @@ sbt() {
     -jar "$SBT_LAUNCHER" "$@" </dev/null
 }
 
-# Phases: `phase NAME CMD...` runs CMD and records how long it took; `print_phases` (on exit)
-# prints every recorded phase with its time, so a slow CI run shows where the time went.
+# Phases: `phase NAME CMD...` runs CMD and records how long it took, keeping a copy of its
+# output; `print_phases` (on exit) prints the end of every failed phase's output, then every
+# recorded phase with its time, so the end of a CI log says what failed and where time went.
 PHASE_LOG="${PHASE_LOG:-${TMPDIR:-/tmp}/txcommit-phases.$$}"
 phase() {
-  local name=$1 start=$SECONDS rc=0
+  local name=$1 start=$SECONDS rc=0 out
   shift
+  out="$(mktemp "${TMPDIR:-/tmp}/txcommit-phase.XXXXXX")"
   log "phase: $name"
-  "$@" || rc=$?
-  printf '%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" >>"$PHASE_LOG"
+  "$@" 2>&1 | tee "$out" || rc=$?
+  printf '%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" "$out" >>"$PHASE_LOG"
   return "$rc"
 }
 print_phases() {
   [ -s "$PHASE_LOG" ] || return 0
+  local name seconds result out
+  while IFS=$'\t' read -r name seconds result out; do
+    if [ "$result" != ok ] && [ -s "$out" ]; then
+      printf '\n[txcommit] %s %s; the last 60 lines of its output:\n' "$name" "$result" >&2
+      tail -n 60 "$out" >&2
+    fi
+    rm -f "$out"
+  done <"$PHASE_LOG"
   printf '\n[txcommit] phase times\n' >&2
   # Phases may overlap (side-by-side streams): the wall clock is the run's real length.
   awk -F'\t' -v wall="$SECONDS" '{ printf "  %-38s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, $3 }

@@ -27,11 +27,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 from types import FrameType
+from typing import NoReturn
 
 from txcommit import __version__
 from txcommit.errors import TxCommitError
@@ -62,6 +65,30 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
     "bench-streaming": ("txcommit.bench.streaming", "checkpoint store requests per micro-batch"),
     "bench": ("txcommit.bench", "benchmark txcommit against v1, v2, magic (docs/benchmarks.md)"),
 }
+
+
+#: Commands that start Spark Connect servers and kill them under live sessions. Once one of
+#: them has its exit code it leaves without the interpreter's teardown: a native thread still
+#: running then (gRPC's, or the Rust runtime of obstore) can abort that teardown, and a verdict
+#: already printed would end as exit code 134 (SIGABRT).
+VERDICT_COMMANDS = frozenset({"conformance", "demo", "bench", "bench-streaming"})
+
+
+def console() -> NoReturn:
+    """The ``txcommit`` console script: :func:`main`, then exit with its code."""
+    code = main()
+    if sys.argv[1:2] and sys.argv[1] in VERDICT_COMMANDS:
+        leave(code)
+    sys.exit(code)
+
+
+def leave(code: int) -> NoReturn:
+    """Flush what was printed and logged, then exit with ``code`` at once."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 class _StopRequested(Exception):

@@ -1,7 +1,5 @@
 """``python -m txcommit.cli ...``: the same as the ``txcommit`` command."""
 
-import sys
+from txcommit.cli import console
 
-from txcommit.cli import main
-
-sys.exit(main())
+console()

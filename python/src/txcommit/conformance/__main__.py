@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
+from txcommit.cli import leave
 from txcommit.conformance.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

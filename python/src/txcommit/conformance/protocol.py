@@ -434,6 +434,9 @@ def _halted(ctx: Level2Context, point: str) -> None:
                 f"{HALT_TIMEOUT_S - max(0.0, deadline - time.monotonic()):.0f} s; log: "
                 f"{server.log_path}); does this plugin honour {HALT_AT} with {FAULTS_ALLOWED}?"
             )
+    # The session is closed now (its server died): the append's request fails at once instead
+    # of being retried for minutes. Wait for it, so that no thread is left inside gRPC.
+    writer.join(60)
     visible = HALT_POINTS[point]
     expected = base + (n if visible else 0)
     ctx.tables[key] = expected
