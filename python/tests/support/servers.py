@@ -7,6 +7,7 @@ venv (`TXCOMMIT_SERVER_PYTHON`), and killed with SIGKILL where a test needs a cr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -52,6 +53,56 @@ def with_test_jvm_opts(env: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name (which may hold spaces and ')')."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None and fields[1] == str(pid):
+                out.append(int(entry))
+    return out
+
+
+@dataclass(frozen=True)
+class Jvm:
+    """A process recorded by pid AND start time, so a recycled pid is never mistaken for it."""
+
+    pid: int
+    start_ticks: str
+
+    @staticmethod
+    def of(pid: int) -> Jvm | None:
+        fields = _stat_fields(pid)
+        return None if fields is None else Jvm(pid, fields[19])
+
+    def is_driver(self) -> bool:
+        try:
+            argv = Path(f"/proc/{self.pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return b"java" in argv[0] and DRIVER_MAIN in argv
+
+    def alive(self) -> bool:
+        """Still the process recorded (not a recycled pid) and not a zombie."""
+        fields = _stat_fields(self.pid)
+        return fields is not None and fields[19] == self.start_ticks and fields[0] not in "ZX"
+
+    def kill(self) -> None:
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
 def server_python() -> str:
     python = os.environ.get("TXCOMMIT_SERVER_PYTHON")
     if not python:
@@ -65,6 +116,10 @@ def server_python() -> str:
     # Absolute but not resolved (resolving would leave the venv): servers run in their own
     # working directories.
     return os.path.abspath(python)
+
+
+class PortTakenError(RuntimeError):
+    """The server could not listen on its port: another process holds it."""
 
 
 def free_port() -> int:
@@ -85,13 +140,30 @@ class ServerProcess:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
+    #: The driver JVM, recorded at start (pid and start time): the only process kill_jvm kills.
+    jvm: Jvm | None = None
 
     @property
     def url(self) -> str:
         return f"sc://localhost:{self.port}"
 
     def start(self) -> ServerProcess:
+        """Starts the server; on a port another process took meanwhile (ports drawn by
+        `free_port` are free only when drawn, and two test streams draw side by side), once more
+        on a new port."""
+        for attempt in range(3):
+            try:
+                return self._start()
+            except PortTakenError:
+                if attempt == 2:
+                    raise
+                self.port = free_port()
+                self.output.clear()
+        raise AssertionError("unreachable")
+
+    def _start(self) -> ServerProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.jvm = None
         args = [
             server_python(), "-m", "txcommit.cli", "server",
             "--port", str(self.port), "--master", self.master,
@@ -124,32 +196,39 @@ class ServerProcess:
             if line is None:
                 break
             if READY_MARK in line:
+                self.jvm = self._find_jvm()
                 return self
         self.stop()
-        raise RuntimeError("server did not start:\n" + "".join(self.output[-60:]))
+        tail = "".join(self.output[-60:])
+        if (f"Port {self.port}" in tail and "already in use" in tail) or "BindException" in tail:
+            raise PortTakenError(f"port {self.port} was taken:\n{tail}")
+        raise RuntimeError("server did not start:\n" + tail)
+
+    def _find_jvm(self) -> Jvm | None:
+        """The Spark driver JVM that this server's `txcommit server` process started: its
+        child (spark-submit execs into the JVM) running SparkSubmit. Found by ancestry, never by
+        the port: another test's server may carry the same port on its command line."""
+        if self.proc is None:
+            return None
+        for pid in children(self.proc.pid):
+            jvm = Jvm.of(pid)
+            if jvm is not None and jvm.is_driver():
+                return jvm
+        return None
 
     def jvm_pids(self) -> list[int]:
-        """The server's driver JVM, found by the conf on its command line. Executors on a
-        cluster carry the conf too (Spark passes every `spark.*.port` conf to them at launch),
-        but they are not the server: they exit on their own once the driver is gone."""
-        marker = f"spark.connect.grpc.binding.port={self.port}".encode()
-        pids = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            argv = cmdline.split(b"\0")
-            if marker in cmdline and b"java" in argv[0] and DRIVER_MAIN in argv:
-                pids.append(int(entry))
-        return pids
+        """The server's driver JVM, as recorded when the server started, while it is alive.
+        Executors on a cluster are not the server: they exit on their own once it is gone."""
+        if self.jvm is None:
+            self.jvm = self._find_jvm()
+        return [self.jvm.pid] if self.jvm is not None and self.jvm.alive() else []
 
     def kill_jvm(self) -> None:
         """SIGKILL the server JVM: no shutdown hook, no cleanup, like a machine dying."""
-        for pid in self.jvm_pids():
-            os.kill(pid, signal.SIGKILL)
+        if self.jvm is None:
+            self.jvm = self._find_jvm()
+        if self.jvm is not None:
+            self.jvm.kill()
 
     def wait_dead(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -160,6 +239,9 @@ class ServerProcess:
             self.proc.wait(timeout=timeout)
 
     def stop(self) -> None:
+        # The JVM first, while `txcommit server` still is its parent (and so findable).
+        if self.jvm is None:
+            self.jvm = self._find_jvm()
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:

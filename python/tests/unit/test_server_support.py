@@ -1,0 +1,70 @@
+"""The end-to-end tests' server support kills only the processes it started.
+
+Two test streams run side by side in CI, and ports are reused: a process of another test whose
+command line carries the same port (a server started by the other stream on a port this test
+also drew) must survive this test's crash and clean-up. No JVM here: the "other server" is a
+plain process whose command line looks like a Spark Connect driver's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from support.servers import DRIVER_MAIN, ServerProcess
+
+
+def _alive(proc: subprocess.Popen[bytes]) -> bool:
+    return proc.poll() is None
+
+
+@pytest.fixture
+def lookalike() -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """A process that is not ours, with a Connect driver's command line on a port we also use:
+    argv[0] 'java', the SparkSubmit main class and the gRPC port conf."""
+    from support.servers import free_port
+
+    port = free_port()
+    argv = [
+        "java", DRIVER_MAIN.decode(),
+        "--conf", f"spark.connect.grpc.binding.port={port}", "-c", "sleep 120",
+    ]  # fmt: skip
+    # bash -c 'exec -a java sh ...' gives a process whose argv[0] is "java" without a JVM.
+    proc = subprocess.Popen(
+        ["bash", "-c", 'exec -a java sh "$@"', "bash", *argv[1:]],
+        start_new_session=True,
+    )
+    # argv as /proc shows it once the exec happened
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"java\0"):
+            break
+        time.sleep(0.05)
+    yield port, proc
+    proc.kill()
+    proc.wait()
+
+
+def test_stop_of_a_server_that_never_started_kills_no_other_process(
+    tmp_path: Path, lookalike: tuple[int, subprocess.Popen[bytes]]
+) -> None:
+    port, other = lookalike
+    ServerProcess(tmp_path, port=port).stop()
+    time.sleep(0.2)
+    assert _alive(other), "stop() killed a process it did not start"
+
+
+def test_kill_jvm_reaches_only_the_recorded_jvm(
+    tmp_path: Path, lookalike: tuple[int, subprocess.Popen[bytes]]
+) -> None:
+    port, other = lookalike
+    server = ServerProcess(tmp_path, port=port)
+    assert server.jvm_pids() == [], "a server that was never started has no JVM"
+    server.kill_jvm()
+    time.sleep(0.2)
+    assert _alive(other), "kill_jvm() killed a process it did not start"
