@@ -30,20 +30,13 @@ def lookalike() -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     from support.servers import free_port
 
     port = free_port()
-    argv = [
-        "java", DRIVER_MAIN.decode(),
-        "--conf", f"spark.connect.grpc.binding.port={port}", "-c", "sleep 120",
-    ]  # fmt: skip
-    # bash -c 'exec -a java sh ...' gives a process whose argv[0] is "java" without a JVM.
-    proc = subprocess.Popen(
-        ["bash", "-c", 'exec -a java sh "$@"', "bash", *argv[1:]],
-        start_new_session=True,
-    )
-    # argv as /proc shows it once the exec happened
+    args = [DRIVER_MAIN.decode(), "--conf", f"spark.connect.grpc.binding.port={port}"]
+    # `exec -a java` names the process "java" (argv[0]) without starting a JVM.
+    script = 'exec -a java "$0" -c "import time; time.sleep(120)" "$@"'
+    proc = subprocess.Popen(["bash", "-c", script, sys.executable, *args], start_new_session=True)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"java\0"):
-            break
+    while not Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"java\0"):
+        assert time.monotonic() < deadline and _alive(proc), "the look-alike did not start"
         time.sleep(0.05)
     yield port, proc
     proc.kill()
