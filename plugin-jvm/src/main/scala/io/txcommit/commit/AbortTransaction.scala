@@ -2,7 +2,6 @@ package io.txcommit.commit
 
 import scala.util.control.NonFatal
 
-
 import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{RecordCodec, TableState}
@@ -15,6 +14,18 @@ import io.txcommit.store.StagedFile
  * committed and abort must not remove a single file.
  */
 object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
+  /**
+   * What a protocol's `abortJob` runs: this stage, unless the job's commit point ended with an
+   * unknown outcome. Then the record may exist or still appear (a request that timed out may be
+   * applied later), and discarding files or writing an abort marker could break a committed
+   * transaction; VACUUM removes the files if no record ever appears.
+   */
+  def unlessOutcomeUnknown(ctx: TxnContext, outcomeUnknown: Boolean, taskFiles: Seq[StagedFile]): Unit =
+    if (outcomeUnknown) {
+      log.warn(s"txcommit: ${ctx.describe}: abort keeps every file, because the commit may " +
+        "have landed (see the job's error); TXCOMMIT HISTORY shows whether it committed")
+    } else run(ctx, taskFiles, new StageTimings)
+
   override protected def execute(ctx: TxnContext, taskFiles: Seq[StagedFile]): Int = {
     val fenced = ctx.store.read(ctx.layout.commitRecord(ctx.txn)).exists(b =>
       scala.util.Try(RecordCodec.decode(b, Paths.display(ctx.layout.commitRecord(ctx.txn)), ctx.txn).isFence)

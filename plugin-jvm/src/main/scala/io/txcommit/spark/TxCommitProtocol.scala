@@ -192,14 +192,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     // If the job failed because its store is unusable, there is nothing to abort; never let
     // abort's own error hide the one that failed the job.
     scala.util.Try(context(jobContext)) match {
-      case scala.util.Success(ctx) if outcomeUnknown.isDefined =>
-        // The record may exist (or still appear): discarding files or writing an abort marker
-        // could break a committed transaction. VACUUM removes the files if no record appears.
-        logWarning(s"txcommit: ${ctx.describe}: abort keeps every file, because the commit may " +
-          "have landed (see the job's error); TXCOMMIT HISTORY shows whether it committed")
       case scala.util.Success(ctx) =>
         val files = committedByTasks.synchronized(committedByTasks.toList)
-        AbortTransaction.run(ctx, files, new StageTimings)
+        AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown.isDefined, files)
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }

@@ -16,7 +16,7 @@ import org.apache.spark.mapred.SparkHadoopMapRedUtil
 import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
 import org.apache.spark.sql.execution.streaming.sinks.{FileStreamSinkLog, SinkFileStatus}
 
-import io.txcommit.{Paths, UnsupportedWriteException, Version}
+import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException, Version}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
@@ -53,6 +53,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   @transient private var sinkLog: FileStreamSinkLog = _
   private var batchId: Long = -1L
+  /** Set when the commit record's publish ended with no answer: abort must then keep the files. */
+  @volatile @transient private var outcomeUnknown = false
 
   /** Driver side: files of task attempts that committed (for abort clean-up). */
   @transient private lazy val committedByTasks = ArrayBuffer.empty[StagedFile]
@@ -142,7 +144,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
           staged.map(f => AddedFile(f.path, f.size)),
           io.txcommit.SparkApp.id,
           s"txcommit/${Version.current}")
-        PublishCommitRecord.run(ctx, record, timings)
+        try PublishCommitRecord.run(ctx, record, timings)
+        catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
         addToSinkLog(record.added)
         DerivedWork.apply(ctx, record, timings)
@@ -162,7 +165,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def abortJob(jobContext: JobContext): Unit =
     scala.util.Try(context(jobContext)) match {
       case scala.util.Success(ctx) =>
-        AbortTransaction.run(ctx, committedByTasks.synchronized(committedByTasks.toList), new StageTimings)
+        AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown, committedByTasks.synchronized(committedByTasks.toList))
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }

@@ -91,10 +91,16 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
       }
     }
 
-  override def discardData(table: Path, files: Seq[StagedFile]): Int =
-    files.count { f =>
-      f.pending.isDefined && abort(upload(f).key, upload(f).uploadId)
-    }
+  /** Aborts each file's upload; an upload already gone was completed by this transaction's
+    * `publishData` (a replacing commit that then lost), so its object is deleted: no record
+    * names it, and it would otherwise stay in every raw listing until VACUUM. */
+  override def discardData(table: Path, files: Seq[StagedFile]): Int = {
+    val (aborted, gone) = files.filter(_.pending.isDefined).map(upload).partition(u => abort(u.key, u.uploadId))
+    val completed = gone.map(_.key).filter(k => sizeOf(k).isDefined)
+    deleteKeys(completed)
+    if (completed.nonEmpty) log.info(s"txcommit: deleted ${completed.size} published data file(s) of an aborted transaction")
+    aborted.size + completed.size
+  }
 
   override def cleanupStaging(table: Path, txn: String, committed: Set[String]): Int = {
     val prefix = key(table).stripSuffix("/") + "/"

@@ -83,6 +83,24 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(store.cleanupStaging(t, txn, Set(winner.path)) == 0)
     assert(store.list(t).map(_.getPath.getName) == Seq(winner.path))
   }
+
+  test("discarding data already published (a replacing commit that lost after its uploads completed) deletes it") {
+    val t = s3.freshTable()
+    val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
+    val store = Adapters.open(t, conf)
+    val txn = "0123456789abcdeh"
+    val fs = t.getFileSystem(conf)
+    val staged = Seq(1, 2).map { i =>
+      val rel = s"k=$i/part-0000$i-tid-$txn-$i.csv"
+      val w = store.dataWritePath(t, new Path(t, rel), txn, s"attempt_$i")
+      val o = fs.create(w, true); o.write("x".getBytes(UTF_8)); o.close()
+      store.stagedFile(t, rel, w).get
+    }
+    store.publishData(t, staged.take(1)) // completed, then the commit lost: abort meets a 404
+    assert(store.discardData(t, staged) == 2, "both files are discarded: one deleted, one aborted")
+    assert(Seq("k=1", "k=2").flatMap(d => store.list(new Path(t, d))).isEmpty, "no data object is left")
+    assert(store.openUploads(t).isEmpty, "no upload is left open")
+  }
 }
 
 /**
