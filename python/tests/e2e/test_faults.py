@@ -264,6 +264,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     rows = 3000
     acked: list[int] = []
     attempted: list[int] = []
+    in_flight: list[int | None] = []  # per round: the job the kill interrupted, if any
     batches = iter(range(1_000_000))
     for round_ in range(KILL_ROUNDS):
         crashing = crashing_server(workdir / f"random-kill-{round_}-{table.store}", table, request)
@@ -288,13 +289,18 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
                 # fresh server also pays for class loading and, on S3, the bucket probe).
                 first_ack.wait(timeout=120)
                 time.sleep(rng.uniform(0.5, 5.0))
+                # The job in flight when the server died: the one the soak is about.
+                in_flight.append(attempted[-1] if attempted[-1] not in acked else None)
                 crashing.kill_jvm()
 
             threading.Thread(target=kill_later, daemon=True).start()
             run_until_the_server_dies(crashing, spark, loop)
 
     counts = rows_per_b(server.url, table.url, one_clock=True)
-    context = f"seed={seed} attempted={attempted} acked={acked} counts={counts}"
+    context = f"seed={seed} {attempted=} {acked=} {in_flight=} {counts=}"
+    assert len(in_flight) == KILL_ROUNDS and any(b is not None for b in in_flight), (
+        "a kill interrupted a running job (else this soak proved nothing): " + context
+    )
     assert all(c == rows for c in counts.values()), (
         "a job is visible whole or not at all: " + context
     )

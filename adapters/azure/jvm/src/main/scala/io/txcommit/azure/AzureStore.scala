@@ -36,8 +36,8 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
       s"${r.status} ${r.errorCode}: $advice")
   }
 
-  /** Runs one request counted as `kind`. */
-  private def request(kind: String)(f: => BlobResponse): BlobResponse = { requests.add(kind); f }
+  /** Counts each attempt of a request as `kind`: a resent request is a request on the wire. */
+  private def counted(kind: String): () => Unit = () => requests.add(kind)
 
   /**
    * Creates `name` only if absent: true if this call created it, false if it existed.
@@ -49,7 +49,7 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
    */
   final def putIfAbsent(name: String, body: BlobBody): Boolean = {
     val id = UUID.randomUUID().toString
-    val r = request("PUT")(client.send("PUT", name, headers = AzureStore.putHeaders(Some(id)), body = body))
+    val r = client.send("PUT", name, headers = AzureStore.putHeaders(Some(id)), body = body, onAttempt = counted("PUT"))
     r.status match {
       case 201 => true
       case 409 | 412 if AzureStore.exists(r) => createdBy(name, id)
@@ -59,7 +59,7 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
 
   /** Whether the blob `name` is the one an exclusive create tagged `id` made (see putIfAbsent). */
   private def createdBy(name: String, id: String): Boolean = {
-    val r = request("HEAD")(client.send("HEAD", name))
+    val r = client.send("HEAD", name, onAttempt = counted("HEAD"))
     val mine = r.status == 200 && r.header(AzureStore.CreateIdHeader).contains(id)
     if (mine) log.warn(s"txcommit: ${url(name)}: the store refused a resent create, but the blob " +
       "in place is this create's own (its first attempt landed and the answer was lost)")
@@ -77,13 +77,13 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
   override def writeReplacing(target: Path, bytes: Array[Byte]): Unit = putReplacing(blobName(target), BlobBody.Bytes(bytes))
 
   private[azure] def putReplacing(name: String, body: BlobBody): Unit = {
-    val r = request("PUT")(client.send("PUT", name, headers = AzureStore.putHeaders(None), body = body))
+    val r = client.send("PUT", name, headers = AzureStore.putHeaders(None), body = body, onAttempt = counted("PUT"))
     if (r.status != 201) fail("Put Blob of", name, r)
   }
 
   override def read(path: Path): Option[Array[Byte]] = {
     val name = blobName(path)
-    val r = request("GET")(client.send("GET", name))
+    val r = client.send("GET", name, onAttempt = counted("GET"))
     r.status match {
       case 200 => Some(r.body)
       case 404 if r.errorCode != "ContainerNotFound" => None
@@ -95,7 +95,7 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
 
   /** Get Blob Properties (HEAD): the blob's length, None if absent. */
   private def properties(name: String): Option[Long] = {
-    val r = request("HEAD")(client.send("HEAD", name))
+    val r = client.send("HEAD", name, onAttempt = counted("HEAD"))
     r.status match {
       case 200 => Some(r.header("Content-Length").map(_.toLong).getOrElse(0L))
       case 404 if r.errorCode != "ContainerNotFound" => None
@@ -105,7 +105,7 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
 
   override def delete(path: Path): Boolean = {
     val name = blobName(path)
-    val r = request("DELETE")(client.send("DELETE", name))
+    val r = client.send("DELETE", name, onAttempt = counted("DELETE"))
     r.status match {
       case 202 => true
       case 404 if r.errorCode != "ContainerNotFound" => false
@@ -125,7 +125,7 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
     while (more) {
       val query = Seq("restype" -> "container", "comp" -> "list", "prefix" -> prefix,
         "delimiter" -> "/", "include" -> "metadata") ++ marker.map("marker" -> _)
-      val r = request("LIST")(client.send("GET", "", query))
+      val r = client.send("GET", "", query, onAttempt = counted("LIST"))
       if (r.status != 200) fail("List Blobs under", prefix, r)
       val page = BlobListing.parse(r.body)
       out ++= page.blobs.filterNot(_.isFolderMarker).map(b =>

@@ -82,10 +82,12 @@ final class BlobClient(loc: AzureContainer) {
 
   /**
    * Sends one request for `blob` (empty: the container) and returns the answer, whatever its
-   * status. Throws IOException only when no answer came after every attempt.
+   * status. Throws IOException only when no answer came after every attempt. `onAttempt` runs
+   * before each attempt (the store counts requests as the wire sees them).
    */
   def send(method: String, blob: String, query: Seq[(String, String)] = Nil,
-    headers: Map[String, String] = Map.empty, body: BlobBody = BlobBody.Empty): BlobResponse = {
+    headers: Map[String, String] = Map.empty, body: BlobBody = BlobBody.Empty,
+    onAttempt: () => Unit = () => ()): BlobResponse = {
     val path = rawPath(blob)
     val queryString = if (query.isEmpty) "" else query.map { case (k, v) =>
       s"${BlobClient.encodeQuery(k)}=${BlobClient.encodeQuery(v)}" }.mkString("?", "&", "")
@@ -93,6 +95,7 @@ final class BlobClient(loc: AzureContainer) {
     val uri = java.net.URI.create(s"${root.getScheme}://${root.getRawAuthority}$path$queryString")
     @scala.annotation.tailrec
     def attempt(n: Int): BlobResponse = {
+      onAttempt()
       val all = headers ++ Map("x-ms-date" -> BlobClient.now(), "x-ms-version" -> BlobClient.Version)
       val auth = loc.auth.authorize(method, path, query, all, body.length)
       val publisher = body match {
