@@ -3,6 +3,8 @@ package io.txcommit.hdfs
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.concurrent.atomic.{AtomicBoolean, AtomicInteger}
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
@@ -53,13 +55,19 @@ class HdfsRenameSuite extends AnyFunSuite {
     s.writeReplacing(target, text("0"))
     val done = new AtomicBoolean(false)
     val missing = new AtomicInteger(0)
+    val seen = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
     val reader = new Thread(() => {
-      while (!done.get()) if (s.read(target).isEmpty) missing.incrementAndGet()
+      while (!done.get()) s.read(target) match {
+        case Some(b) => seen.add(new String(b, UTF_8))
+        case None => missing.incrementAndGet()
+      }
     })
     reader.start()
     try (1 to 40).foreach(i => s.writeReplacing(target, text(i.toString)))
     finally { done.set(true); reader.join() }
     assert(missing.get() == 0, s"the file was missing for ${missing.get()} reads")
+    // The reader ran while the replacements happened (else it proved nothing): it saw several.
+    assert(seen.size >= 3, s"the reader saw only ${seen.asScala.toSeq.sorted} of 41 versions")
     assert(new String(s.read(target).get, UTF_8) == "40")
     assert(s.list(target.getParent).map(_.getPath.getName) == Seq("_last_checkpoint"))
   }
