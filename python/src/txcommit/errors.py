@@ -22,6 +22,20 @@ class TxCommitNotInstalledError(TxCommitError):
         self.server_error = server_error
 
 
+class InvalidRemoteError(TxCommitError, ValueError):
+    """A Spark Connect URL that is not ``sc://host[:port][/;param=value...]``. The message
+    shows the URL without its parameters (they may carry a token)."""
+
+
+class ServerUnreachableError(TxCommitError):
+    """Nothing accepts connections at a Spark Connect URL's host and port. ``url`` is
+    ``sc://host:port``, without parameters."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
 class ServerStartError(TxCommitError):
     """A Spark Connect server could not be found, built a command line for, or started."""
 
