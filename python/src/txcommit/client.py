@@ -23,7 +23,12 @@ from txcommit._names import (
     SPARK_DEFAULT_PROTOCOL_CLASS,  # noqa: F401 - still importable from here, as before
 )
 from txcommit._spark_home import ensure_spark_home
-from txcommit.errors import InvalidRemoteError, ServerUnreachableError, TxCommitNotInstalledError
+from txcommit.errors import (
+    InvalidRemoteError,
+    ServerUnreachableError,
+    TxCommitNotInstalledError,
+    typed_errors,
+)
 from txcommit.server import PLUGIN_JAR_NAME
 
 if TYPE_CHECKING:
@@ -114,12 +119,15 @@ def is_enabled(spark: Any) -> bool:
 def transactional(spark: Any) -> Iterator[Any]:
     """Enable for the ``with`` block, then put both confs back exactly as they were.
 
-    A conf that was unset before is unset again, not set to its default value.
+    A conf that was unset before is unset again, not set to its default value. The server
+    plugin's errors raised in the block come out typed, as with :func:`typed_errors`
+    (``CommitConflictError``, ...).
     """
     saved = {key: spark.conf.get(key, None) for key in (COMMIT_PROTOCOL_CONF, READ_FILTER_CONF)}
     enable(spark)
     try:
-        yield spark
+        with typed_errors():
+            yield spark
     finally:
         for key, value in saved.items():
             if value is None:
