@@ -160,3 +160,18 @@ def test_conformance_masking_hides_short_secrets_too(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("AWS_SESSION_TOKEN", "x")
     message = "ls of s3://box/y failed with token x; retry"
     assert scrub(message) == "ls of s3://box/*** failed with token ***; retry"
+
+
+def test_an_s3_error_keeps_its_letters_with_one_letter_credentials(tmp_path: Path) -> None:
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
+    endpoint = f"http://127.0.0.1:{_free_port()}"  # nothing listens: the request fails
+    done = subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", "ls", "s3://bucket/tbl", "--endpoint", endpoint],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 1, done
+    assert "list-type=2&prefix=tbl%2F_txcommit" in done.stderr, done.stderr
+    assert "max_retries" in done.stderr and "***" not in done.stderr
