@@ -54,10 +54,16 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
         finally:
             s.stop()
 
+    pending = table / "_txcommit" / "pending"
+    before = len(list(pending.iterdir()))
     racer = threading.Thread(target=overwrite, args=("slow", True))
     racer.start()
-    started.wait(30)
-    time.sleep(3)  # the slow job has noted its base and its task sleeps
+    # The slow job notes what it replaces before it writes its pending marker; its task then
+    # sleeps while the fast one commits.
+    deadline = time.monotonic() + 60
+    while len(list(pending.iterdir())) == before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.is_set() and len(list(pending.iterdir())) > before, "the slow job started"
     overwrite("fast", False)
     racer.join(timeout=300)
 
