@@ -3,7 +3,7 @@
     import txcommit
     spark = txcommit.connect("sc://localhost:15002")
     with txcommit.transactional(spark):
-        df.write.mode("overwrite").parquet(path)
+        df.write.mode("overwrite").parquet(path)  # conflicts raise txcommit.CommitConflictError
 
 Importing txcommit never imports pyspark (so ``txcommit server --help`` works anywhere), but
 it does set SPARK_HOME for a pure ``pyspark-client`` install, because that client otherwise
@@ -32,9 +32,23 @@ from txcommit.client import (  # noqa: E402
     transactional,
 )
 from txcommit.errors import (  # noqa: E402
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    CorruptCheckpointError,
+    CorruptCommitRecordError,
+    FencedError,
+    InvalidConfError,
+    InvalidRemoteError,
+    MaintenanceError,
     ServerStartError,
+    ServerUnreachableError,
+    TaskFileMissingError,
     TxCommitError,
     TxCommitNotInstalledError,
+    UnsupportedStoreError,
+    UnsupportedWriteError,
+    WriteIdCommittedError,
+    typed_errors,
 )
 from txcommit.readers import dataset, duckdb_relation, polars_frame  # noqa: E402
 from txcommit.readers.fsspec import register as _register_fs  # noqa: E402
@@ -48,9 +62,22 @@ __all__ = [
     "PROTOCOL_CLASS",
     "READ_FILTER_CONF",
     "SPARK_DEFAULT_PROTOCOL_CLASS",
+    "CommitConflictError",
+    "CommitOutcomeUnknownError",
+    "CorruptCheckpointError",
+    "CorruptCommitRecordError",
+    "FencedError",
+    "InvalidConfError",
+    "InvalidRemoteError",
+    "MaintenanceError",
     "ServerStartError",
+    "ServerUnreachableError",
+    "TaskFileMissingError",
     "TxCommitError",
     "TxCommitNotInstalledError",
+    "UnsupportedStoreError",
+    "UnsupportedWriteError",
+    "WriteIdCommittedError",
     "__version__",
     "abandon",
     "connect",
@@ -62,4 +89,5 @@ __all__ = [
     "polars_frame",
     "server_version",
     "transactional",
+    "typed_errors",
 ]

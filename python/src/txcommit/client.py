@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import urllib.parse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,12 @@ from txcommit._names import (
     SPARK_DEFAULT_PROTOCOL_CLASS,  # noqa: F401 - still importable from here, as before
 )
 from txcommit._spark_home import ensure_spark_home
-from txcommit.errors import TxCommitNotInstalledError
+from txcommit.errors import (
+    InvalidRemoteError,
+    ServerUnreachableError,
+    TxCommitNotInstalledError,
+    typed_errors,
+)
 from txcommit.server import PLUGIN_JAR_NAME
 
 if TYPE_CHECKING:
@@ -32,14 +38,22 @@ VERSION_FUNCTION = "txcommit_version"
 
 _DEFAULT_CONNECT_PORT = 15002
 
+#: Seconds :func:`connect` waits for the server's port to accept a connection.
+CONNECT_TIMEOUT = 5.0
 
-def connect(url: str) -> SparkSession:
+
+def connect(url: str, *, timeout: float = CONNECT_TIMEOUT) -> SparkSession:
     """A Spark Connect session for ``url`` (``sc://host:port``), safe on JVM-less clients.
 
     Reuses this thread's active session when it talks to the same host and port; otherwise
     creates a new one, so a session to an old (perhaps dead) server is never handed back
     for a different URL, which ``builder.getOrCreate()`` alone would do.
+
+    Raises InvalidRemoteError for a URL that is not ``sc://...`` and ServerUnreachableError
+    when nothing accepts a connection at its host and port within ``timeout`` seconds
+    (pyspark itself would retry the first request for minutes).
     """
+    check_reachable(url, timeout)
     ensure_spark_home()
     from pyspark.sql.connect.session import SparkSession
 
@@ -105,12 +119,15 @@ def is_enabled(spark: Any) -> bool:
 def transactional(spark: Any) -> Iterator[Any]:
     """Enable for the ``with`` block, then put both confs back exactly as they were.
 
-    A conf that was unset before is unset again, not set to its default value.
+    A conf that was unset before is unset again, not set to its default value. The server
+    plugin's errors raised in the block come out typed, as with :func:`typed_errors`
+    (``CommitConflictError``, ...).
     """
     saved = {key: spark.conf.get(key, None) for key in (COMMIT_PROTOCOL_CONF, READ_FILTER_CONF)}
     enable(spark)
     try:
-        yield spark
+        with typed_errors():
+            yield spark
     finally:
         for key, value in saved.items():
             if value is None:
@@ -160,6 +177,50 @@ def session_url(spark: Any) -> str | None:
     builder = getattr(getattr(spark, "client", None), "_builder", None)
     endpoint = getattr(builder, "endpoint", None)
     return f"sc://{endpoint}" if isinstance(endpoint, str) else None
+
+
+def remote_endpoint(url: str) -> tuple[str, int]:
+    """Host and port of a Spark Connect URL (port 15002 when absent).
+
+    Raises InvalidRemoteError naming the URL (without its parameters) when it is not one.
+    """
+    shown = url.split(";", 1)[0]  # parameters may carry a token
+    problem = None
+    parsed = urllib.parse.urlparse(shown)
+    if parsed.scheme != "sc":
+        problem = "it does not start with sc://"
+    elif not parsed.hostname:
+        problem = "it names no host"
+    else:
+        try:
+            port = parsed.port or _DEFAULT_CONNECT_PORT
+        except ValueError:
+            problem = "its port is not a number from 0 to 65535"
+    if problem is not None:
+        raise InvalidRemoteError(
+            f"'{shown}' is not a Spark Connect URL: {problem}. Give sc://host:port, e.g. "
+            f"sc://localhost:{_DEFAULT_CONNECT_PORT}"
+        )
+    assert parsed.hostname is not None
+    return parsed.hostname, port
+
+
+def check_reachable(url: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise ServerUnreachableError unless the host and port of ``url`` accept a TCP
+    connection within ``timeout`` seconds; InvalidRemoteError for a URL that is not
+    ``sc://``. Only the port is probed: no request reaches the server."""
+    host, port = remote_endpoint(url)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        endpoint = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        raise ServerUnreachableError(
+            f"no Spark Connect server answers at {endpoint} ({reason}, waited up to "
+            f"{timeout:g} s). Start one with `txcommit server --port {port}`, or check the "
+            "host and port of the URL",
+            url=f"sc://{endpoint}",
+        ) from exc
 
 
 def _endpoint_url(url: str) -> str:

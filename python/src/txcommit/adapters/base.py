@@ -9,11 +9,12 @@ from __future__ import annotations
 import abc
 import builtins
 import importlib
+import re
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -90,10 +91,25 @@ class Secret:
     @staticmethod
     def scrub(text: str, *secrets: Secret | None) -> str:
         """``text`` (an error from a client) with each of ``secrets`` replaced by ***."""
-        for secret in secrets:
-            if secret is not None and secret.reveal():
-                text = text.replace(secret.reveal(), "***")
-        return text
+        return mask(text, [s.reveal() for s in secrets if s is not None])
+
+
+#: A secret at least this long is masked wherever it occurs: it cannot be part of a word by
+#: chance. A shorter one only where it stands alone, else every "x" of a message would go
+#: for the key "x".
+WHOLE_SECRET_LENGTH = 8
+
+
+def mask(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` replaced by ***: everywhere for a secret of
+    :data:`WHOLE_SECRET_LENGTH` characters or more, else where it is not part of a longer
+    run of letters and digits."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        if len(secret) >= WHOLE_SECRET_LENGTH:
+            text = text.replace(secret, "***")
+        else:
+            text = re.sub(rf"(?<![^\W_]){re.escape(secret)}(?![^\W_])", "***", text)
+    return text
 
 
 class RequestCounter:

@@ -9,9 +9,9 @@
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
     txcommit conformance --store URL [--adapter NAME] [--endpoint URL] [--report out.json]
                          [--level 1|2|all] [--halt-points all|none|P1,P2]
-    txcommit version
-    txcommit log PATH [--json] [--endpoint URL] [--limit N]
-    txcommit ls PATH [--json] [--endpoint URL]
+    txcommit version | --version
+    txcommit log PATH [--json] [--endpoint URL] [--limit N] [--allow-empty]
+    txcommit ls PATH [--json] [--endpoint URL] [--allow-empty]
     txcommit vacuum PATH --remote sc://HOST:PORT [--retain-hours N] [--dry-run] [--force]
     txcommit bench [--quick] [--out docs/benchmarks.md] [--merge-into results.json]
     txcommit bench-streaming [ARGS ...]
@@ -74,9 +74,20 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
 VERDICT_COMMANDS = frozenset({"conformance", "demo", "bench", "bench-streaming"})
 
 
+#: Exit status when the reader of stdout went away (``txcommit log --json | head``): 128 +
+#: SIGPIPE, what a shell reports for other Unix tools cut off the same way.
+CLOSED_PIPE = 141
+
+
 def console() -> NoReturn:
     """The ``txcommit`` console script: :func:`main`, then exit with its code."""
-    code = main()
+    try:
+        try:
+            code = main()
+        finally:
+            sys.stdout.flush()  # now, so that a closed pipe is caught here, not at exit
+    except BrokenPipeError:
+        code = _closed_pipe()
     if sys.argv[1:2] and sys.argv[1] in VERDICT_COMMANDS:
         leave(code)
     sys.exit(code)
@@ -91,6 +102,16 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _closed_pipe() -> int:
+    """Stop quietly once stdout's reader is gone, as ``head`` expects of a writer."""
+    # What is still buffered can never be written: point stdout at /dev/null so that the
+    # interpreter's own flush at exit does not report the broken pipe again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return CLOSED_PIPE
+
+
 class _StopRequested(Exception):
     """Raised from a signal handler to leave the foreground wait."""
 
@@ -102,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_passthrough(args[0], args[1:])
     parser = _build_parser()
     ns = parser.parse_args(args)
+    if ns.version:
+        print(f"txcommit {__version__}")
+        return 0
     if not getattr(ns, "handler", None):
         parser.print_help()
         return 2
@@ -115,6 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="txcommit", description="Transactional file commits for Spark Connect."
+    )
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="print txcommit's version and exit (`txcommit version` adds pyspark's and the "
+        "plugin jar's)",
     )
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_server_parser(sub)

@@ -68,8 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"txcommit: --limit must be 0 or more, got {ns.limit}", file=sys.stderr)
         return 2
     view = open_or_report(ns, with_markers=True)
-    if view is None:
-        return 1
+    if isinstance(view, int):
+        return view
     rows = view.history()
     if ns.limit is not None:
         rows = rows[: ns.limit]

@@ -15,11 +15,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.cli import render
 from txcommit.errors import TxCommitError
+from txcommit.table.format import LOG_DIR_NAME
 from txcommit.table.view import TableView, open_table
 
 
@@ -52,6 +54,12 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
         f"{IGNORE_CORRUPT_RECORDS_CONF}=true)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="treat a path that does not exist or holds no txcommit log as an empty table "
+        "(default: an error, exit status 2, so that a typo does not look like an empty table)",
+    )
     parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -91,14 +99,37 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
     )
 
 
-def open_or_report(ns: argparse.Namespace, with_markers: bool = False) -> TableView | None:
-    """:func:`open_from_args` for a command's ``main``: None (exit status 1) when the table
-    cannot be opened, after printing why on stderr."""
+#: Exit status of a command whose PATH is not a table (argparse's status for bad arguments).
+NOT_A_TABLE = 2
+
+
+def open_or_report(ns: argparse.Namespace, with_markers: bool = False) -> TableView | int:
+    """:func:`open_from_args` for a command's ``main``, or the exit status after printing why
+    on stderr: 1 when the table cannot be read, 2 when PATH is not a table (unless
+    ``--allow-empty``)."""
     try:
-        return open_from_args(ns, with_markers=with_markers)
+        view = open_from_args(ns, with_markers=with_markers)
     except TxCommitError as e:
         print(str(e) if str(e).startswith("txcommit:") else f"txcommit: {e}", file=sys.stderr)
-        return None
+        return 1
+    if view.is_table or ns.allow_empty:
+        return view
+    print(f"txcommit: {not_a_table(view, ns.path)}", file=sys.stderr)
+    return NOT_A_TABLE
+
+
+def not_a_table(view: TableView, path: str) -> str:
+    """Why ``view`` (neither a table nor inside one) is refused, naming ``path``."""
+    root = getattr(view.store, "root", None)  # a local store's directory
+    missing = not root.exists() if isinstance(root, Path) else not view.data_files
+    if missing:
+        what = f"{path} does not exist" if isinstance(root, Path) else f"{path} holds no files"
+        return f"{what}; check the path, or pass --allow-empty to show it as an empty table"
+    return (
+        f"{path} is not a txcommit table: neither it nor a directory above it has a "
+        f"{LOG_DIR_NAME}/ log. Give the directory a txcommit write went to, or pass "
+        "--allow-empty to show it as an empty table"
+    )
 
 
 def human_bytes(n: int | None) -> str:
@@ -127,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     view = open_or_report(ns)
-    if view is None:
-        return 1
+    if isinstance(view, int):
+        return view
     files = view.visible_files()
     if ns.json:
         doc = [{"path": f.path, "size": f.size, "txn": f.txn} for f in files]
@@ -142,4 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["add_table_arguments", "build_parser", "main", "open_from_args", "open_or_report"]
+__all__ = [
+    "NOT_A_TABLE",
+    "add_table_arguments",
+    "build_parser",
+    "main",
+    "not_a_table",
+    "open_from_args",
+    "open_or_report",
+]

@@ -56,8 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     import txcommit
+    from txcommit.errors import InvalidRemoteError, ServerUnreachableError
 
-    spark = txcommit.connect(ns.remote)
+    try:
+        spark = txcommit.connect(ns.remote)
+    except InvalidRemoteError as exc:
+        print(f"txcommit vacuum: --remote: {exc}", file=sys.stderr)
+        return 2
+    except ServerUnreachableError as exc:
+        print(f"txcommit vacuum: {exc}", file=sys.stderr)
+        return 1
     what = "listing (dry run)" if ns.dry_run else "vacuuming"
     print(f"txcommit vacuum: {what} {ns.path} on {ns.remote} (the server logs per-directory "
           "progress) ...", file=sys.stderr, flush=True)  # fmt: skip

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from txcommit.adapters.base import MultipartStore, Store
+from txcommit.adapters.base import MultipartStore, Store, mask
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.adapters.local import LocalStore
 from txcommit.cli.render import text
@@ -175,10 +175,7 @@ class Report:
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with every credential from the environment (and ``secrets``) masked."""
-    values = [os.environ.get(name, "") for name in SECRET_ENV] + list(secrets)
-    for value in sorted((v for v in values if len(v) >= 4), key=len, reverse=True):
-        text = text.replace(value, "***")
-    return text
+    return mask(text, [*(os.environ.get(name, "") for name in SECRET_ENV), *secrets])
 
 
 def _run_one(check: Check, ctx: CheckContext) -> Row:

@@ -1,0 +1,177 @@
+"""The ``txcommit`` command fails loudly: a typo in a path, a bad or unreachable ``--remote``
+and a closed pipe each end with a one-line error and a non-zero exit, never a traceback, a
+hang, or a silent "0 transactions"."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from txcommit import __version__
+from txcommit.adapters.base import Secret
+from txcommit.conformance.runner import scrub
+from txcommit.conformance.vectors import load
+from txcommit.table import format as log
+
+from support.vectors import logical
+
+
+def _txcommit(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _table(root: Path) -> Path:
+    """A local table of eight transactions (a case of the shared test vectors)."""
+    case = next(c for c in load("tables.json")["cases"] if c["name"] == "checkpoint-then-records")
+    for rel in case["files"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"abc")
+    for r in case["records"]:
+        (root / r["file"]).parent.mkdir(parents=True, exist_ok=True)
+        (root / r["file"]).write_bytes(log.encode_record(logical(r["record"])))
+    return root
+
+
+# ------------------------------------------------------------------ not a table, no path
+
+
+@pytest.mark.parametrize("command", ["ls", "log"])
+def test_a_missing_path_is_an_error_naming_it(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "evnets"
+    done = _txcommit(command, str(missing))
+    assert done.returncode == 2, done
+    assert str(missing) in done.stderr and "does not exist" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["ls", "log"])
+def test_a_directory_without_a_log_is_not_a_table(tmp_path: Path, command: str) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "part-00000.parquet").write_bytes(b"x")
+    done = _txcommit(command, str(plain))
+    assert done.returncode == 2, done
+    assert str(plain) in done.stderr and "not a txcommit table" in done.stderr
+    assert "--allow-empty" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["ls", "log"])
+def test_allow_empty_accepts_a_missing_path(tmp_path: Path, command: str) -> None:
+    done = _txcommit(command, str(tmp_path / "not-yet"), "--allow-empty")
+    assert done.returncode == 0, done
+    assert done.stdout.startswith("0 ")
+
+
+def test_a_partition_of_a_table_is_still_listed(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t")
+    partition = next(p for p in table.iterdir() if p.is_dir() and not p.name.startswith("_"))
+    done = _txcommit("log", str(partition))
+    assert done.returncode == 0, done.stderr
+
+
+# ----------------------------------------------------------------------------- version
+
+
+def test_version_flag() -> None:
+    done = _txcommit("--version")
+    assert done.returncode == 0, done
+    assert done.stdout.strip() == f"txcommit {__version__}"
+
+
+# ------------------------------------------------------------------------- closed pipe
+
+
+@pytest.mark.parametrize("args", [["log", "--json"], ["ls"], ["--version"]])
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+    table = _table(tmp_path / "t")
+    argv = [*args, str(table)] if args[0] != "--version" else args
+    # The reader goes away before anything is written, as `| head -0` does.
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", *argv],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+    os.close(write)
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141, proc.stderr  # 128 + SIGPIPE, as other Unix tools
+
+
+# --------------------------------------------------------------------------- --remote
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_vacuum_with_nothing_listening_fails_fast(tmp_path: Path) -> None:
+    port = _free_port()
+    start = time.monotonic()
+    done = _txcommit("vacuum", str(tmp_path), "--remote", f"sc://127.0.0.1:{port}", timeout=90)
+    assert time.monotonic() - start < 30
+    assert done.returncode == 1, done
+    assert f"127.0.0.1:{port}" in done.stderr and "txcommit server" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("remote", ["http://x", "x:15002", "sc://", "sc://h:notaport"])
+def test_vacuum_refuses_a_remote_that_is_not_an_sc_url(tmp_path: Path, remote: str) -> None:
+    done = _txcommit("vacuum", str(tmp_path), "--remote", remote)
+    assert done.returncode == 2, done
+    assert remote in done.stderr and "sc://" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# ---------------------------------------------------------------------------- masking
+
+
+def test_masking_hides_a_short_secret_not_its_letters() -> None:
+    message = "GET http://127.0.0.1:9000/bucket/x.json failed: key x, signature y; retry"
+    masked = Secret.scrub(message, Secret("x"), Secret("y"))
+    assert masked == (
+        "GET http://127.0.0.1:9000/bucket/***.json failed: key ***, signature ***; retry"
+    )
+
+
+def test_masking_hides_a_long_secret_wherever_it_is() -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCY"
+    masked = Secret.scrub(f"sig={secret}&x=1 and AKIA{secret}", Secret(secret))
+    assert secret not in masked and masked == "sig=***&x=1 and AKIA***"
+
+
+def test_conformance_masking_hides_short_secrets_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "y")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "x")
+    message = "ls of s3://box/y failed with token x; retry"
+    assert scrub(message) == "ls of s3://box/*** failed with token ***; retry"
+
+
+def test_an_s3_error_keeps_its_letters_with_one_letter_credentials(tmp_path: Path) -> None:
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
+    endpoint = f"http://127.0.0.1:{_free_port()}"  # nothing listens: the request fails
+    done = subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", "ls", "s3://bucket/tbl", "--endpoint", endpoint],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 1, done
+    assert "list-type=2&prefix=tbl%2F_txcommit" in done.stderr, done.stderr
+    assert "max_retries" in done.stderr and "***" not in done.stderr
