@@ -2,7 +2,10 @@
 directory (files named in ``stat`` with that size and modification time) and every Python
 reader must show exactly its ``visible`` set, as the JVM's TablesSuite checks Spark's read
 filter does. Tables with checkpoints show the same set with and
-without their history read (a view that reads the history reads every record too)."""
+without their history read (a view that reads the history reads every record too). A case's
+``reads`` are reads at other roots (a table, a partition directory, a directory of tables, a
+table inside a table), each held to its own ``visible`` set as the JVM's TablesSuite holds
+Spark's read filter."""
 
 from __future__ import annotations
 
@@ -46,17 +49,32 @@ def build(table: Path, case: dict[str, Any]) -> None:
         f.write_bytes(r["content"].encode("utf-8"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_the_view_shows_exactly_the_visible_set(tmp_path: Path, case: dict[str, Any]) -> None:
-    build(tmp_path, case)
-    assert sorted(f.path for f in open_table(tmp_path).visible_files()) == case["visible"]
-    with_history = open_table(tmp_path, with_markers=True)
-    assert sorted(f.path for f in with_history.visible_files()) == case["visible"]
+def reads(case: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The case's reads: (root, visible) at the listing's own directory, then at its other roots."""
+    return [("", case["visible"])] + [(r["root"], r["visible"]) for r in case.get("reads", [])]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_the_dataset_reads_exactly_the_visible_set(tmp_path: Path, case: dict[str, Any]) -> None:
+READS = [(c, root, visible) for c in CASES for root, visible in reads(c)]
+READ_IDS = [f"{c['name']}@{root or '.'}" for c, root, _ in READS]
+
+
+@pytest.mark.parametrize(("case", "root", "visible"), READS, ids=READ_IDS)
+def test_the_view_shows_exactly_the_visible_set(
+    tmp_path: Path, case: dict[str, Any], root: str, visible: list[str]
+) -> None:
     build(tmp_path, case)
+    at = tmp_path / root if root else tmp_path
+    assert sorted(f.path for f in open_table(at).visible_files()) == visible
+    with_history = open_table(at, with_markers=True)
+    assert sorted(f.path for f in with_history.visible_files()) == visible
+
+
+@pytest.mark.parametrize(("case", "root", "visible"), READS, ids=READ_IDS)
+def test_the_dataset_reads_exactly_the_visible_set(
+    tmp_path: Path, case: dict[str, Any], root: str, visible: list[str]
+) -> None:
+    build(tmp_path, case)
+    at = tmp_path / root if root else tmp_path
     # A schema given: pyarrow opens no file to build the dataset (these are not Parquet).
-    files = dataset(tmp_path, partitioning=None, schema=pa.schema([])).files
-    assert sorted(Path(f).relative_to(tmp_path).as_posix() for f in files) == case["visible"]
+    files = dataset(at, partitioning=None, schema=pa.schema([])).files
+    assert sorted(Path(f).relative_to(at).as_posix() for f in files) == visible
