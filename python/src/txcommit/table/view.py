@@ -97,6 +97,8 @@ _log = logging.getLogger("txcommit.view")
 _CacheKey = tuple[str, str, int, int | None, str | None]
 # A record to read: (file, txn, None) in commits/, (file, None, sequence) in replace/.
 _Item = tuple[StoreFile, str | None, int | None]
+# A log's unread markers by kind (pending, aborted, rows): (key, txn) each.
+_Markers = dict[str, list[tuple[str, str]]]
 _records: dict[_CacheKey, CommitRecord] = {}
 _records_lock = threading.Lock()
 _checkpoints: dict[_CacheKey, Checkpoint] = {}
@@ -528,7 +530,7 @@ def _build(
             modified_at = None if f.mtime_ns is None else f.mtime_ns // 1_000_000
             data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2]), modified_at))
 
-    def load(on: Store, listed: list[StoreFile], prefix: str, whole: bool) -> tuple[_Log, Any]:
+    def load(on: Store, listed: list[StoreFile], prefix: str, whole: bool) -> tuple[_Log, _Markers]:
         entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
         return _load_log(on, entries, ignore_corrupt, whole, report)
 
@@ -544,7 +546,8 @@ def _build(
         table = (store, own_listed)
     elif above:
         table = (above[0][0], above[0][2])
-    primary, markers = load(*(table or (store, [])), _LOG_PREFIX, with_markers)
+    table_store, table_listed = table if table is not None else (store, [])
+    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers)
     if own_exists:
         judges.append(_Judge("", "", primary))
     for i, (on, below, listed) in enumerate(above):
@@ -554,12 +557,12 @@ def _build(
     aborted: dict[str, Mapping[str, Any]] = {}
     row_counts: dict[str, Mapping[str, Any]] = {}
     if with_markers and table is not None:
-        pending = _read_markers(table[0], markers["pending"], report)
-        aborted = _read_markers(table[0], markers["aborted"], report)
-        row_counts = _read_markers(table[0], markers["rows"], report)
+        pending = _read_markers(table_store, markers["pending"], report)
+        aborted = _read_markers(table_store, markers["aborted"], report)
+        row_counts = _read_markers(table_store, markers["rows"], report)
     return TableView(
         store, table is not None, data, primary, pending, aborted, judges, row_counts,
-        table_url=table[0].root_url if table is not None else None,
+        table_url=table_store.root_url,
     )  # fmt: skip
 
 
@@ -569,13 +572,13 @@ def _load_log(
     ignore_corrupt: bool,
     whole: bool,
     report: Progress,
-) -> tuple[_Log, dict[str, list[tuple[str, str]]]]:
+) -> tuple[_Log, _Markers]:
     """One log from its listed files (each with its name below ``_txcommit/``): the records it
     needs (every one when ``whole``), and its ``pending/`` and ``aborted/`` markers (unread)."""
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
     replaces: list[tuple[StoreFile, int]] = []  # (file, sequence)
     checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
-    markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": [], "rows": []}
+    markers: _Markers = {"pending": [], "aborted": [], "rows": []}
     for f, rel in entries:
         kind, _, name = rel.partition("/")
         if "/" in name:
