@@ -21,7 +21,7 @@ from txcommit.readers import dataset
 from txcommit.table import format as log
 from txcommit.table.view import open_table
 
-from support.vectors import logical, logical_checkpoint
+from support.vectors import logical, logical_checkpoint, table_reads
 
 CASES = load("tables.json")["cases"]
 
@@ -49,12 +49,7 @@ def build(table: Path, case: dict[str, Any]) -> None:
         f.write_bytes(r["content"].encode("utf-8"))
 
 
-def reads(case: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """The case's reads: (root, visible) at the listing's own directory, then at its other roots."""
-    return [("", case["visible"])] + [(r["root"], r["visible"]) for r in case.get("reads", [])]
-
-
-READS = [(c, root, visible) for c in CASES for root, visible in reads(c)]
+READS = [(c, root, visible) for c in CASES for root, visible in table_reads(c)]
 READ_IDS = [f"{c['name']}@{root or '.'}" for c, root, _ in READS]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from txcommit.adapters import LocalStore, Store, StoreFile, open_store
+from txcommit.adapters import LocalStore, StoreFile, open_store
 from txcommit.conformance.vectors import load
 from txcommit.table import format as log
 from txcommit.table import view as view_module
@@ -25,17 +25,10 @@ from txcommit.testing.emulators import Azurite, FakeGcs
 from txcommit.testing.local_s3 import LocalS3
 
 from support.s3 import fresh_s3_url, s3_options
-from support.vectors import logical
+from support.vectors import table_reads, write_table
 
 CASES = {c["name"]: c for c in load("tables.json")["cases"]}
 TREES = ("directory-of-tables", "nested-logs-with-replacements")
-
-
-def write_case(store: Store, case: dict[str, Any]) -> None:
-    for rel in case["files"]:
-        store.write_replacing(rel, b"abc")
-    for r in case["records"]:
-        store.write_replacing(r["file"], log.encode_record(logical(r["record"])))
 
 
 @pytest.fixture(params=["local", "s3", "gcs", "azure"])
@@ -61,9 +54,8 @@ def test_every_root_shows_what_spark_reads_there(
 ) -> None:
     url, options = tree_at
     case = CASES[name]
-    write_case(open_store(url, **options), case)
-    reads = [("", case["visible"])] + [(r["root"], r["visible"]) for r in case["reads"]]
-    for root, visible in reads:
+    write_table(open_store(url, **options), case)
+    for root, visible in table_reads(case):
         at = f"{url}/{root}" if root else url
         view = open_table(at, options)
         assert sorted(f.path for f in view.visible_files()) == visible, f"read at {at}"
@@ -74,7 +66,7 @@ def test_a_partition_directory_reads_its_tables_history(
 ) -> None:
     """The table above a partition directory is found on every store, not on S3 alone."""
     url, options = tree_at
-    write_case(open_store(url, **options), CASES["directory-of-tables"])
+    write_table(open_store(url, **options), CASES["directory-of-tables"])
     view = open_table(f"{url}/date=2/k=2", options, with_markers=True)
     assert view.is_table and view.table_url == open_store(f"{url}/date=2", **options).root_url
     assert [r.txn for r in view.history()] == ["loyw4a00dirs0003"]
@@ -95,7 +87,7 @@ def _store_meeting_a_commit(
     ``seen`` (relative to the root) after the commit wrote them, as a walk or a flat listing
     may. Every listing's prefix is appended to ``calls``."""
 
-    class Store(LocalStore):
+    class MeetingACommit(LocalStore):
         def walk(self, prefix: str = "", progress: Any = None) -> list[StoreFile]:
             found = super().walk(prefix, progress)
             calls.append(prefix)
@@ -104,7 +96,7 @@ def _store_meeting_a_commit(
                 found = sorted(found + [StoreFile(k, 3) for k in seen], key=lambda f: f.key)
             return found
 
-    return Store
+    return MeetingACommit
 
 
 def _commit(table: LocalStore, below: str) -> None:
@@ -120,7 +112,7 @@ def test_a_commit_to_a_table_in_the_root_during_the_listing_shows_whole_or_not_a
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A directory holding tables: each table's log is listed before the data it judges."""
-    write_case(LocalStore(tmp_path), CASES["directory-of-tables"])
+    write_table(LocalStore(tmp_path), CASES["directory-of-tables"])
     calls: list[str] = []
     seen = [f"date=2/{LATE_A}", f"date=2/{log.LOG_DIR_NAME}/commits/{TXN}.json"]
     store = _store_meeting_a_commit(
