@@ -136,3 +136,50 @@ def test_a_commit_to_the_table_above_a_partition_during_the_listing_is_not_shown
     monkeypatch.setattr(view_module, "open_store", lambda url, **_: store(url))
     shown = {f.path for f in open_table(tmp_path / "t" / "p=1").visible_files()}
     assert shown == set(), f"a commit made during the listing shown in part: {shown}"
+
+
+def test_a_directory_the_credentials_may_not_list_ends_the_search_above_the_root(
+    monkeypatch: pytest.MonkeyPatch, local_s3: LocalS3
+) -> None:
+    """Credentials scoped to a prefix: the directory above the table refuses the listing, so
+    the readers look no higher and read the table, as the JVM's filter does."""
+    from txcommit.adapters.s3 import S3Store
+
+    url, options = fresh_s3_url(), s3_options(local_s3)
+    case = CASES["directory-of-tables"]
+    write_table(open_store(url, **options), case)
+    table = f"{url}/date=1"
+    asked: list[str] = []
+
+    class Scoped(S3Store):
+        def walk(self, prefix: str = "", progress: Any = None) -> list[StoreFile]:
+            if not self.root_url.startswith(table):
+                asked.append(self.root_url)
+                raise self.failure("list", prefix, "403 Forbidden", "no access", denied=True)
+            return super().walk(prefix, progress)
+
+    monkeypatch.setattr(view_module, "open_store", lambda u, **o: Scoped(u, **o))
+    view = open_table(table, options)
+    assert sorted(f.path for f in view.visible_files()) == case["reads"][0]["visible"]
+    assert asked == [url], "the search went on above a directory it may not list"
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "cause"),
+    [
+        ("s3://b/t", {"endpoint": "http://127.0.0.1:1", "region": "us-east-1"}, "AccessDenied"),
+        ("gs://b/t", {"endpoint": "http://127.0.0.1:1"}, "403 Forbidden"),
+        ("az://c/t", {"endpoint": "http://127.0.0.1:1", "emulator": True}, "AuthorizationFailure"),
+        ("hdfs://nn:8020/t", {}, "403 AccessControlException: Permission denied"),
+    ],
+)
+def test_each_store_says_when_access_was_denied(
+    url: str, options: dict[str, Any], cause: str
+) -> None:
+    from txcommit.errors import AccessDeniedError
+
+    store: Any = open_store(url, **options)
+    why: Any = cause if url.startswith(("gs:", "hdfs:")) else RuntimeError(cause)
+    assert isinstance(store._failure("list", "_txcommit", why), AccessDeniedError)
+    other: Any = "500 boom" if url.startswith(("gs:", "hdfs:")) else RuntimeError("boom")
+    assert not isinstance(store._failure("list", "_txcommit", other), AccessDeniedError)
