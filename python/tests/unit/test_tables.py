@@ -5,7 +5,7 @@ filter does. Tables with checkpoints show the same set with and
 without their history read (a view that reads the history reads every record too). A case's
 ``reads`` are reads at other roots (a table, a partition directory, a directory of tables, a
 table inside a table), each held to its own ``visible`` set as the JVM's TablesSuite holds
-Spark's read filter."""
+Spark's read filter; the ``txcommit+file`` fsspec file system finds the same data files."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pyarrow as pa
 import pytest
 
 from txcommit.conformance.vectors import load
 from txcommit.readers import dataset
 from txcommit.table import format as log
-from txcommit.table.view import open_table
+from txcommit.table.view import is_data_path, open_table
 
 from support.vectors import logical, logical_checkpoint, table_reads
 
@@ -73,3 +74,14 @@ def test_the_dataset_reads_exactly_the_visible_set(
     # A schema given: pyarrow opens no file to build the dataset (these are not Parquet).
     files = dataset(at, partitioning=None, schema=pa.schema([])).files
     assert sorted(Path(f).relative_to(at).as_posix() for f in files) == visible
+
+
+@pytest.mark.parametrize(("case", "root", "visible"), READS, ids=READ_IDS)
+def test_the_fsspec_file_system_finds_exactly_the_visible_set(
+    tmp_path: Path, case: dict[str, Any], root: str, visible: list[str]
+) -> None:
+    build(tmp_path, case)
+    at = (tmp_path / root if root else tmp_path).resolve().as_posix()
+    found = [f[len(at) + 1 :] for f in fsspec.filesystem("txcommit+file").find(at)]
+    # Outside every table the file system shows the store as it is, names of no data included.
+    assert sorted(f for f in found if is_data_path(f)) == visible

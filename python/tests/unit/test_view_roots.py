@@ -5,6 +5,7 @@ The trees are the ``directory-of-tables`` and ``nested-logs-with-replacements`` 
 ``conformance/vectors/tables.json`` (which the JVM's TablesSuite holds Spark's read filter to),
 written through each store's adapter: a directory holding tables, each table, a partition
 directory of one (found through the table above it, whatever the store), a table inside a table.
+The search for a table above the path stops at a directory the credentials may not list.
 """
 
 from __future__ import annotations
