@@ -82,6 +82,12 @@ class StoreError(TxCommitError):
         self.url = url
 
 
+class AccessDeniedError(StoreError):
+    """The store refused the request for lack of permission (S3 and GCS 403, Azure's
+    AuthorizationFailure, HDFS's AccessControlException). Readers looking for a table above the
+    path they were given stop there, as the JVM's read filter does."""
+
+
 class AlreadyExistsError(StoreError):
     """An exclusive create found its target existing; the target was not overwritten.
 

@@ -21,11 +21,14 @@ from txcommit.adapters import open_store
 from txcommit.adapters.hdfs import HdfsStore
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
+from txcommit.conformance.vectors import load
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
+from txcommit.table.view import open_table
 from txcommit.testing.emulators import MiniHdfs
 from txcommit.testing.store_contract import StoreContract
 
 from support.servers import ServerProcess, new_session
+from support.vectors import table_reads, write_table
 
 
 def fresh(hdfs: MiniHdfs, **options: Any) -> HdfsStore:
@@ -109,6 +112,20 @@ def test_errors_name_the_path_and_what_to_do(mini_hdfs: MiniHdfs) -> None:
                   user="nobody-else").create_exclusive("denied/t1.json", b"1")  # fmt: skip
     with pytest.raises(UnsupportedStoreError, match="viewfs"):
         open_store("viewfs://cluster/t")
+
+
+@pytest.mark.parametrize("name", ["directory-of-tables", "nested-logs-with-replacements"])
+def test_every_root_shows_what_spark_reads_there(mini_hdfs: MiniHdfs, name: str) -> None:
+    """The trees of tables.json read at each root (a partition directory finds its table above
+    it on HDFS too), as on the other stores (unit/test_view_roots.py)."""
+    case = next(c for c in load("tables.json")["cases"] if c["name"] == name)
+    store = fresh(mini_hdfs)
+    write_table(store, case)
+    for root, visible in table_reads(case):
+        url = f"{store.root_url}/{root}".rstrip("/")
+        view = open_table(url, {"endpoint": mini_hdfs.webhdfs}, with_markers=True)
+        assert sorted(f.path for f in view.visible_files()) == visible, f"read at {url}"
+        assert view.is_table == (name != "directory-of-tables" or root.startswith("date=")), url
 
 
 def test_python_readers_show_exactly_what_spark_wrote_on_hdfs(

@@ -5,16 +5,23 @@ would leave them) and an uncommitted copy of a data file; then ``txcommit.datase
 DuckDB, polars, the fsspec file system and ``txcommit ls``/``log`` must see exactly the rows
 and files Spark with the txcommit read filter sees, on the local file system and on S3.
 
+A directory holding tables (each overwritten or appended to), each table and a partition
+directory of one are read the same way by Spark, ``txcommit.dataset`` and ``txcommit ls``.
 Overwrites and write-id re-runs are compared in test_readers_replacing.py.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
+
+import txcommit
+from txcommit.cli.ls import main as ls_main
 
 from support.tables import (
     TableRef,
@@ -99,3 +106,39 @@ def test_readers_outside_spark_see_exactly_what_spark_sees(
     committed = [r for r in history if r["state"] == "committed"]
     assert sum(r["files"] for r in committed) == len(files)
     assert all(r["operation"] == "append" and r["committedAt"] for r in committed)
+
+
+def test_a_directory_of_tables_each_table_and_a_partition_read_alike(
+    spark, workdir: Path, capsys
+) -> None:  # noqa: ANN001
+    """``events`` holds two tables: ``date=1`` written (10 rows) then overwritten (5 rows),
+    ``date=2`` written (7 rows); both partitioned by k. Spark reads 12 rows at ``events``, and
+    so must every reader outside Spark, listing no file the overwrite removed."""
+    events = make_table("local", workdir, None)
+    events.prepare(spark)
+
+    def write(table: str, n: int, mode: str) -> None:
+        frame = spark.range(n).withColumn("k", (F.col("id") % 2).cast("int"))
+        frame.write.mode(mode).partitionBy("k").parquet(f"{events.url}/{table}")
+
+    write("date=1", 10, "append")
+    write("date=1", 5, "overwrite")
+    write("date=2", 7, "append")
+    listed: dict[str, set[str]] = {}
+    for root, rows in (("", 12), ("date=1", 5), ("date=2", 7), ("date=2/k=1", 3)):
+        url = f"{events.url}/{root}".rstrip("/")
+        df = spark.read.parquet(url)
+        spark_files = {
+            unquote(r[0]).split(f"{url}/", 1)[1]
+            for r in df.select(F.input_file_name()).distinct().collect()
+        }
+        assert df.count() == rows, f"Spark at {url}"
+        assert txcommit.dataset(url).count_rows() == rows, f"txcommit.dataset at {url}"
+        capsys.readouterr()
+        assert ls_main([url, "--json"]) == 0
+        listed[root] = {f["path"] for f in json.loads(capsys.readouterr().out)}
+        assert listed[root] == spark_files, f"txcommit ls at {url}"
+    # The overwritten files are still on disk: the readers hide them, not the store.
+    assert events.local is not None
+    on_disk = {p.relative_to(events.local).as_posix() for p in events.local.rglob("part-*")}
+    assert on_disk > listed[""] and any(f.startswith("date=1/") for f in on_disk - listed[""])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from txcommit.adapters import Store
 from txcommit.table import format as log
 
 
@@ -46,3 +47,17 @@ def logical_checkpoint(n: dict[str, Any]) -> log.Checkpoint:
 def removed_file(n: dict[str, Any]) -> log.RemovedFile:
     """A ``removed`` entry: ``path``, ``size`` and, for a file without a txn id, ``modifiedAt``."""
     return log.RemovedFile(n["path"], n["size"], n.get("modifiedAt"))
+
+
+def write_table(store: Store, case: dict[str, Any]) -> None:
+    """A case of ``tables.json`` without ``stat``, written through ``store``: its files (3 bytes
+    each) and its records."""
+    for rel in case["files"]:
+        store.write_replacing(rel, b"abc")
+    for r in case["records"]:
+        store.write_replacing(r["file"], log.encode_record(logical(r["record"])))
+
+
+def table_reads(case: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """A case's reads: (root, visible) at the listing's own directory, then at its other roots."""
+    return [("", case["visible"])] + [(r["root"], r["visible"]) for r in case.get("reads", [])]

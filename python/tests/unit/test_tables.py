@@ -2,7 +2,10 @@
 directory (files named in ``stat`` with that size and modification time) and every Python
 reader must show exactly its ``visible`` set, as the JVM's TablesSuite checks Spark's read
 filter does. Tables with checkpoints show the same set with and
-without their history read (a view that reads the history reads every record too)."""
+without their history read (a view that reads the history reads every record too). A case's
+``reads`` are reads at other roots (a table, a partition directory, a directory of tables, a
+table inside a table), each held to its own ``visible`` set as the JVM's TablesSuite holds
+Spark's read filter; the ``txcommit+file`` fsspec file system finds the same data files."""
 
 from __future__ import annotations
 
@@ -10,15 +13,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pyarrow as pa
 import pytest
 
 from txcommit.conformance.vectors import load
 from txcommit.readers import dataset
 from txcommit.table import format as log
-from txcommit.table.view import open_table
+from txcommit.table.view import is_data_path, open_table
 
-from support.vectors import logical, logical_checkpoint
+from support.vectors import logical, logical_checkpoint, table_reads
 
 CASES = load("tables.json")["cases"]
 
@@ -46,17 +50,38 @@ def build(table: Path, case: dict[str, Any]) -> None:
         f.write_bytes(r["content"].encode("utf-8"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_the_view_shows_exactly_the_visible_set(tmp_path: Path, case: dict[str, Any]) -> None:
-    build(tmp_path, case)
-    assert sorted(f.path for f in open_table(tmp_path).visible_files()) == case["visible"]
-    with_history = open_table(tmp_path, with_markers=True)
-    assert sorted(f.path for f in with_history.visible_files()) == case["visible"]
+READS = [(c, root, visible) for c in CASES for root, visible in table_reads(c)]
+READ_IDS = [f"{c['name']}@{root or '.'}" for c, root, _ in READS]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_the_dataset_reads_exactly_the_visible_set(tmp_path: Path, case: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("case", "root", "visible"), READS, ids=READ_IDS)
+def test_the_view_shows_exactly_the_visible_set(
+    tmp_path: Path, case: dict[str, Any], root: str, visible: list[str]
+) -> None:
     build(tmp_path, case)
+    at = tmp_path / root if root else tmp_path
+    assert sorted(f.path for f in open_table(at).visible_files()) == visible
+    with_history = open_table(at, with_markers=True)
+    assert sorted(f.path for f in with_history.visible_files()) == visible
+
+
+@pytest.mark.parametrize(("case", "root", "visible"), READS, ids=READ_IDS)
+def test_the_dataset_reads_exactly_the_visible_set(
+    tmp_path: Path, case: dict[str, Any], root: str, visible: list[str]
+) -> None:
+    build(tmp_path, case)
+    at = tmp_path / root if root else tmp_path
     # A schema given: pyarrow opens no file to build the dataset (these are not Parquet).
-    files = dataset(tmp_path, partitioning=None, schema=pa.schema([])).files
-    assert sorted(Path(f).relative_to(tmp_path).as_posix() for f in files) == case["visible"]
+    files = dataset(at, partitioning=None, schema=pa.schema([])).files
+    assert sorted(Path(f).relative_to(at).as_posix() for f in files) == visible
+
+
+@pytest.mark.parametrize(("case", "root", "visible"), READS, ids=READ_IDS)
+def test_the_fsspec_file_system_finds_exactly_the_visible_set(
+    tmp_path: Path, case: dict[str, Any], root: str, visible: list[str]
+) -> None:
+    build(tmp_path, case)
+    at = (tmp_path / root if root else tmp_path).resolve().as_posix()
+    found = [f[len(at) + 1 :] for f in fsspec.filesystem("txcommit+file").find(at)]
+    # Outside every table the file system shows the store as it is, names of no data included.
+    assert sorted(f for f in found if is_data_path(f)) == visible

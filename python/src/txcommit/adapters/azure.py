@@ -146,7 +146,8 @@ class AzureBlobStore(ObstoreStore):
             )
         else:
             advice = f"check that the endpoint{where} is reachable, then retry"
-        return self.failure(action, key, full, advice, blank=type(cause).__name__)
+        denied = isinstance(cause, _DENIED) or "AuthorizationFailure" in full or "403" in full
+        return self.failure(action, key, full, advice, blank=type(cause).__name__, denied=denied)
 
     def _root_missing(self, action: str, error: FileNotFoundError) -> bool:
         # Azure's 404 says ContainerNotFound for a missing container, BlobNotFound for a key.

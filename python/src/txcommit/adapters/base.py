@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import obstore
 
-from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
+from txcommit.errors import AccessDeniedError, AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.table.format import LOG_DIR_NAME, join, unsafe_relative_path
 
 if TYPE_CHECKING:
@@ -195,13 +195,22 @@ class Store(abc.ABC):
         )
 
     def failure(
-        self, action: str, key: str, detail: str, advice: str, blank: str = ""
+        self,
+        action: str,
+        key: str,
+        detail: str,
+        advice: str,
+        blank: str = "",
+        *,
+        denied: bool = False,
     ) -> StoreError:
         """The error of a failed request to ``key``: the first line of ``detail`` (``blank``
-        when it has none), then ``advice`` on what to do."""
+        when it has none), then ``advice`` on what to do; an :class:`AccessDeniedError` when
+        the store ``denied`` it for lack of permission."""
         url = self.url_for(key)
         first = (detail.splitlines() or [blank])[0][:300]
-        return StoreError(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
+        kind = AccessDeniedError if denied else StoreError
+        return kind(f"txcommit: could not {action} {url}: {first}. Hint: {advice}.", url=url)
 
     def url_for(self, key: str) -> str:
         """The URL of ``key`` (for messages), without credentials."""

@@ -144,7 +144,7 @@ class GcsStore(Store):
             advice = "access was denied; check the credentials and the bucket's IAM policy"
         else:
             advice = f"check that the endpoint{where} is reachable, then retry"
-        return self.failure(action, key, what, advice)
+        return self.failure(action, key, what, advice, denied=what.startswith(("401", "403")))
 
     def _error(self, action: str, key: str, response: Any) -> StoreError:
         try:

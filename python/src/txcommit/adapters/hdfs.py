@@ -182,7 +182,8 @@ class HdfsStore(Store):
                 f"{self.endpoint}; set the NameNode's HTTP address with the 'endpoint' option "
                 f"(--endpoint) or {ENDPOINT_ENV}"
             )
-        return self.failure(action, key, what, advice)
+        denied = "AccessControlException" in what or what.startswith("401")
+        return self.failure(action, key, what, advice, denied=denied)
 
     def _error(self, action: str, key: str, response: Any) -> StoreError:
         exception, message = self._exception(response)

@@ -203,7 +203,8 @@ class S3Store(ObstoreStore):
             )
         else:
             advice = f"check that the endpoint{self._where()} is reachable, then retry"
-        return self.failure(action, key, full, advice, blank=type(cause).__name__)
+        denied = isinstance(cause, _DENIED) or any(code in full for code in _DENIED_CODES)
+        return self.failure(action, key, full, advice, blank=type(cause).__name__, denied=denied)
 
     def _root_missing(self, action: str, error: FileNotFoundError) -> bool:
         # Only a GET's answer names the missing bucket: a HEAD's has no body, and a DELETE

@@ -30,8 +30,8 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path",
         metavar="PATH",
-        help="the table: a local path, file://, s3://, s3a://, hdfs://, gs://, az:// or "
-        "abfs[s]:// URL",
+        help="the table, a directory inside it (a partition) or a directory holding tables: a "
+        "local path, file://, s3://, s3a://, hdfs://, gs://, az:// or abfs[s]:// URL",
     )
     parser.add_argument(
         "--endpoint",

@@ -55,7 +55,8 @@ CHECKPOINT_FORMAT_VERSION = 1
 
 TXN_LENGTH = 16
 _TXN = re.compile(r"[0-9a-z]{16}")
-_DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?")
+# DOTALL: a name may hold line terminators, and the JVM's DataFileName matches them alike.
+_DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?", re.DOTALL)
 _SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _WRITE_ID = re.compile(r"[A-Za-z0-9._:@=+-]{1,200}")

@@ -22,16 +22,25 @@ covers, unless the history is asked for (``with_markers``, :meth:`TableView.hist
 Data files are the paths Spark 4.3 reads (:func:`is_data_path`, the cases of
 conformance/vectors/hidden-names.json): no segment starting with ``_`` or ``.`` except
 ``_col=value`` partition directories, no ``*._COPYING_``, no Parquet summary file; so the log,
-``_SUCCESS`` and hidden temporary files are never data. A directory with no ``_txcommit/``
-is read under the rule of the nearest directory above it that has one (a partition of a
-table), as the JVM's filter does; with no such ancestor it is not a txcommit table and every
-data file in it is shown (I7).
+``_SUCCESS`` and hidden temporary files are never data.
 
-A view is one snapshot: the table is listed once (one flat listing on S3, 1000 keys a
-request), every record it needs is read once and, because records and checkpoints are
-immutable, kept in a process-wide cache keyed by store, key, size, modification time and ETag
-(a table deleted and written anew may hold a record of the same key and size), so a second
-view of the same table reads only the records committed since.
+A view may be opened at any directory, and judges each file as the JVM's filter does,
+whatever the root: by the nearest log at or above the file's directory (a table, a partition
+directory of one, a directory holding tables, a table inside a table); a file whose txn that
+log has no record of is judged by the next log above (a tree nested by a version without the
+one-log-per-path check), a file without a txn id by the nearest log alone; a file below no log
+is not in a txcommit table and is shown (I7). The cases, with their roots, are
+conformance/vectors/tables.json.
+
+A view is one snapshot: every log it uses is listed before the data it judges (I16), so a
+transaction of a log listing has all its files in the data listing, and one that commits
+meanwhile is left out whole: first the logs above the root and the root's own, then the root's
+tree (one flat listing on S3, 1000 keys a request); where that listing finds logs inside the
+tree, they are listed and the directories holding them listed again (a log that appears only
+then committed nothing this view shows). Every record it needs is read once and, because
+records and checkpoints are immutable, kept in a process-wide cache keyed by store, key, size,
+modification time and ETag (a table deleted and written anew may hold a record of the same key
+and size), so a second view of the same table reads only the records committed since.
 """
 
 from __future__ import annotations
@@ -42,14 +51,20 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from txcommit.adapters import LocalStore, Store, open_store
 from txcommit.adapters.base import StoreFile
-from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError, StoreError
+from txcommit.errors import (
+    AccessDeniedError,
+    CorruptCheckpointError,
+    CorruptCommitRecordError,
+    StoreError,
+)
 from txcommit.table.format import (
     LOG_DIR_NAME,
     Checkpoint,
@@ -75,7 +90,6 @@ CHECKPOINT_CACHE_FILES = 2_000_000
 CHECKPOINT_TRIES = 8
 
 _LOG_PREFIX = LOG_DIR_NAME + "/"
-_NESTED_LOG = "/" + LOG_DIR_NAME + "/"
 # The logger keeps the name docs/readers.md documents.
 _log = logging.getLogger("txcommit.view")
 # (store root, key, size, mtime, ETag): a table deleted and written anew under the same path
@@ -83,6 +97,8 @@ _log = logging.getLogger("txcommit.view")
 _CacheKey = tuple[str, str, int, int | None, str | None]
 # A record to read: (file, txn, None) in commits/, (file, None, sequence) in replace/.
 _Item = tuple[StoreFile, str | None, int | None]
+# A log's unread markers by kind (pending, aborted, rows): (key, txn) each.
+_Markers = dict[str, list[tuple[str, str]]]
 _records: dict[_CacheKey, CommitRecord] = {}
 _records_lock = threading.Lock()
 _checkpoints: dict[_CacheKey, Checkpoint] = {}
@@ -234,6 +250,18 @@ class _Log:
             self.unread = []
 
 
+@dataclass(frozen=True)
+class _Judge:
+    """A log and the files of a view it judges: those whose path (relative to the view's root)
+    starts with ``prefix``, each as ``lead`` + the rest (its path relative to the log's table).
+    A log inside the root has ``prefix`` ``<dir>/``; the root's own and those above it judge
+    every file (``prefix`` ""), a log above with ``lead`` ``<the root below it>/``."""
+
+    prefix: str
+    lead: str
+    log: _Log
+
+
 class TableView:
     """One snapshot of a table: its data files, its committed records and its markers.
 
@@ -249,24 +277,29 @@ class TableView:
         log: _Log,
         pending: Mapping[str, Mapping[str, Any]],
         aborted: Mapping[str, Mapping[str, Any]],
-        nested: Mapping[str, _Log] | None = None,
+        judges: list[_Judge] | None = None,
         row_counts: Mapping[str, Mapping[str, Any]] | None = None,
+        table_url: str | None = None,
     ) -> None:
         self.store = store
+        #: Whether the root is in a table: it or a directory above it holds ``_txcommit/``.
         self.is_table = is_table
         self.data_files = data_files
+        #: The log of the table the root is in (the history's), else an empty one.
         self._log = log
-        #: Logs inside the table (directory -> log), as versions without the one-log-per-path
-        #: check could write them: their files are judged by the nearest log first.
-        self._nested = dict(nested or {})
+        #: Every log that judges files of the view, nearest first (deepest inside the root,
+        #: the root's own, then those above it, nearest first).
+        if judges is None:
+            judges = [_Judge("", "", log)] if is_table else []
+        self._judges = sorted(judges, key=lambda j: -len(j.prefix))
         self.pending = dict(pending)
         self.aborted = dict(aborted)
         #: ``rows/<txn>.json`` by txn (read with the markers): the rows Spark counted.
         self.row_counts = dict(row_counts or {})
         self._visible: list[TableFile] | None = None
-        #: The table's URL (without credentials); ``url`` differs for a view of a directory
-        #: inside the table (:meth:`below`).
-        self.table_url = store.root_url
+        #: The URL (without credentials) of the table the root is in; ``url`` differs for a
+        #: view of a directory inside a table.
+        self.table_url = table_url if table_url is not None else store.root_url
 
     @property
     def url(self) -> str:
@@ -295,42 +328,24 @@ class TableView:
         self._log.complete()
         return list(self._log.replacements)
 
-    def below(self, prefix: str, store: Store) -> TableView:
-        """This table's view of the directory ``prefix`` (relative to the table), whose store
-        is ``store``: its files, relative to it; the table's records and history."""
-        cut = prefix.rstrip("/") + "/"
-
-        def inside(files: list[TableFile]) -> list[TableFile]:
-            return [replace(f, path=f.path[len(cut) :]) for f in files if f.path.startswith(cut)]
-
-        view = TableView(
-            store, True, inside(self.data_files), self._log, self.pending, self.aborted,
-            row_counts=self.row_counts,
-        )  # fmt: skip
-        view._visible = inside(self.visible_files())
-        view.table_url = self.table_url
-        return view
-
     def visible_files(self) -> list[TableFile]:
         """The data files a reader sees, sorted by path."""
         if self._visible is None:
-            if not self.is_table:
-                self._visible = list(self.data_files)
-            else:
-                # Nearest log first: nested directories deepest first, the table's own last.
-                chain = [(d + "/", log.rule()) for d, log in sorted(
-                    self._nested.items(), key=lambda item: -len(item[0]))]  # fmt: skip
-                chain.append(("", self._log.rule()))
+            chain = [(j.prefix, j.lead, j.log.rule()) for j in self._judges]
 
-                def shown(f: TableFile) -> bool:
-                    for prefix, rule in chain:
-                        if f.path.startswith(prefix):
-                            verdict = rule(replace(f, path=f.path[len(prefix) :]))
-                            if verdict is not None:
-                                return verdict
-                    return False
+            def shown(f: TableFile) -> bool:
+                judged = False
+                for prefix, lead, rule in chain:
+                    if f.path.startswith(prefix):
+                        verdict = rule(replace(f, path=lead + f.path[len(prefix) :]))
+                        if verdict is not None:
+                            return verdict
+                        judged = True
+                # A txn no log above the file has a record of is not committed; a file below no
+                # log is not in a txcommit table (I7).
+                return not judged
 
-                self._visible = [f for f in self.data_files if shown(f)]
+            self._visible = [f for f in self.data_files if shown(f)]
         return self._visible
 
     def history(self) -> list[HistoryRow]:
@@ -408,75 +423,147 @@ def open_table(
             url=store.root_url,
         )
     try:
-        view = _build(store, ignore_corrupt_records, with_markers, report)
-        if view.is_table:
-            return view
-        # A directory inside a table (a partition): the table's rule applies, as the JVM's
-        # filter finds the nearest ancestor holding _txcommit/.
-        enclosing = _enclosing_table(store, options)
-        if enclosing is None:
-            return view
-        table, below = enclosing
-        return _build(table, ignore_corrupt_records, with_markers, report).below(below, store)
+        return _build(store, options, ignore_corrupt_records, with_markers, report)
     finally:
         report.done()
 
 
-def _enclosing_table(store: Store, options: Mapping[str, Any]) -> tuple[Store, str] | None:
-    """The nearest directory above ``store``'s root holding ``_txcommit/`` (as a store) and
-    the root's path below it, or None. S3 is searched up to the bucket, not above."""
+def _ancestors(store: Store, options: Mapping[str, Any]) -> Iterator[tuple[Store, str]]:
+    """The directories above ``store``'s root, nearest first, each as a store with the root's
+    path below it: up to ``/`` locally, up to the bucket, container or file system root
+    elsewhere (a store's root URL is ``scheme://authority/path`` on every adapter)."""
     if isinstance(store, LocalStore):
         for parent in store.root.parents:
-            if (parent / LOG_DIR_NAME).is_dir():
-                return LocalStore(parent), store.root.relative_to(parent).as_posix()
-        return None
-    location = getattr(store, "location", None)  # an S3 store
-    if location is None or not location.prefix:
-        return None
-    segments = location.prefix.split("/")
+            yield LocalStore(parent), store.root.relative_to(parent).as_posix()
+        return
+    parts = urlsplit(store.root_url)
+    segments = [s for s in parts.path.split("/") if s]
     for cut in range(len(segments) - 1, -1, -1):
-        above = f"{location.scheme}://{location.bucket}/" + "/".join(segments[:cut])
-        candidate = open_store(above.rstrip("/"), **options)
-        if candidate.walk(LOG_DIR_NAME):
-            return candidate, "/".join(segments[cut:])
-    return None
+        above = f"{parts.scheme}://{parts.netloc}/" + "/".join(segments[:cut])
+        yield open_store(above.rstrip("/"), **options), "/".join(segments[cut:])
 
 
-def _build(store: Store, ignore_corrupt: bool, with_markers: bool, report: Progress) -> TableView:
-    # The log first, then the data: every transaction of the log listing wrote its files before
-    # it committed, so the data listing has all of them; a transaction that commits after the
-    # log listing is not in this view at all. One snapshot, whatever commits meanwhile.
-    log_keys = store.walk(LOG_DIR_NAME)
-    data_keys = store.walk("", progress=lambda n: report(f"listing {store.root_url}: {n} files"))
-    keys = log_keys + [f for f in data_keys if not f.key.startswith(_LOG_PREFIX)]
-    report(f"listed {store.root_url}: {len(keys)} files", force=True)
+def _has_log(store: Store, listed: list[StoreFile]) -> bool:
+    """Whether ``store``'s root holds ``_txcommit/``, given the files listed below it (a local
+    empty ``_txcommit/`` still makes a table, as on the JVM; stores have no empty directories)."""
+    return bool(listed) or (isinstance(store, LocalStore) and (store.root / LOG_DIR_NAME).is_dir())
+
+
+def _logs_above(
+    store: Store, options: Mapping[str, Any]
+) -> list[tuple[Store, str, list[StoreFile]]]:
+    """Every directory above the root holding ``_txcommit/``, nearest first: its store, the
+    root's path below it and its log's files. A directory the credentials may not list ends
+    the search (as the JVM's filter: a table above it could not be read anyway)."""
+    found = []
+    for above, below in _ancestors(store, options):
+        if isinstance(above, LocalStore) and not (above.root / LOG_DIR_NAME).is_dir():
+            continue  # a cheap check first: most local ancestors hold no log
+        try:
+            listed = above.walk(LOG_DIR_NAME)
+        except AccessDeniedError:
+            break
+        if _has_log(above, listed):
+            found.append((above, below, listed))
+    return found
+
+
+def _log_dir_of(key: str) -> str | None:
+    """The directory holding the log ``key`` is in (its first ``_txcommit`` segment; "" for the
+    root's own), or None for a key in no log."""
+    segments = key.split("/")
+    if LOG_DIR_NAME not in segments[:-1]:
+        return None
+    return "/".join(segments[: segments.index(LOG_DIR_NAME)])
+
+
+def _below_any(key: str, dirs: set[str]) -> bool:
+    """Whether ``key`` is below one of ``dirs`` (directories relative to the same root)."""
+    at = key.find("/")
+    while at > 0:
+        if key[:at] in dirs:
+            return True
+        at = key.find("/", at + 1)
+    return False
+
+
+def _build(
+    store: Store,
+    options: Mapping[str, Any],
+    ignore_corrupt: bool,
+    with_markers: bool,
+    report: Progress,
+) -> TableView:
+    # Every log before the data it judges (I16): each transaction of a log listing wrote its
+    # files before it committed, so the data listing has all of them, and one that commits
+    # after the log listing is left out whole. First the logs above the root and its own...
+    above = _logs_above(store, options)
+    own_listed = store.walk(LOG_DIR_NAME)
+    own_exists = _has_log(store, own_listed)
+
+    def listing(prefix: str) -> list[StoreFile]:
+        return store.walk(prefix, progress=lambda n: report(f"listing {store.root_url}: {n} files"))
+
+    # ... then the tree, which shows where the logs inside it are (tables in a directory of
+    # tables, or nested by a version without the one-log-per-path check) ...
+    tree = listing("")
+    inner = {d for f in tree if (d := _log_dir_of(f.key))}
+    inner_listed = {d: store.walk(f"{d}/{LOG_DIR_NAME}") for d in sorted(inner)}
+    if inner:
+        # ... and, those logs listed now, the directories holding them again: a commit there
+        # during the first listing may be in it in part.
+        tops = {d for d in inner if not _below_any(d, inner)}
+        tree = [f for f in tree if not _below_any(f.key, tops)]
+        for d in sorted(tops):
+            tree += listing(d)
+    report(f"listed {store.root_url}: {len(tree)} files", force=True)
     data: list[TableFile] = []
-    # The files of each log (directory, "" for the table's own) by name below its _txcommit/.
-    logs: dict[str, list[tuple[StoreFile, str]]] = {}
-    for f in keys:
-        if f.key.startswith(_LOG_PREFIX):
-            logs.setdefault("", []).append((f, f.key[len(_LOG_PREFIX) :]))
-        elif (at := f.key.find(_NESTED_LOG)) > 0:
-            logs.setdefault(f.key[:at], []).append((f, f.key[at + len(_NESTED_LOG) :]))
+    # A log that appears only in the data listing was created after its listing: none of its
+    # commits is in this view, but it is the nearest log of its files (an empty one).
+    appeared: set[str] = set()
+    for f in tree:
+        d = _log_dir_of(f.key)
+        if d is not None:
+            if d not in inner and (d or not own_exists):
+                appeared.add(d)
         elif is_data_path(f.key):
             modified_at = None if f.mtime_ns is None else f.mtime_ns // 1_000_000
             data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2]), modified_at))
-    has_log = "" in logs
-    if isinstance(store, LocalStore):  # an empty _txcommit/ still makes a table, as on the JVM
-        has_log = has_log or (store.root / LOG_DIR_NAME).is_dir()
-    own = logs.pop("", [])
-    log, markers = _load_log(store, own, ignore_corrupt, with_markers, report)
-    nested = {
-        d: _load_log(store, entries, ignore_corrupt, True, report)[0] for d, entries in logs.items()
-    }
+
+    def load(on: Store, listed: list[StoreFile], prefix: str, whole: bool) -> tuple[_Log, _Markers]:
+        entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
+        return _load_log(on, entries, ignore_corrupt, whole, report)
+
+    judges: list[_Judge] = []
+    for d, listed in inner_listed.items():
+        judges.append(_Judge(d + "/", "", load(store, listed, f"{d}/{_LOG_PREFIX}", False)[0]))
+    for d in appeared:
+        empty = _Log(store, ignore_corrupt, None, {}, [], [])
+        judges.append(_Judge(d + "/" if d else "", "", empty))
+    # The table the root is in (its own log, else the nearest above) gives the history.
+    table: tuple[Store, list[StoreFile]] | None = None
+    if own_exists:
+        table = (store, own_listed)
+    elif above:
+        table = (above[0][0], above[0][2])
+    table_store, table_listed = table if table is not None else (store, [])
+    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers)
+    if own_exists:
+        judges.append(_Judge("", "", primary))
+    for i, (on, below, listed) in enumerate(above):
+        log = primary if i == 0 and not own_exists else load(on, listed, _LOG_PREFIX, False)[0]
+        judges.append(_Judge("", below + "/", log))
     pending: dict[str, Mapping[str, Any]] = {}
     aborted: dict[str, Mapping[str, Any]] = {}
     row_counts: dict[str, Mapping[str, Any]] = {}
-    if with_markers:
-        pending = _read_markers(store, markers["pending"], report)
-        aborted = _read_markers(store, markers["aborted"], report)
-        row_counts = _read_markers(store, markers["rows"], report)
-    return TableView(store, has_log, data, log, pending, aborted, nested, row_counts)
+    if with_markers and table is not None:
+        pending = _read_markers(table_store, markers["pending"], report)
+        aborted = _read_markers(table_store, markers["aborted"], report)
+        row_counts = _read_markers(table_store, markers["rows"], report)
+    return TableView(
+        store, table is not None, data, primary, pending, aborted, judges, row_counts,
+        table_url=table_store.root_url,
+    )  # fmt: skip
 
 
 def _load_log(
@@ -485,13 +572,13 @@ def _load_log(
     ignore_corrupt: bool,
     whole: bool,
     report: Progress,
-) -> tuple[_Log, dict[str, list[tuple[str, str]]]]:
+) -> tuple[_Log, _Markers]:
     """One log from its listed files (each with its name below ``_txcommit/``): the records it
     needs (every one when ``whole``), and its ``pending/`` and ``aborted/`` markers (unread)."""
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
     replaces: list[tuple[StoreFile, int]] = []  # (file, sequence)
     checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
-    markers: dict[str, list[tuple[str, str]]] = {"pending": [], "aborted": [], "rows": []}
+    markers: _Markers = {"pending": [], "aborted": [], "rows": []}
     for f, rel in entries:
         kind, _, name = rel.partition("/")
         if "/" in name:

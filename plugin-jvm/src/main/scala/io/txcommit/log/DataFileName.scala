@@ -9,7 +9,9 @@ package io.txcommit.log
  * task (retries, speculation) never share a file; `txn` ties the file to its transaction.
  */
 object DataFileName {
-  private val Pattern = ".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$".r
+  // (?s): a name may hold line terminators (\n, \r, U+0085, U+2028, U+2029); without it Java's `.`
+  // stops at each of them and Python's at \n only, so one file would get two verdicts.
+  private val Pattern = "(?s).*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?".r
 
   def apply(prefix: String, split: Int, txn: String, attempt: Long, suffix: String): String =
     f"${prefix}part-$split%05d-tid-$txn-$attempt$suffix"

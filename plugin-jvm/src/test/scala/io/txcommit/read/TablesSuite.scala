@@ -11,7 +11,9 @@ import io.txcommit.testing.{TempTable, Vectors}
 /**
  * Tables as listings (`conformance/vectors/tables.json`): each is built on a temporary
  * directory (files named in `stat` with that size and modification time), and what Spark with the plugin reads (the names Spark lists as data, then the
- * read filter) must be exactly the case's `visible` set, which the Python readers are held to.
+ * read filter) must be exactly the case's `visible` set, which the Python readers are held to; the
+ * same at each of the case's other `reads` roots (a table, a partition directory, a directory of
+ * tables, a table inside a table), with the names below the root.
  */
 class TablesSuite extends AnyFunSuite {
   for (c <- Vectors.elements(Vectors.json("tables.json").get("cases"))) {
@@ -42,10 +44,19 @@ class TablesSuite extends AnyFunSuite {
       for (raw <- Option(c.get("raw")).toSeq.flatMap(Vectors.elements)) {
         t.writeRaw(raw.get("file").asText(), raw.get("content").asText())
       }
-      val filter = new CommittedFilesFilter
-      filter.setConf(t.conf)
-      val read = files.filter(p => TableState.isData(p) && filter.accept(new Path(t.table, p)))
-      assert(read.sorted == Vectors.elements(c.get("visible")).map(_.asText()), c.get("about").asText())
+      // The listing's own directory, then each of the case's other roots; one read (filter) each.
+      val reads = ("", c.get("visible")) +: Option(c.get("reads")).toSeq.flatMap(Vectors.elements)
+        .map(r => (r.get("root").asText(), r.get("visible")))
+      for ((root, visible) <- reads) {
+        val filter = new CommittedFilesFilter
+        filter.setConf(t.conf)
+        val below = files.flatMap(p =>
+          if (root.isEmpty) Some(p) else if (p.startsWith(root + "/")) Some(p.substring(root.length + 1)) else None)
+        val read = below.filter(rel => TableState.isData(rel) &&
+          filter.accept(new Path(t.table, if (root.isEmpty) rel else s"$root/$rel")))
+        assert(read.sorted == Vectors.elements(visible).map(_.asText()),
+          s"read at '$root': ${c.get("about").asText()}")
+      }
     }
   }
 }
