@@ -173,5 +173,6 @@ def test_an_s3_error_keeps_its_letters_with_one_letter_credentials(tmp_path: Pat
         env=env,
     )
     assert done.returncode == 1, done
-    assert "list-type=2&prefix=tbl%2F_txcommit" in done.stderr, done.stderr
+    # The first request looks for a log (above the table or in it): its URL keeps its x and y.
+    assert "list-type=2&prefix=" in done.stderr and "_txcommit%2F" in done.stderr, done.stderr
     assert "max_retries" in done.stderr and "***" not in done.stderr
