@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 
-from support.servers import ServerProcess, new_session
+from txcommit.testing.local_s3 import LocalS3
+
+from support.servers import ServerProcess, new_session, running, server_with_s3
 from support.tables import TableRef, dynamic_overwrite, make_table
 
 #: CI runs the local file system and S3 (`s3`); `s3-multipart` reads the same way once its
@@ -109,6 +111,33 @@ def test_overwrite_in_a_loop_is_read_as_one_whole_generation(
             generation(writer, gen).write.mode("overwrite").partitionBy("k").parquet(any_table.url)
 
     assert_whole(race(writer, reader, any_table.url, write), one_generation=True)
+
+
+@pytest.fixture(scope="module")
+def other_application(workdir: Path, local_s3: LocalS3) -> Iterator[ServerProcess]:
+    """A second Connect server: another Spark application, as a dashboard or a downstream job
+    reading the table is. Its reads apply the allowance for another application's clock
+    (`spark.txcommit.read.maxClockSkewMs`, default)."""
+    yield from running(server_with_s3(workdir / "other-application", local_s3))
+
+
+@pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
+def test_another_application_reads_whole_generations_while_this_one_overwrites(
+    server: ServerProcess, other_application: ServerProcess, any_table: TableRef
+):
+    writer = new_session(server.url)
+    any_table.prepare(writer)
+    _, reader = open_sessions(other_application.url, any_table)
+    try:
+        generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
+
+        def write(gen: int) -> None:
+            generation(writer, gen).write.mode("overwrite").partitionBy("k").parquet(any_table.url)
+
+        assert_whole(race(writer, reader, any_table.url, write), one_generation=True)
+    finally:
+        writer.stop()
+        reader.stop()
 
 
 def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
