@@ -19,8 +19,8 @@ import io.txcommit.store.Adapters
  *
  * The snapshot of a table for cut `cut` ([[ReadCut]]): the `replace/` records up to the highest
  * sequence the read agreed on (the highest whose record committed before the read began: every
- * record before it was published before it, I23), and the appends whose `commits/` record the read found and that
- * committed before the read began. A `commits/` record of a replacing commit (the copy
+ * record before it was published before it, I23), and the appends whose `commits/` record the
+ * read found and that committed before the read began. A `commits/` record of a replacing commit (the copy
  * `CopyReplaceRecord` writes) never commits anything by itself: a replacing commit is in the
  * snapshot iff its `replace/` record is, so a listing never applies an overwrite's new files
  * without its removals. What depends on when a JVM looked is agreed through [[CutArbiter]], so

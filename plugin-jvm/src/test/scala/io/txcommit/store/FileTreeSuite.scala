@@ -3,7 +3,7 @@ package io.txcommit.store
 import java.nio.file.Files
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{LocatedFileStatus, Path, RemoteIterator}
 import org.scalatest.funsuite.AnyFunSuite
 
 class FileTreeSuite extends AnyFunSuite {
@@ -27,15 +27,18 @@ class FileTreeSuite extends AnyFunSuite {
   private final class FlakyTreeFs(failures: Int) extends org.apache.hadoop.fs.LocalFileSystem {
     var failed = 0
     override def getUri: java.net.URI = java.net.URI.create("flaky:///")
-    override def listFiles(f: Path, recursive: Boolean): org.apache.hadoop.fs.RemoteIterator[org.apache.hadoop.fs.LocatedFileStatus] = {
+    override def listFiles(f: Path, recursive: Boolean): RemoteIterator[LocatedFileStatus] = {
       val inner = super.listFiles(f, recursive)
       var yielded = 0
-      new org.apache.hadoop.fs.RemoteIterator[org.apache.hadoop.fs.LocatedFileStatus] {
+      new RemoteIterator[LocatedFileStatus] {
         override def hasNext: Boolean = {
-          if (yielded == 1 && failed < failures) { failed += 1; throw new java.io.FileNotFoundException("k=3/_temporary") }
+          if (yielded == 1 && failed < failures) {
+            failed += 1
+            throw new java.io.FileNotFoundException("k=3/_temporary")
+          }
           inner.hasNext
         }
-        override def next(): org.apache.hadoop.fs.LocatedFileStatus = { yielded += 1; inner.next() }
+        override def next(): LocatedFileStatus = { yielded += 1; inner.next() }
       }
     }
   }
