@@ -7,6 +7,7 @@ and on the standalone cluster, whose listing tasks run in other JVMs than the dr
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from pyspark.sql import functions as F
 from txcommit.testing.local_s3 import LocalS3
 
 from support.servers import ServerProcess, new_session, running, server_with_s3
-from support.tables import TableRef, dynamic_overwrite, make_table
+from support.tables import TableRef, dynamic_overwrite, make_table, replace_records
 
 #: CI runs the local file system and S3 (`s3`); `s3-multipart` reads the same way once its
 #: uploads are completed (they are invisible before), and passes too: set the variable.
@@ -167,3 +168,37 @@ def test_executors_of_a_cluster_list_one_cut(
     finally:
         writer.stop()
         reader.stop()
+
+
+@pytest.mark.parametrize("ahead_s", [600, 3600])
+def test_a_replace_dated_ahead_hides_no_later_overwrite(spark, workdir: Path, ahead_s: int):  # noqa: ANN001
+    # Another application's driver whose clock runs ahead (or VACUUM's fence from another
+    # server) published a replacing commit dated `ahead_s` in the future; this session's own
+    # dynamic overwrite of k=1 after it must be read at once, and with it what came before.
+    table = make_table("local", workdir, None)
+    table.prepare(spark)
+    spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
+
+    def write(n: int, k: str):  # noqa: ANN202
+        return spark.range(n).selectExpr("id", f"cast({k} as int) as k").write.partitionBy("k")
+
+    try:
+        write(100, "id % 4").parquet(table.url)
+        with dynamic_overwrite(spark):
+            write(7, "2").mode("overwrite").parquet(table.url)
+        # Dated ahead, as the other driver's clock had it (before any read met the table).
+        [key] = [k for k in table.objects() if k.startswith("_txcommit/replace/")]
+        [first] = replace_records(table)
+        first["committedAt"] += ahead_s * 1000
+        first["appId"] = "app-with-a-fast-clock"
+        data = json.dumps(first).encode()
+        table.write(key, data)
+        table.write(f"_txcommit/commits/{first['txn']}.json", data)
+        with dynamic_overwrite(spark):
+            write(5, "1").mode("overwrite").parquet(table.url)
+        df = spark.read.parquet(table.url)
+        by_k = {r["k"]: r["count"] for r in df.groupBy("k").count().collect()}
+        assert by_k == {0: 25, 1: 5, 2: 7, 3: 25}, f"rows per k: {by_k}"
+        assert replace_records(table)[0]["committedAt"] > time.time() * 1000
+    finally:
+        spark.conf.unset("spark.txcommit.checkpoint.interval")

@@ -51,3 +51,10 @@ final class WriteIdCommittedException(message: String) extends TxCommitException
 
 /** A maintenance command (VACUUM, history) that cannot run as asked. */
 final class MaintenanceException(message: String) extends TxCommitException(message)
+
+/**
+ * A listing whose tree kept changing under it (directories below it disappearing while it was
+ * listed): what it saw cannot be trusted to be whole, so nothing is decided from it.
+ */
+final class ListingChangedException(message: String, cause: Throwable)
+  extends TxCommitException(message, cause)

@@ -17,9 +17,19 @@ object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Uni
 
   override protected def execute(ctx: TxnContext, in: (CommitRecord, StageTimings)): Unit = {
     val (record, timings) = in
-    ctx.store.writeReplacing(ctx.layout.success,
-      render(record, timings, ctx.store.declaration.name, ctx.store.requests.snapshot))
+    val bytes = render(record, timings, ctx.store.declaration.name, ctx.store.requests.snapshot)
+    exclusively(ctx.layout.success)(ctx.store.writeReplacing(ctx.layout.success, bytes))
   }
+
+  private val locks = new java.util.concurrent.ConcurrentHashMap[String, Object]()
+
+  /**
+   * Runs `f` holding this JVM's lock on one table's `_SUCCESS`: what writes it (a commit's
+   * summary, a row count added to it later from Spark's listener thread) takes turns, so a
+   * read-then-write of it never overwrites a summary written in between.
+   */
+  def exclusively[A](success: org.apache.hadoop.fs.Path)(f: => A): A =
+    locks.computeIfAbsent(success.toString, _ => new Object).synchronized(f)
 
   def render(record: CommitRecord, timings: StageTimings, adapterName: String,
       storeRequests: Map[String, Long]): Array[Byte] = {

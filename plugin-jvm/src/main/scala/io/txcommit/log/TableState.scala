@@ -7,7 +7,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
-import io.txcommit.Paths
+import io.txcommit.{ListingChangedException, Paths}
 import io.txcommit.store.{CommitStore, FileTree}
 
 /**
@@ -74,7 +74,11 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   /** Data files (names Spark lists) under `dir` ("" = the whole table), recursively. */
   def dataFiles(dir: String = ""): Seq[TableFile] = allFiles(dir).filter(f => TableState.isData(f.path))
 
-  /** Every file under `dir` ("" = the whole table), hidden or not, recursively. */
+  /**
+   * Every file under `dir` ("" = the whole table), hidden or not, recursively; empty when `dir`
+   * does not exist. Whole or an error, never part: a replacing commit removes what this lists
+   * ([[FileTree]] keeps a directory vanishing below `dir` from cutting the listing short).
+   */
   def allFiles(dir: String = ""): Seq[TableFile] = {
     val base = if (dir.isEmpty) table else new Path(table, dir)
     val out = ArrayBuffer.empty[TableFile]
@@ -84,8 +88,13 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
         val st = it.next()
         Paths.relativize(table, st.getPath).foreach(rel => out += TableFile(rel, st.getLen, st.getModificationTime))
       }
-    } catch { case _: java.io.FileNotFoundException => () }
-    out.toSeq.sortBy(_.path)
+      out.toSeq.sortBy(_.path)
+    } catch {
+      case _: java.io.FileNotFoundException if !fs.exists(base) => Seq.empty // no such directory: no file
+      case e: java.io.FileNotFoundException =>
+        throw new ListingChangedException(s"${Paths.display(base)} could not be listed whole: " +
+          s"${e.getMessage}. Nothing was decided from the partial listing; run again.", e)
+    }
   }
 }
 

@@ -18,8 +18,9 @@ import io.txcommit.store.Adapters
  * first meets it, and judges every file of the read against it.
  *
  * The snapshot of a table for cut `cut` ([[ReadCut]]): the `replace/` records up to the highest
- * sequence the read agreed on, and the appends whose `commits/` record the read found and that
- * committed before the read began. A `commits/` record of a replacing commit (the copy
+ * sequence the read agreed on (the highest whose record committed before the read began: every
+ * record before it was published before it, I23), and the appends whose `commits/` record the
+ * read found and that committed before the read began. A `commits/` record of a replacing commit (the copy
  * `CopyReplaceRecord` writes) never commits anything by itself: a replacing commit is in the
  * snapshot iff its `replace/` record is, so a listing never applies an overwrite's new files
  * without its removals. What depends on when a JVM looked is agreed through [[CutArbiter]], so
@@ -93,8 +94,10 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
     val checkpoint = agreeCheckpoint(r, layout, ops, replaceListing)
     val through = checkpoint.map(_.through).getOrElse(0L)
     val listed = loadReplaceLog(r, through, Some(replaceListing))
-    // The longest prefix of commits made before the read began (sequence order is commit order).
-    val proposed = listed.records.takeWhile(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(through)
+    // Every record up to the last one made before the read began. Sequence order is commit
+    // order, so the records before it were published earlier still, whatever their own clocks
+    // say: one dated ahead (a driver with a fast clock) never hides a later commit.
+    val proposed = listed.records.filter(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(through)
     val agreed = arbiter.agreeHighest(cut, r.toString, proposed)
     // Another JVM of this read may have listed a record this listing missed (its publish was
     // completing): it exists now, so list again.

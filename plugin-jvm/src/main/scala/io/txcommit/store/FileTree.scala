@@ -1,6 +1,11 @@
 package io.txcommit.store
 
+import scala.collection.mutable
+
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
+import org.slf4j.LoggerFactory
+
+import io.txcommit.{ListingChangedException, Paths}
 
 /**
  * Every file below a directory, recursively and lazily (path, length and modification time:
@@ -12,18 +17,72 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
  * subprocess when its native library is not loaded (it is not in Spark's distribution): about
  * 10 ms per file (Spark's own listing avoids it the same way, SPARK-15307). There the tree is
  * walked with `listStatus`, which never reads permissions.
+ *
+ * A directory below `dir` that disappears while the tree is listed (another writer's
+ * `_temporary/`, Hive's `.hive-staging*`, a clean-up tool) never ends the listing early: what
+ * a replacing commit removes is such a listing, so a partial one would leave visible files
+ * behind. A walk skips the directory (it is gone: it holds no file); a recursive listing,
+ * which cannot tell which directory failed, is begun again (files already returned are not
+ * returned twice), at most [[Restarts]] times, then fails with [[ListingChangedException]].
  */
 object FileTree {
+  private val log = LoggerFactory.getLogger(getClass)
+  val Restarts = 5
+
   def files(fs: FileSystem, dir: Path): Iterator[FileStatus] =
-    if (fs.getUri.getScheme == "file") walk(fs, dir)
+    if (fs.getUri.getScheme == "file") fs.listStatus(dir).iterator.flatMap(st => below(fs, st))
+    else new Restarting(fs, dir)
+
+  private def below(fs: FileSystem, st: FileStatus): Iterator[FileStatus] =
+    if (!st.isDirectory) Iterator.single(st)
     else {
-      val it = fs.listFiles(dir, true)
-      new Iterator[FileStatus] {
-        override def hasNext: Boolean = it.hasNext
-        override def next(): FileStatus = it.next()
-      }
+      val children =
+        try fs.listStatus(st.getPath)
+        catch {
+          case _: java.io.FileNotFoundException =>
+            log.info(s"txcommit: ${Paths.display(st.getPath)} disappeared while it was listed; it holds no file now")
+            Array.empty[FileStatus]
+        }
+      children.iterator.flatMap(c => below(fs, c))
     }
 
-  private def walk(fs: FileSystem, dir: Path): Iterator[FileStatus] =
-    fs.listStatus(dir).iterator.flatMap(st => if (st.isDirectory) walk(fs, st.getPath) else Iterator.single(st))
+  /** `listFiles(dir, true)`, begun again when a directory below `dir` disappears under it. */
+  private final class Restarting(fs: FileSystem, dir: Path) extends Iterator[FileStatus] {
+    private var it = fs.listFiles(dir, true)
+    private var restarts = 0
+    private val returned = mutable.HashSet.empty[Path]
+    private var nextOne: Option[FileStatus] = None
+
+    override def hasNext: Boolean = {
+      while (nextOne.isEmpty && advance()) ()
+      nextOne.isDefined
+    }
+
+    override def next(): FileStatus =
+      if (!hasNext) throw new NoSuchElementException(s"no more files below $dir")
+      else { val st = nextOne.get; nextOne = None; st }
+
+    /** Takes one more entry from the listing into `nextOne`; false when the listing is done. */
+    private def advance(): Boolean =
+      try {
+        if (!it.hasNext) false
+        else {
+          val st = it.next()
+          if (returned.add(st.getPath)) nextOne = Some(st)
+          true
+        }
+      } catch {
+        case e: java.io.FileNotFoundException =>
+          if (!fs.exists(dir)) throw e
+          restarts += 1
+          if (restarts > Restarts) {
+            throw new ListingChangedException(s"the listing of ${Paths.display(dir)} failed $restarts " +
+              s"times because directories below it disappeared while it was listed (last: ${e.getMessage}). " +
+              "Nothing was decided from the partial listing; run again, and stop whatever keeps creating " +
+              "and deleting directories inside the table while it is written.", e)
+          }
+          it = fs.listFiles(dir, true)
+          true
+      }
+  }
 }

@@ -145,6 +145,30 @@ class ReadSnapshotSuite extends AnyFunSuite {
     assert(!cut.precedes(r.copy(committedAt = 10001L, appId = Some("app-1"))))
   }
 
+  test("a replacing commit dated in the future hides no replacing commit published after it") {
+    val x = new Table
+    def replace(seq: Long, committedAt: Long, scope: Seq[String], files: Seq[String], removed: Seq[String]): Unit = {
+      val txn = DataFileName.txnOf(files.head.split("/").last).get
+      files.foreach(x.t.touch(_))
+      val r = record(txn, committedAt, files).copy(operation = CommitRecord.OverwritePartitions,
+        replacement = Some(Replacement(seq, scope, removed.map(RemovedFile(_, 3L)))))
+      x.t.store.createExclusive(x.t.layout.replaceRecord(seq), RecordCodec.encode(r))
+    }
+    // Another driver whose clock runs 10 minutes ahead overwrote the table; then this application
+    // overwrote k=1 (its record is later in sequence order, so it committed later).
+    val ahead = TxnId.generate()
+    val aheadFiles = Seq(file(1, ahead), file(2, ahead))
+    replace(1L, System.currentTimeMillis() + 10 * 60 * 1000L, Seq(""), aheadFiles, x.oldFiles)
+    val mine = TxnId.generate()
+    replace(2L, now, Seq("k=1"), Seq(file(1, mine)), Seq(aheadFiles.head))
+    val f = filterFor(x.t)
+    Thread.sleep(2)
+    assert(x.visible(f, file(1, mine)), "the later overwrite of k=1 is hidden by the earlier record's clock")
+    assert(!x.visible(f, aheadFiles.head), "k=1 as the future-dated overwrite left it")
+    assert(x.visible(f, aheadFiles(1)), "a record before one the read applies is applied too")
+    assert(!x.oldFiles.exists(x.visible(f, _)))
+  }
+
   test("a nonsense clock allowance is an error naming the key") {
     val conf = new org.apache.hadoop.conf.Configuration()
     conf.set(TxCommitConf.MaxClockSkewMs, "soon")

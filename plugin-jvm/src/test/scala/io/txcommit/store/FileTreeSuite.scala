@@ -3,7 +3,7 @@ package io.txcommit.store
 import java.nio.file.Files
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{LocatedFileStatus, Path, RemoteIterator}
 import org.scalatest.funsuite.AnyFunSuite
 
 class FileTreeSuite extends AnyFunSuite {
@@ -20,5 +20,52 @@ class FileTreeSuite extends AnyFunSuite {
     assert(listed == Map("a.parquet" -> 3L, "k=1/b.parquet" -> 3L, "k=1/j=2/c.parquet" -> 3L,
       "_txcommit/commits/x.json" -> 3L))
     assertThrows[java.io.FileNotFoundException](FileTree.files(fs, new Path(dir, "missing")).toList)
+  }
+
+  /** A file system whose recursive listing fails `failures` times after its first file, as
+   *  Hadoop's does when a directory it is about to enter was deleted. */
+  private final class FlakyTreeFs(failures: Int) extends org.apache.hadoop.fs.LocalFileSystem {
+    var failed = 0
+    override def getUri: java.net.URI = java.net.URI.create("flaky:///")
+    override def listFiles(f: Path, recursive: Boolean): RemoteIterator[LocatedFileStatus] = {
+      val inner = super.listFiles(f, recursive)
+      var yielded = 0
+      new RemoteIterator[LocatedFileStatus] {
+        override def hasNext: Boolean = {
+          if (yielded == 1 && failed < failures) {
+            failed += 1
+            throw new java.io.FileNotFoundException("k=3/_temporary")
+          }
+          inner.hasNext
+        }
+        override def next(): LocatedFileStatus = { yielded += 1; inner.next() }
+      }
+    }
+  }
+
+  private def tree(n: Int): java.nio.file.Path = {
+    val root = Files.createTempDirectory("txcommit-tree")
+    (0 until n).foreach { i =>
+      Files.createDirectories(root.resolve(s"k=$i"))
+      Files.write(root.resolve(s"k=$i/f.parquet"), Array[Byte](1))
+    }
+    root
+  }
+
+  test("a recursive listing cut short by a vanished directory is begun again, each file returned once") {
+    val root = tree(6)
+    val fs = new FlakyTreeFs(2)
+    fs.initialize(java.net.URI.create("file:///"), new Configuration())
+    val listed = FileTree.files(fs, new Path(root.toUri)).map(_.getPath.getParent.getName).toList
+    assert(fs.failed == 2, "the listing never failed")
+    assert(listed.sorted == (0 until 6).map(i => s"k=$i"), s"listed $listed")
+  }
+
+  test("a recursive listing that keeps changing fails with an error naming it, never a part") {
+    val root = tree(3)
+    val fs = new FlakyTreeFs(Int.MaxValue)
+    fs.initialize(java.net.URI.create("file:///"), new Configuration())
+    val e = intercept[io.txcommit.ListingChangedException](FileTree.files(fs, new Path(root.toUri)).toList)
+    assert(e.getMessage.contains(root.getFileName.toString) && e.getMessage.contains("run again"))
   }
 }

@@ -16,8 +16,9 @@ import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd
 import org.slf4j.LoggerFactory
 
 import io.txcommit.Paths
+import io.txcommit.commit.WriteSuccessSummary
 import io.txcommit.log.{LogLayout, RecordCodec, RowCount}
-import io.txcommit.store.Adapters
+import io.txcommit.store.{Adapters, CommitStore}
 
 /**
  * Records the rows each committed transaction wrote (`_txcommit/rows/<txn>.json`) and adds them
@@ -95,19 +96,29 @@ object RowCounts {
   private[txcommit] def rowsOf(plan: SparkPlan): Option[Long] =
     plan.collectFirst { case w: DataWritingCommandExec => w.cmd.metrics.get("numOutputRows") }.flatten.map(_.value)
 
+  /**
+   * Adds `rows` to `_SUCCESS` if it is still the summary of `txn` (the last commit's summary)
+   * and has no count yet. Returns whether it did. A read, then a write: it holds the table's
+   * summary lock ([[WriteSuccessSummary.exclusively]]) throughout, so a newer commit of this
+   * JVM cannot write its summary in between and then lose it to this older one.
+   */
+  private[txcommit] def addToSummary(store: CommitStore, layout: LogLayout, txn: String, rows: Long): Boolean =
+    WriteSuccessSummary.exclusively(layout.success)(store.read(layout.success).exists { bytes =>
+      val n = new com.fasterxml.jackson.databind.ObjectMapper().readTree(bytes)
+      val ours = n.isObject && n.path("txn").asText() == txn && n.path("rows").isNull
+      if (ours) {
+        n.asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode].put("rows", rows)
+        store.writeReplacing(layout.success, RecordCodec.write(n))
+      }
+      ours
+    })
+
   private def record(c: Committed, rows: Long): Unit =
     try {
       val store = Adapters.open(c.table, c.conf)
       val layout = LogLayout(c.table)
-      // `_SUCCESS` is the last commit's summary: add the count only while it is still this one's
-      // (first, so that once the count file exists, `_SUCCESS` has it too).
-      store.read(layout.success).foreach { bytes =>
-        val n = new com.fasterxml.jackson.databind.ObjectMapper().readTree(bytes)
-        if (n.isObject && n.path("txn").asText() == c.txn && n.path("rows").isNull) {
-          n.asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode].put("rows", rows)
-          store.writeReplacing(layout.success, RecordCodec.write(n))
-        }
-      }
+      // First, so that once the count file exists, `_SUCCESS` has it too.
+      addToSummary(store, layout, c.txn, rows)
       store.createExclusive(layout.rowCount(c.txn), RowCount.encode(RowCount(c.txn, rows)))
       log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)} wrote $rows row(s)")
     } catch {
