@@ -51,3 +51,9 @@ final class WriteIdCommittedException(message: String) extends TxCommitException
 
 /** A maintenance command (VACUUM, history) that cannot run as asked. */
 final class MaintenanceException(message: String) extends TxCommitException(message)
+
+/**
+ * The store refused to let txcommit look at a path it must check before it may write or delete
+ * (HTTP 403 or the local equivalent). The message names the path and the permission needed.
+ */
+final class StorePermissionException(message: String, cause: Throwable) extends TxCommitException(message, cause)
