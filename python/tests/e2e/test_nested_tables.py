@@ -135,6 +135,7 @@ def test_a_table_deleted_and_written_again_in_its_partition_is_checked_again(
     table.prepare(spark)
     df = spark.range(1000).selectExpr("id", "id % 4 as k")
     df.write.partitionBy("k").parquet(table.url)
+    table.row_counts(set(table.committed()))  # written after the job: wait, then delete it too
     remove_tree(table)
     spark.range(5).write.parquet(f"{table.url}/k=1")  # no table above it any more
     with pytest.raises(Exception, match="holds the txcommit table"):
