@@ -4,10 +4,15 @@ Writing into a partition directory of a table (``df.write.parquet("<table>/k=1")
 create a second log inside the table: the table's readers would then hide the table's own
 files in that directory, and VACUUM of the table would delete the inner table's files as never
 committed. Such a write is refused before anything is written, with the write that does it
-right; so is a write above a table; VACUUM refuses a tree that already holds two logs.
+right; so is a write above a table. Nothing is remembered between jobs, so a tree changed
+since the last write (a table deleted, another written in its old partition directory) is
+checked again. Where two logs already share a path, VACUUM of either table refuses (it cannot
+tell whose files are whose), and so does an overwrite of either, naming both logs.
 """
 
 from __future__ import annotations
+
+import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,6 +24,17 @@ from txcommit.maintenance import vacuum
 from txcommit.table import format as log
 
 from support.tables import TableRef, reader_target
+
+
+def remove_tree(table: TableRef) -> None:
+    """``rm -r`` of the table directory, log and all."""
+    if table.local is not None:
+        shutil.rmtree(table.local)
+    elif table.hdfs is not None:
+        table.hdfs.rm(table.root, recursive=True)
+    else:
+        for key in table.objects():
+            table.delete(key)
 
 
 def k_counts(spark, url: str) -> dict[int, int]:  # noqa: ANN001
@@ -85,3 +101,46 @@ def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
     s3 = request.getfixturevalue("local_s3") if table.local is None else None
     url, options = reader_target(table, s3)
     assert txcommit.dataset(url, storage_options=options).count_rows() == 1000 + rows
+
+    # VACUUM of the inner table cannot tell the outer table's files in k=1 (committed by the
+    # outer log) from files that never committed, and VACUUM of the outer one cannot tell the
+    # inner table's: both refuse, naming both logs, and delete nothing.
+    inner_log, outer_log = f"{table.url}/k=1/_txcommit", f"{table.url}/_txcommit"
+    with pytest.raises(Exception, match="lies above this table's own") as refused:
+        vacuum(spark, f"{table.url}/k=1", retain_hours=0, force=True).collect()
+    assert outer_log in str(refused.value) and inner_log in str(refused.value)
+    with pytest.raises(Exception, match="more transaction log") as refused:
+        vacuum(spark, table.url, retain_hours=0, force=True).collect()
+    assert outer_log in str(refused.value) and inner_log in str(refused.value)
+    # An overwrite of either table could not hide the other's files there: refused.
+    with pytest.raises(Exception, match="holds a transaction log of its own") as refused:
+        spark.range(4).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
+            table.url
+        )
+    assert outer_log in str(refused.value) and inner_log in str(refused.value)
+    with pytest.raises(Exception, match="holds a transaction log of its own") as refused:
+        spark.range(3).write.mode("overwrite").parquet(f"{table.url}/k=1")
+    assert outer_log in str(refused.value) and inner_log in str(refused.value)
+    assert k_counts(spark, table.url) == {0: 250, 1: 250 + rows, 2: 250, 3: 250}
+    assert txcommit.dataset(url, storage_options=options).count_rows() == 1000 + rows
+
+
+def test_a_table_deleted_and_written_again_in_its_partition_is_checked_again(
+    store_spark, any_table: TableRef
+):  # noqa: ANN001
+    """The server checked the table's path when it wrote it; after the table is deleted and a
+    new table written in its old partition directory, an append to the old path would put a
+    log above that table: refused, though the same path passed before."""
+    spark, table = store_spark, any_table
+    table.prepare(spark)
+    df = spark.range(1000).selectExpr("id", "id % 4 as k")
+    df.write.partitionBy("k").parquet(table.url)
+    table.row_counts(set(table.committed()))  # written after the job: wait, then delete it too
+    remove_tree(table)
+    spark.range(5).write.parquet(f"{table.url}/k=1")  # no table above it any more
+    with pytest.raises(Exception, match="holds the txcommit table"):
+        df.write.mode("append").partitionBy("k").parquet(table.url)
+    assert not [k for k in table.objects() if k.startswith("_txcommit/")], "no log above it"
+    assert spark.read.parquet(f"{table.url}/k=1").count() == 5
+    vacuum(spark, f"{table.url}/k=1", retain_hours=0, force=True).collect()
+    assert spark.read.parquet(f"{table.url}/k=1").count() == 5

@@ -58,3 +58,9 @@ final class MaintenanceException(message: String) extends TxCommitException(mess
  */
 final class ListingChangedException(message: String, cause: Throwable)
   extends TxCommitException(message, cause)
+
+/**
+ * The store refused to let txcommit look at a path it must check before it may write or delete
+ * (HTTP 403 or the local equivalent). The message names the path and the permission needed.
+ */
+final class StorePermissionException(message: String, cause: Throwable) extends TxCommitException(message, cause)

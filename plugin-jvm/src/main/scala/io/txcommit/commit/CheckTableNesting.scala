@@ -2,11 +2,16 @@ package io.txcommit.commit
 
 import java.nio.file.AccessDeniedException
 
+import scala.util.Try
+
 import org.apache.hadoop.fs.{FileSystem, Path}
 
-import io.txcommit.{Paths, UnsupportedWriteException}
-import io.txcommit.log.{BoundedCache, LogLayout}
+import io.txcommit.{Paths, StorePermissionException, UnsupportedWriteException}
+import io.txcommit.log.LogLayout
 import io.txcommit.store.FileTree
+
+/** What job setup found about the write's own path, for the check before the commit point. */
+final case class NestingSeen(createsTable: Boolean)
 
 /**
  * Job setup, first stage: at most one `_txcommit/` on any path (invariant I18). A reader's table
@@ -15,20 +20,24 @@ import io.txcommit.store.FileTree
  * and leave VACUUM of the outer table to delete the inner table's committed files. So a write
  * into a directory below a table, or above one, is refused before anything is written.
  *
- * Costs: one existence check per ancestor directory; and, for a write to an existing directory
- * that is not a table yet (its first txcommit write), one recursive listing of it. A table that
- * passed is not checked again in this JVM.
+ * Costs, on every job (nothing is remembered between jobs: a table can be deleted, or another
+ * application can create one, between any two of them): one existence check per ancestor
+ * directory; and, for a write to an existing directory that is not a table yet (its first
+ * txcommit write), one recursive listing of it.
+ *
+ * The check and the job's pending marker (which creates its `_txcommit/`) are two steps, so
+ * two first writes to `T` and `T/k=1` can both pass it. A first write therefore looks again
+ * after its marker exists, before its record is published ([[RecheckTableNesting]]): of two
+ * such writers the later to look sees the other's marker, so at least one is refused.
  */
-object CheckTableNesting extends CommitStage[Unit, Unit] {
-  private val passed = new BoundedCache[String, java.lang.Boolean](100000L, _ => 1L)
-
-  override protected def execute(ctx: TxnContext, in: Unit): Unit =
-    if (passed.get(ctx.table.toString).isEmpty) {
-      val fs = ctx.table.getFileSystem(ctx.conf)
-      enclosingTable(fs, ctx.table.getParent).foreach(root => throw insideTable(ctx.table, root))
-      if (!isTable(fs, ctx.table)) tableBelow(fs, ctx.table).foreach(inner => throw aboveTable(ctx.table, inner))
-      passed.put(ctx.table.toString, java.lang.Boolean.TRUE)
-    }
+object CheckTableNesting extends CommitStage[Unit, NestingSeen] {
+  override protected def execute(ctx: TxnContext, in: Unit): NestingSeen = {
+    val fs = ctx.table.getFileSystem(ctx.conf)
+    enclosingTable(fs, ctx.table.getParent).foreach(root => throw insideTable(ctx.table, root, fs))
+    val createsTable = !isTable(fs, ctx.table)
+    if (createsTable) tableBelow(fs, ctx.table).foreach(inner => throw aboveTable(ctx.table, inner))
+    NestingSeen(createsTable)
+  }
 
   /** The nearest ancestor of `dir` (itself included) holding `_txcommit/`. */
   @scala.annotation.tailrec
@@ -37,34 +46,44 @@ object CheckTableNesting extends CommitStage[Unit, Unit] {
     else if (isTable(fs, dir)) Some(dir)
     else enclosingTable(fs, dir.getParent)
 
-  /** Whether `dir` holds `_txcommit/`. A directory the credentials may not look into is no table. */
-  def isTable(fs: FileSystem, dir: Path): Boolean =
-    try fs.exists(new Path(dir, LogLayout.LogDirName))
-    catch {
-      case e: AccessDeniedException =>
-        log.info(s"txcommit: cannot check ${Paths.display(dir)} for a txcommit log (${e.getMessage}); " +
-          "taking it for a directory that is not a table")
-        false
-    }
+  /**
+   * Whether `dir` holds `_txcommit/`. Credentials that may not look cannot tell, and taking
+   * "cannot tell" for "no table" is how a second log gets created inside a table: an error.
+   */
+  def isTable(fs: FileSystem, dir: Path): Boolean = {
+    val log = new Path(dir, LogLayout.LogDirName)
+    try fs.exists(log)
+    catch { case e: AccessDeniedException => throw cannotLook(log, e) }
+  }
 
-  /** A directory below `dir` that holds `_txcommit/`, if any. */
+  /** A directory below `dir` (not `dir` itself) that holds `_txcommit/`, if any. */
   def tableBelow(fs: FileSystem, dir: Path): Option[Path] =
-    if (!fs.exists(dir)) None
-    else {
-      val files = FileTree.files(fs, dir)
-      var found: Option[Path] = None
-      while (found.isEmpty && files.hasNext) {
-        val f = files.next().getPath
-        found = Paths.relativize(dir, f).flatMap { rel =>
-          val segments = rel.split("/")
-          val at = segments.indexOf(LogLayout.LogDirName)
-          if (at > 0) Some(new Path(dir, segments.take(at).mkString("/"))) else None
+    try {
+      if (!fs.exists(dir)) None
+      else {
+        val files = FileTree.files(fs, dir)
+        var found: Option[Path] = None
+        while (found.isEmpty && files.hasNext) {
+          val f = files.next().getPath
+          found = Paths.relativize(dir, f).flatMap { rel =>
+            val segments = rel.split("/")
+            val at = segments.indexOf(LogLayout.LogDirName)
+            if (at > 0) Some(new Path(dir, segments.take(at).mkString("/"))) else None
+          }
         }
+        found
       }
-      found
-    }
+    } catch { case e: AccessDeniedException => throw cannotLook(dir, e) }
 
-  private def insideTable(path: Path, root: Path): UnsupportedWriteException = {
+  private[commit] def cannotLook(path: Path, e: AccessDeniedException): StorePermissionException =
+    new StorePermissionException(s"access to ${Paths.display(path)} was denied (${e.getMessage}), " +
+      "so txcommit cannot tell whether a transaction log lies there, and a second log on one path " +
+      "could cost committed data. Nothing was written or deleted. Grant these credentials list and " +
+      "read permission on that path (on S3: s3:ListBucket on its prefix and s3:GetObject; on GCS: " +
+      "storage.objects.list and storage.objects.get; on Azure: the Storage Blob Data Reader role), " +
+      "or write to a path whose every ancestor they may read.", e)
+
+  private[commit] def insideTable(path: Path, root: Path, fs: FileSystem): UnsupportedWriteException = {
     val rel = Paths.relativize(root, path).getOrElse(path.getName)
     val partitions = rel.split("/").toSeq.map(_.split("=", 2)).collect { case Array(c, v) if c.nonEmpty => c -> v }
     val how =
@@ -76,15 +95,100 @@ object CheckTableNesting extends CommitStage[Unit, Unit] {
           s""".mode("append").parquet("${Paths.display(root)}") (to replace the partition, """ +
           """mode("overwrite") with spark.sql.sources.partitionOverwriteMode=dynamic)"""
       }
+    // A tree nested already (by an older version, a deleted table, a race): name both logs.
+    val nested =
+      if (Try(isTable(fs, path)).getOrElse(false))
+        s" ${Paths.display(path)} holds a transaction log of its own (${Paths.display(new Path(path, LogLayout.LogDirName))}) " +
+          s"inside the log of ${Paths.display(root)} (${Paths.display(new Path(root, LogLayout.LogDirName))}): " +
+          "move one of the two tables out of the other before writing to either."
+      else ""
     new UnsupportedWriteException(s"${Paths.display(path)} is inside the txcommit table " +
       s"${Paths.display(root)}, and a second transaction log inside a table would hide the table's " +
-      s"own files there from its readers. Nothing was written. To add to '$rel', $how.")
+      s"own files there from its readers. Nothing was written.$nested To add to '$rel', $how.")
   }
 
-  private def aboveTable(path: Path, inner: Path): UnsupportedWriteException =
+  private[commit] def aboveTable(path: Path, inner: Path): UnsupportedWriteException =
     new UnsupportedWriteException(s"${Paths.display(path)} holds the txcommit table " +
       s"${Paths.display(inner)} below it, and a second transaction log above a table would hide " +
       s"that table's files from the readers of ${Paths.display(path)} (and its VACUUM would see " +
       s"them as never committed). Nothing was written. Write to ${Paths.display(inner)} itself, " +
       "or to a path that holds no txcommit table.")
+}
+
+/**
+ * Job commit, before the record is published: a first write (one whose path was no table at
+ * setup) looks again, now that its own pending marker exists, for a log above and below its
+ * path ([[CheckTableNesting]] says why this catches a race). A write to an existing table
+ * needs no second look: a first write next to it (above or below) sees that table's log at
+ * its own setup or here. A refused first write removes the log it created
+ * ([[RemoveCreatedLog]]) once it has aborted.
+ */
+object RecheckTableNesting extends CommitStage[NestingSeen, Unit] {
+  override protected def execute(ctx: TxnContext, seen: NestingSeen): Unit =
+    if (seen.createsTable) {
+      val fs = ctx.table.getFileSystem(ctx.conf)
+      CheckTableNesting.enclosingTable(fs, ctx.table.getParent).foreach { root =>
+        throw raced(CheckTableNesting.insideTable(ctx.table, root, fs))
+      }
+      CheckTableNesting.tableBelow(fs, ctx.table).foreach { inner =>
+        throw raced(CheckTableNesting.aboveTable(ctx.table, inner))
+      }
+    }
+
+  private def raced(e: UnsupportedWriteException): UnsupportedWriteException =
+    new UnsupportedWriteException(e.getMessage.stripPrefix("txcommit: ").replace("Nothing was written.",
+      "The other log appeared while this job ran (a concurrent first write); this job committed " +
+        "nothing and removes its files."))
+}
+
+/**
+ * Job abort after [[RecheckTableNesting]] refused a first write: removes the `_txcommit/` the
+ * job created, so that the other table is not left with a log above or below it. Only this
+ * transaction's own markers are deleted, and directories only when empty; if anything else
+ * is in the log (another writer's marker), the log stays.
+ */
+object RemoveCreatedLog extends CommitStage[Unit, Boolean] {
+  override protected def execute(ctx: TxnContext, in: Unit): Boolean = {
+    val fs = ctx.table.getFileSystem(ctx.conf)
+    val logDir = ctx.layout.logDir
+    val own = Set(ctx.layout.pendingRecord(ctx.txn), ctx.layout.abortedRecord(ctx.txn)).map(p => Paths.relativize(ctx.table, p))
+    val files = if (fs.exists(logDir)) FileTree.files(fs, logDir).map(_.getPath).toList else Nil
+    val (mine, others) = files.partition(p => own.contains(Paths.relativize(ctx.table, p)))
+    mine.foreach(p => fs.delete(p, false))
+    if (others.isEmpty) {
+      // Empty directories (local file system, HDFS), deepest first; a marker written meanwhile keeps its directory.
+      Seq(ctx.layout.pendingDir, ctx.layout.abortedDir, new Path(logDir, "probe"), logDir)
+        .foreach(d => Try(if (fs.exists(d) && fs.listStatus(d).isEmpty) fs.delete(d, false)))
+    } else log.warn(s"txcommit: ${ctx.describe}: ${Paths.display(logDir)} holds files of other " +
+      s"transactions (${others.take(3).map(Paths.display).mkString(", ")}); it stays")
+    others.isEmpty
+  }
+}
+
+/**
+ * Job setup of a replacing write to an existing table (overwrite, dynamic partition overwrite,
+ * write id): refused when a second log lies inside what it replaces. Files there are judged by
+ * that nearer log, so the replacing record could not hide them: an overwrite would leave the
+ * inner table's rows visible. Trees nested like this come from an older version, a deleted
+ * and re-created table, or a write before these checks. The input is the replaced scopes,
+ * relative to the table ("" for all of it). Cost: one recursive listing of each scope.
+ */
+object CheckReplaceScope extends CommitStage[Seq[String], Unit] {
+  override protected def execute(ctx: TxnContext, scopes: Seq[String]): Unit = {
+    val fs = ctx.table.getFileSystem(ctx.conf)
+    val dirs = if (scopes.contains("")) Seq(ctx.table) else scopes.distinct.map(s => new Path(ctx.table, s))
+    dirs.foreach { dir =>
+      val inner = if (dir != ctx.table && CheckTableNesting.isTable(fs, dir)) Some(dir) else CheckTableNesting.tableBelow(fs, dir)
+      inner.foreach { t =>
+        throw new UnsupportedWriteException(s"the replacing write to ${Paths.display(ctx.table)} " +
+          s"(${if (dir == ctx.table) "the whole table" else Paths.relativize(ctx.table, dir).getOrElse(dir.toString)}) " +
+          s"covers ${Paths.display(t)}, which holds a transaction log of its own " +
+          s"(${Paths.display(new Path(t, LogLayout.LogDirName))}) inside the table's " +
+          s"(${Paths.display(ctx.layout.logDir)}). Files there follow the nearer log, so this " +
+          "replacement could not hide them. Nothing was written. Move the table at " +
+          s"${Paths.display(t)} out of ${Paths.display(ctx.table)} (or copy its rows into " +
+          s"${Paths.display(ctx.table)} with a txcommit write and remove ${Paths.display(t)}), then replace.")
+      }
+    }
+  }
 }

@@ -7,6 +7,7 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
+import io.txcommit.commit.CheckTableNesting
 import io.txcommit.log.{CheckpointWriter, CommitRecord, DataFileName, LogLayout, RecordCodec, RemovedFile, TableFile, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
@@ -55,6 +56,17 @@ object Vacuum {
       throw new MaintenanceException(s"VACUUM: ${Paths.display(table)} is not a txcommit table " +
         s"(it has no ${LogLayout.LogDirName}/ directory); nothing was deleted. Check the path.")
     }
+    // A log above this one may have committed files in this directory that this log has no
+    // record of: they would look never committed. VACUUM cannot tell, so it deletes nothing.
+    CheckTableNesting.enclosingTable(table.getFileSystem(conf), table.getParent).foreach { outer =>
+      throw new MaintenanceException(s"VACUUM of ${Paths.display(table)}: the transaction log " +
+        s"${Paths.display(new Path(outer, LogLayout.LogDirName))} lies above this table's own " +
+        s"(${Paths.display(new Path(table, LogLayout.LogDirName))}). Files here may be committed " +
+        "through that outer log, which this table's log cannot tell from files that never " +
+        s"committed; nothing was deleted. Move the table at ${Paths.display(table)} out of " +
+        s"${Paths.display(outer)} (or copy its rows into ${Paths.display(outer)} with a txcommit " +
+        "write and remove it) before running VACUUM on either.")
+    }
     val horizon = now - (opts.retainHours * 3600 * 1000).toLong
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: horizon ${Instant.ofEpochMilli(horizon)} " +
       s"(${opts.retainHours} h)${if (opts.dryRun) ", dry run" else ""}")
@@ -75,8 +87,10 @@ object Vacuum {
       if (at > 0) Some(f.path.split("/").take(at).mkString("/")) else None
     }.distinct.sorted
     if (nested.nonEmpty) throw new MaintenanceException(s"VACUUM of ${Paths.display(table)}: the " +
-      s"tree holds ${nested.size} more transaction log(s) below the table's own, in " +
-      s"${nested.take(5).map(d => s"'$d'").mkString(", ")}${if (nested.size > 5) ", ..." else ""}. " +
+      s"tree holds ${nested.size} more transaction log(s) below the table's own " +
+      s"(${Paths.display(new Path(table, LogLayout.LogDirName))}), in " +
+      s"${nested.take(5).map(d => s"'$d' (${Paths.display(new Path(new Path(table, d), LogLayout.LogDirName))})").mkString(", ")}" +
+      s"${if (nested.size > 5) ", ..." else ""}. " +
       "Files committed through those logs are not in this table's log, so VACUUM would take them " +
       "for never committed; nothing was deleted. Move each nested table out of this directory " +
       "(or copy its data into this table with a txcommit write) before running VACUUM here.")

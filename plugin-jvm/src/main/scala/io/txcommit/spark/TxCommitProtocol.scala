@@ -53,6 +53,10 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   /** Set when the job commit could not tell whether its record was created: abort keeps every file. */
   @transient private var heartbeat: Option[TxnHeartbeat] = None
   @volatile @transient private var outcomeUnknown: Option[CommitOutcomeUnknownException] = None
+  /** Driver side, set by setupJob: whether this job creates the table's log (its first write). */
+  @transient private var nesting: NestingSeen = NestingSeen(createsTable = false)
+  /** Set when the job commit found a second log on its path: abort removes the log it created. */
+  @volatile @transient private var nestingRefused: Boolean = false
 
   def transactionId: String = txn
 
@@ -97,7 +101,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       policy = WriteIntent.policy(conf))
     val ctx = context(jobContext)
     val timings = new StageTimings
-    CheckTableNesting.run(ctx, (), timings)
+    nesting = CheckTableNesting.run(ctx, (), timings)
+    if (intent.isReplacing && !nesting.createsTable) CheckReplaceScope.run(ctx,
+      if (intent.dynamicPartitions || intent.writeId.isDefined) Seq("") else intent.staticScopes, timings)
     RollForwardReplacements.run(ctx, (), timings)
     RollForward.run(ctx, (), timings)
     if (intent.isReplacing) {
@@ -180,7 +186,10 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
     stopHeartbeat() // the commit runs minutes at most; VACUUM's horizon is an hour or more
-    val committed = try JobCommitter.commit(context(jobContext), taskCommits, intent, base)
+    val ctx = context(jobContext)
+    try RecheckTableNesting.run(ctx, nesting, new StageTimings)
+    catch { case e: UnsupportedWriteException => nestingRefused = true; throw e }
+    val committed = try JobCommitter.commit(ctx, taskCommits, intent, base)
     catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
     committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
   }
@@ -195,6 +204,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       case scala.util.Success(ctx) =>
         val files = committedByTasks.synchronized(committedByTasks.toList)
         AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown.isDefined, files)
+        if (nestingRefused && nesting.createsTable) RemoveCreatedLog.run(ctx, (), new StageTimings)
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }
