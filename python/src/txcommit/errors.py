@@ -21,6 +21,8 @@ MaintenanceError               MaintenanceException                        give 
 CorruptCommitRecordError       CorruptCommitRecordException                give up
 CorruptCheckpointError         CorruptCheckpointException                  give up
 TaskFileMissingError           TaskFileMissingException                    retry the job
+ListingChangedError            ListingChangedException                     retry the job
+StorePermissionError           StorePermissionException                    give up (fix access)
 =============================  ==========================================  =====================
 """
 
@@ -165,6 +167,18 @@ class TaskFileMissingError(TxCommitError):
     this surfaces only once its retries are spent."""
 
 
+class ListingChangedError(TxCommitError):
+    """The table's tree kept changing while the job listed it (directories disappearing under
+    the listing, e.g. another tool's temporary directories): nothing was committed from a
+    partial listing. Retrying the job is safe."""
+
+
+class StorePermissionError(TxCommitError):
+    """The credentials may not look at a path txcommit must check before it writes or
+    deletes (a 403 on an ancestor or on the table's log): the message names the path and the
+    permission to grant. Nothing was written."""
+
+
 #: The server plugin's exception (simple name) -> its Python twin.
 SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "CommitConflictException": CommitConflictError,
@@ -177,6 +191,8 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "CorruptCommitRecordException": CorruptCommitRecordError,
     "CorruptCheckpointException": CorruptCheckpointError,
     "TaskFileMissingException": TaskFileMissingError,
+    "ListingChangedException": ListingChangedError,
+    "StorePermissionException": StorePermissionError,
 }
 
 # How pyspark shows a server error's class: "(io.txcommit.X) txcommit: why" (the message of

@@ -3,6 +3,9 @@ typed exceptions (tests/e2e/test_typed_errors.py checks it against a real server
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 import txcommit
@@ -33,6 +36,14 @@ def test_each_server_error_has_its_type(jvm_class: str) -> None:
     assert isinstance(typed, txcommit.TxCommitError)
     assert str(typed) == "txcommit: why and what to do"
     assert typed.server_class == f"io.txcommit.{jvm_class}"
+
+
+def test_every_exception_of_the_plugin_has_a_python_twin() -> None:
+    source = Path(__file__).resolve().parents[3] / "plugin-jvm/src/main/scala/io/txcommit"
+    declared = set(
+        re.findall(r"class (\w+Exception)\b", (source / "TxCommitException.scala").read_text())
+    )
+    assert declared - {"TxCommitException"} == set(SERVER_ERRORS)
 
 
 def test_a_conflict_as_the_client_gets_it() -> None:
