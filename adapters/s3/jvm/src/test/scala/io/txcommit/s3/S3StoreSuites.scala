@@ -8,7 +8,7 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StoreContractSuite}
+import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StagedFile, StoreContractSuite}
 import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
 
 /** Starts one local S3 endpoint per suite. */
@@ -65,17 +65,24 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(fs.listStatus(t).map(_.getPath.getName).toSeq == Seq("d=1"), "staging markers are removed")
   }
 
-  test("abort and cleanup abort uploads of losing and unknown attempts, keeping committed ones") {
+  /** A fresh table on the `s3-multipart` adapter, and a function staging a one-byte file of
+    * transaction `txn` as task attempt `attempt` (an upload started, not completed). */
+  private def multipartTable(txn: String): (Path, CommitStore, (String, String) => StagedFile) = {
     val t = s3.freshTable()
     val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
     val store = Adapters.open(t, conf)
-    val txn = "0123456789abcdeg"
     val fs = t.getFileSystem(conf)
     def stage(rel: String, attempt: String) = {
       val w = store.dataWritePath(t, new Path(t, rel), txn, attempt)
       val o = fs.create(w, true); o.write("x".getBytes(UTF_8)); o.close()
       store.stagedFile(t, rel, w).get
     }
+    (t, store, stage)
+  }
+
+  test("abort and cleanup abort uploads of losing and unknown attempts, keeping committed ones") {
+    val txn = "0123456789abcdeg"
+    val (t, store, stage) = multipartTable(txn)
     val winner = stage(s"part-00000-tid-$txn-1.csv", "attempt_1")
     stage(s"part-00000-tid-$txn-2.csv", "attempt_2") // a speculative loser nobody reports
     store.publishData(t, Seq(winner))
@@ -85,53 +92,12 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
   }
 
   test("discarding data already published (a replacing commit that lost after its uploads completed) deletes it") {
-    val t = s3.freshTable()
-    val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
-    val store = Adapters.open(t, conf)
     val txn = "0123456789abcdeh"
-    val fs = t.getFileSystem(conf)
-    val staged = Seq(1, 2).map { i =>
-      val rel = s"k=$i/part-0000$i-tid-$txn-$i.csv"
-      val w = store.dataWritePath(t, new Path(t, rel), txn, s"attempt_$i")
-      val o = fs.create(w, true); o.write("x".getBytes(UTF_8)); o.close()
-      store.stagedFile(t, rel, w).get
-    }
+    val (t, store, stage) = multipartTable(txn)
+    val staged = Seq(1, 2).map(i => stage(s"k=$i/part-0000$i-tid-$txn-$i.csv", s"attempt_$i"))
     store.publishData(t, staged.take(1)) // completed, then the commit lost: abort meets a 404
     assert(store.discardData(t, staged) == 2, "both files are discarded: one deleted, one aborted")
     assert(Seq("k=1", "k=2").flatMap(d => store.list(new Path(t, d))).isEmpty, "no data object is left")
     assert(store.openUploads(t).isEmpty, "no upload is left open")
   }
-}
-
-/**
- * The conditional-put checks on the `s3` adapter: the local endpoint loses answers itself, and a
- * second one started with `--ignore-if-none-match` plays the endpoint that ignores the precondition.
- */
-class S3ConditionalPutSuite extends ConditionalPutSuite with WithLocalS3 {
-  protected def adapter: String = "s3"
-  private def withAdapter(c: Configuration): Configuration = { c.set("spark.txcommit.adapter.s3a", adapter); c }
-
-  override protected def freshTable(): Path = s3.freshTable()
-  override protected def conf(): Configuration = withAdapter(s3.conf())
-  override protected def resetProbe(): Unit = ConditionalPutProbe.reset()
-  override protected def precondition = "If-None-Match"
-  override protected def optOut = TxCommitConf.VerifyConditionalPut
-  // The endpoint matches "<OP> <bucket>/<key>".
-  override protected def publishRequest(t: Path, relative: String) = s"PUT .*${t.toUri.getPath}/$relative$$"
-  override protected def faultEndpoint(lying: Boolean): FaultEndpoint = {
-    val endpoint = if (lying) new LocalS3Process(ignoreIfNoneMatch = true) else s3
-    new FaultEndpoint {
-      def name: String = endpoint.endpoint
-      def conf(): Configuration = withAdapter(endpoint.conf())
-      def loseAnswers(pattern: String): Unit = { endpoint.loseAnswers(pattern); () }
-      def lost: Seq[String] = endpoint.lostAnswers
-      def secrets: Seq[String] = Seq(endpoint.secret)
-      def close(): Unit = if (lying) endpoint.close()
-    }
-  }
-}
-
-/** The same checks on the `s3-multipart` adapter: its records take the same request. */
-class S3MultipartConditionalPutSuite extends S3ConditionalPutSuite {
-  override protected def adapter: String = "s3-multipart"
 }
