@@ -131,6 +131,8 @@ def test_another_application_reads_whole_generations_while_this_one_overwrites(
     _, reader = open_sessions(other_application.url, any_table)
     try:
         generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
+        # A first read warms the new application up, so that its reads overlap the commits.
+        reader.read.parquet(any_table.url).count()
 
         def write(gen: int) -> None:
             generation(writer, gen).write.mode("overwrite").partitionBy("k").parquet(any_table.url)
