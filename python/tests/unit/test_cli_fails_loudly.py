@@ -80,6 +80,14 @@ def test_a_partition_of_a_table_is_still_listed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_a_directory_holding_tables_is_listed(tmp_path: Path) -> None:
+    """Spark reads a directory holding tables (their committed files): so does `ls`."""
+    _table(tmp_path / "events" / "date=1")
+    done = _txcommit("ls", str(tmp_path / "events"))
+    assert done.returncode == 0, done.stderr
+    assert "date=1/" in done.stdout
+
+
 # ----------------------------------------------------------------------------- version
 
 

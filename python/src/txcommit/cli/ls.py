@@ -112,7 +112,7 @@ def open_or_report(ns: argparse.Namespace, with_markers: bool = False) -> TableV
     except TxCommitError as e:
         print(str(e) if str(e).startswith("txcommit:") else f"txcommit: {e}", file=sys.stderr)
         return 1
-    if view.is_table or ns.allow_empty:
+    if view.has_logs or ns.allow_empty:
         return view
     print(f"txcommit: {not_a_table(view, ns.path)}", file=sys.stderr)
     return NOT_A_TABLE
@@ -126,7 +126,7 @@ def not_a_table(view: TableView, path: str) -> str:
         what = f"{path} does not exist" if isinstance(root, Path) else f"{path} holds no files"
         return f"{what}; check the path, or pass --allow-empty to show it as an empty table"
     return (
-        f"{path} is not a txcommit table: neither it nor a directory above it has a "
+        f"{path} is not a txcommit table: neither it nor a directory above or below it has a "
         f"{LOG_DIR_NAME}/ log. Give the directory a txcommit write went to, or pass "
         "--allow-empty to show it as an empty table"
     )

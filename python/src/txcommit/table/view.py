@@ -302,6 +302,12 @@ class TableView:
         self.table_url = table_url if table_url is not None else store.root_url
 
     @property
+    def has_logs(self) -> bool:
+        """Whether any txcommit log judges files of the view: the root is in a table, or it
+        holds tables below it."""
+        return bool(self._judges)
+
+    @property
     def url(self) -> str:
         """The URL of what was opened (the table or a directory in it), without credentials."""
         return self.store.root_url
