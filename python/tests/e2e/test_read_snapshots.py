@@ -22,6 +22,7 @@ from txcommit.testing.local_s3 import LocalS3
 
 from support.servers import ServerProcess, new_session, running, server_with_s3
 from support.tables import TableRef, dynamic_overwrite, make_table, replace_records
+from support.waiting import wait_for
 
 #: CI runs the local file system and S3 (`s3`); `s3-multipart` reads the same way once its
 #: uploads are completed (they are invisible before), and passes too: set the variable.
@@ -131,8 +132,18 @@ def test_another_application_reads_whole_generations_while_this_one_overwrites(
     _, reader = open_sessions(other_application.url, any_table)
     try:
         generation(writer, 0).write.partitionBy("k").parquet(any_table.url)
-        # A first read warms the new application up, so that its reads overlap the commits.
-        reader.read.parquet(any_table.url).count()
+
+        # Another application sees a commit once it is `maxClockSkewMs` old (I16's lag): wait
+        # until it sees the first generation, which also warms it up so its reads overlap the
+        # commits. Before that, the table has no committed file for it (Spark then cannot even
+        # infer a schema).
+        def sees_generation_0() -> bool:
+            try:
+                return reader.read.parquet(any_table.url).count() == ROWS
+            except Exception:  # noqa: BLE001 - UNABLE_TO_INFER_SCHEMA while nothing is visible
+                return False
+
+        wait_for(sees_generation_0, 60, "the other application to see the first commit")
 
         def write(gen: int) -> None:
             generation(writer, gen).write.mode("overwrite").partitionBy("k").parquet(any_table.url)
