@@ -39,7 +39,10 @@ object FileTree {
       val children =
         try fs.listStatus(st.getPath)
         catch {
-          case _: java.io.FileNotFoundException =>
+          // Hadoop's local file system reports a directory removed between its existence check
+          // and its listing as a plain IOException ("Invalid directory or I/O error"): gone all
+          // the same. Any other error, while the directory is still there, ends the listing.
+          case e: java.io.IOException if e.isInstanceOf[java.io.FileNotFoundException] || !fs.exists(st.getPath) =>
             log.info(s"txcommit: ${Paths.display(st.getPath)} disappeared while it was listed; it holds no file now")
             Array.empty[FileStatus]
         }

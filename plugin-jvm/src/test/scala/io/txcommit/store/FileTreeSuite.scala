@@ -68,4 +68,28 @@ class FileTreeSuite extends AnyFunSuite {
     val e = intercept[io.txcommit.ListingChangedException](FileTree.files(fs, new Path(root.toUri)).toList)
     assert(e.getMessage.contains(root.getFileName.toString) && e.getMessage.contains("run again"))
   }
+
+  /** The local file system, where a directory deleted between Hadoop's existence check and its
+   *  listing fails the listing with a plain IOException ("Invalid directory ..."). */
+  private final class VanishingDirFs(vanishing: String) extends org.apache.hadoop.fs.LocalFileSystem {
+    var vanished = 0
+    override def listStatus(f: Path): Array[org.apache.hadoop.fs.FileStatus] =
+      if (f.getName != vanishing) super.listStatus(f)
+      else {
+        org.apache.commons.io.FileUtils.deleteDirectory(new java.io.File(f.toUri))
+        vanished += 1
+        throw new java.io.IOException(s"Invalid directory or I/O error occurred for dir: ${f.toUri.getPath}")
+      }
+  }
+
+  test("a local walk skips a directory that vanished under it, whatever error Hadoop reports") {
+    val root = tree(3)
+    Files.createDirectories(root.resolve("_temporary/0"))
+    Files.write(root.resolve("_temporary/0/x.parquet"), Array[Byte](1))
+    val fs = new VanishingDirFs("_temporary")
+    fs.initialize(java.net.URI.create("file:///"), new Configuration())
+    val listed = FileTree.files(fs, new Path(root.toUri)).map(_.getPath.getParent.getName).toList
+    assert(fs.vanished == 1, "the directory never vanished under the walk")
+    assert(listed.sorted == (0 until 3).map(i => s"k=$i"), s"listed $listed")
+  }
 }
