@@ -54,6 +54,7 @@ def adapter_conf(scheme: str) -> str:
 
 # --- fault points (HaltPoint) ---------------------------------------------------------------
 
+JOB_AFTER_NESTING_CHECK = "job.afterNestingCheck"
 TASK_BEFORE_COMMIT = "task.beforeCommit"
 JOB_DURING_PUBLISH_DATA = "job.duringPublishData"
 JOB_BEFORE_RECORD = "job.beforeRecord"
@@ -64,6 +65,7 @@ STREAMING_BEFORE_SINK_LOG = "streaming.beforeSinkLog"
 STREAMING_BEFORE_RECORD = "streaming.beforeRecord"
 #: ``HaltPoint.all``, in the JVM's order.
 HALT_POINTS: tuple[str, ...] = (
+    JOB_AFTER_NESTING_CHECK,
     TASK_BEFORE_COMMIT,
     JOB_DURING_PUBLISH_DATA,
     JOB_BEFORE_RECORD,

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs
+from txcommit.server import gcs_emulator_confs
+from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs, abfs_confs
 from txcommit.testing.local_s3 import LocalS3
+from txcommit.testing.lossy_proxy import LossyProxy
 
 from support.cluster import StandaloneCluster, pyspark_home
 from support.s3 import LYING_BUCKET
@@ -46,17 +48,89 @@ def server(workdir: Path, local_s3: LocalS3, lying_s3: LocalS3) -> Iterator[Serv
 
 
 @pytest.fixture(scope="session")
-def gcs_server(workdir: Path, fake_gcs: FakeGcs) -> Iterator[ServerProcess]:
-    """A server with Google's Cloud Storage connector (`--store gcs`) on the shared
-    fake-gcs-server, for gs:// tables; started on first use."""
-    yield from running(server_with_gcs(workdir / "gcs-server", fake_gcs))
+def gcs_front(fake_gcs: FakeGcs) -> Iterator[LossyProxy]:
+    """The way every gs:// server of the tests reaches the shared fake-gcs-server: a proxy
+    that can lose answers (txcommit.testing.lossy_proxy), idle unless a test arms it."""
+    with LossyProxy("127.0.0.1", fake_gcs.port) as proxy:
+        yield proxy
 
 
 @pytest.fixture(scope="session")
-def azure_server(workdir: Path, azurite: Azurite) -> Iterator[ServerProcess]:
+def azure_front(azurite: Azurite) -> Iterator[LossyProxy]:
+    """The same for Azurite."""
+    with LossyProxy("127.0.0.1", azurite.port) as proxy:
+        yield proxy
+
+
+@pytest.fixture(scope="session")
+def hdfs_front(mini_hdfs: MiniHdfs) -> Iterator[LossyProxy]:
+    """The same for the NameNode's RPC port: a table at ``hdfs://<hdfs_front.host_port>/...``
+    is the same HDFS table, reached through the proxy (data still flows to the DataNode)."""
+    with LossyProxy("127.0.0.1", mini_hdfs.port) as proxy:
+        yield proxy
+
+
+def _gcs_server(workdir: Path, name: str, fake_gcs: FakeGcs, front: LossyProxy) -> ServerProcess:
+    return server_with_gcs(
+        workdir / name, fake_gcs, gcs_emulator_confs(f"http://{front.host_port}")
+    )
+
+
+def _azure_server(workdir: Path, name: str, azurite: Azurite, front: LossyProxy) -> ServerProcess:
+    return server_with_azure(workdir / name, azurite, abfs_confs(front.host_port))
+
+
+@pytest.fixture(scope="session")
+def gcs_server(workdir: Path, fake_gcs: FakeGcs, gcs_front: LossyProxy) -> Iterator[ServerProcess]:
+    """A server with Google's Cloud Storage connector (`--store gcs`) on the shared
+    fake-gcs-server, for gs:// tables; started on first use."""
+    yield from running(_gcs_server(workdir, "gcs-server", fake_gcs, gcs_front))
+
+
+@pytest.fixture(scope="session")
+def azure_server(
+    workdir: Path, azurite: Azurite, azure_front: LossyProxy
+) -> Iterator[ServerProcess]:
     """A server with Hadoop's ABFS connector (`--store azure`) on the shared Azurite, for
     abfs:// tables; started on first use."""
-    yield from running(server_with_azure(workdir / "azure-server", azurite))
+    yield from running(_azure_server(workdir, "azure-server", azurite, azure_front))
+
+
+# --- another Spark application per store: a second server, as a dashboard or a downstream job
+# reading the same table is. Its reads apply the allowance for another application's clock
+# (`spark.txcommit.read.maxClockSkewMs`, default). Started on first use.
+
+
+@pytest.fixture(scope="session")
+def other_server(workdir: Path, local_s3: LocalS3) -> Iterator[ServerProcess]:
+    """Another application for local, HDFS and S3 tables."""
+    yield from running(server_with_s3(workdir / "other-application", local_s3))
+
+
+@pytest.fixture(scope="session")
+def other_gcs_server(
+    workdir: Path, fake_gcs: FakeGcs, gcs_front: LossyProxy
+) -> Iterator[ServerProcess]:
+    yield from running(_gcs_server(workdir, "other-gcs-application", fake_gcs, gcs_front))
+
+
+@pytest.fixture(scope="session")
+def other_azure_server(
+    workdir: Path, azurite: Azurite, azure_front: LossyProxy
+) -> Iterator[ServerProcess]:
+    yield from running(_azure_server(workdir, "other-azure-application", azurite, azure_front))
+
+
+@pytest.fixture
+def server_of(request: pytest.FixtureRequest):  # noqa: ANN201
+    """``server_of(store)``: the shared local-mode server that writes ``store``'s tables;
+    ``server_of(store, other=True)``: another application that reads them."""
+
+    def get(store: str, *, other: bool = False) -> ServerProcess:
+        name = {"gcs": "gcs_server", "azure": "azure_server"}.get(store, "server")
+        return request.getfixturevalue(f"other_{name}" if other else name)
+
+    return get
 
 
 @pytest.fixture

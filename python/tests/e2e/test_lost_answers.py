@@ -9,8 +9,6 @@ whatever the answers said (docs/protocol.md, I17).
 
 from __future__ import annotations
 
-import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from pyspark.sql import functions as F
 from txcommit.testing.local_s3 import LocalS3
 
 from support.s3 import TEST_BUCKET
-from support.streams import configure
+from support.streams import assert_each_value_once, configure, rate_to_parquet, run_until_batch
 from support.tables import WRITE_ID, TableRef, make_table, replace_records
 
 S3_STORES = ["s3", "s3-multipart"]
@@ -94,29 +92,7 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
         rf"PUT {TEST_BUCKET}/({ckpt.prefix}/(offsets|commits)/1|{out.prefix}/_txcommit/commits/)",
         count=3,
     )
-    query = (
-        spark.readStream.format("rate").option("rowsPerSecond", 50).load()
-        .select("value")
-        .writeStream.format("parquet")
-        .option("checkpointLocation", ckpt.url)
-        .option("path", out.url)
-        .trigger(processingTime="500 milliseconds")
-        .start()
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            progress = query.lastProgress
-            assert query.exception() is None, f"the query failed: {query.exception()}"
-            if progress and progress["batchId"] >= 4:
-                break
-            time.sleep(0.3)
-        else:
-            raise AssertionError(f"no batch 4 within 120 s: {query.status}")
-    finally:
-        query.stop()
+    run_until_batch(rate_to_parquet(spark, ckpt.url, out.url), 4)
     answers = lost(local_s3)
     assert len(answers) == 3, answers
-    values = Counter(r["value"] for r in spark.read.parquet(out.url).collect())
-    assert values and all(n == 1 for n in values.values()), "every row exactly once"
-    assert sorted(values) == list(range(len(values))), "no row missing"
+    assert_each_value_once(spark, out.url)

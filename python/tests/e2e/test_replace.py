@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shutil
 import threading
 from pathlib import Path
@@ -332,12 +331,6 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
         reader.stop()
 
 
-def server_log(server: ServerProcess) -> Path:
-    found = re.search(r"\(log: (.+)\)", "".join(server.output))
-    assert found, "the server prints where its log is"
-    return Path(found.group(1).strip())
-
-
 #: What the plugin logs when a directory disappears under a listing of a table.
 VANISHED = "disappeared while it was listed"
 
@@ -361,8 +354,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
         )
 
     generation(0, parts).write.partitionBy("k").parquet(table.url)
-    log = server_log(server)
-    vanished_before = log.read_text(errors="replace").count(VANISHED)
+    vanished_before = server.log_count(VANISHED)
     stop = threading.Event()
 
     def churn() -> None:
@@ -376,7 +368,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
     wrong = []
 
     def vanished() -> int:
-        return log.read_text(errors="replace").count(VANISHED) - vanished_before
+        return server.log_count(VANISHED) - vanished_before
 
     try:
         # At least 8 overwrites, and more (up to 20) until the directory has vanished under one

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -253,6 +254,16 @@ class ServerProcess:
 
     def log_tail(self, n: int = 80) -> str:
         return "".join(self.output[-n:])
+
+    def log_file(self) -> Path:
+        """The server's log file (the Spark driver's log, which `txcommit server` names)."""
+        found = re.search(r"\(log: (.+)\)", "".join(self.output))
+        assert found, "the server prints where its log is"
+        return Path(found.group(1).strip())
+
+    def log_count(self, text: str) -> int:
+        """How often ``text`` is in the server's log so far."""
+        return self.log_file().read_text(errors="replace").count(text)
 
 
 def running(server: ServerProcess) -> Iterator[ServerProcess]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections import Counter
+
 MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"
 
@@ -13,3 +16,38 @@ def configure(spark, store: str) -> None:  # noqa: ANN001 - a Connect SparkSessi
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     if store != "local":
         spark.conf.set("spark.txcommit.adapter.s3a", store)
+
+
+def rate_to_parquet(spark, ckpt_url: str, out_url: str):  # noqa: ANN001, ANN201 - a StreamingQuery
+    """A query copying the rate source's values (0, 1, 2, ...) to Parquet files at ``out_url``."""
+    return (
+        spark.readStream.format("rate").option("rowsPerSecond", 50).load()
+        .select("value")
+        .writeStream.format("parquet")
+        .option("checkpointLocation", ckpt_url)
+        .option("path", out_url)
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )  # fmt: skip
+
+
+def run_until_batch(query, batch: int, timeout: float = 120) -> None:  # noqa: ANN001
+    """Waits until ``query`` has run ``batch``, failing at once if the query failed."""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            progress = query.lastProgress
+            assert query.exception() is None, f"the query failed: {query.exception()}"
+            if progress and progress["batchId"] >= batch:
+                return
+            time.sleep(0.3)
+        raise AssertionError(f"no batch {batch} within {timeout} s: {query.status}")
+    finally:
+        query.stop()
+
+
+def assert_each_value_once(spark, out_url: str) -> None:  # noqa: ANN001
+    """Every value the rate source produced is in the output exactly once, none missing."""
+    values = Counter(r["value"] for r in spark.read.parquet(out_url).collect())
+    assert values and all(n == 1 for n in values.values()), "every row exactly once"
+    assert sorted(values) == list(range(len(values))), "no row missing"

@@ -195,6 +195,7 @@ class TableRef:
             self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
             prefix=f"{self.prefix}/{name}", hdfs=self.hdfs,
             fs_root=f"{self.fs_root}/{name}" if self.fs_root else "",
+            folder_markers=self.folder_markers,
         )  # fmt: skip
 
 

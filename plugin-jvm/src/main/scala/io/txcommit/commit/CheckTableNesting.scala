@@ -154,7 +154,9 @@ object RemoveCreatedLog extends CommitStage[Unit, Boolean] {
     val own = Set(ctx.layout.pendingRecord(ctx.txn), ctx.layout.abortedRecord(ctx.txn)).map(p => Paths.relativize(ctx.table, p))
     val files = if (fs.exists(logDir)) FileTree.files(fs, logDir).map(_.getPath).toList else Nil
     val (mine, others) = files.partition(p => own.contains(Paths.relativize(ctx.table, p)))
-    mine.foreach(p => fs.delete(p, false))
+    // Through the store, as every other delete of the protocol: Google's connector answers
+    // `false` to `FileSystem.delete` of an object the adapter created (seen on fake-gcs-server).
+    mine.foreach(p => ctx.store.delete(p))
     if (others.isEmpty) {
       // Empty directories (local file system, HDFS), deepest first; a marker written meanwhile keeps its directory.
       Seq(ctx.layout.pendingDir, ctx.layout.abortedDir, new Path(logDir, "probe"), logDir)

@@ -10,6 +10,8 @@ import io.txcommit.conf.TxCommitConf
 sealed abstract class HaltPoint(val name: String, val description: String)
 
 object HaltPoint {
+  case object JobAfterNestingCheck extends HaltPoint("job.afterNestingCheck",
+    "job setup found no other table's log on the path; the job's own log does not exist yet")
   case object TaskBeforeCommit extends HaltPoint("task.beforeCommit",
     "a task has written its files and is about to ask to commit")
   case object JobDuringPublishData extends HaltPoint("job.duringPublishData",
@@ -28,7 +30,7 @@ object HaltPoint {
     "a streaming batch is claimed by this driver's txn; its commit record is not yet created")
 
   val all: Seq[HaltPoint] =
-    Seq(TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
+    Seq(JobAfterNestingCheck, TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
       JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 

@@ -102,6 +102,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val ctx = context(jobContext)
     val timings = new StageTimings
     nesting = CheckTableNesting.run(ctx, (), timings)
+    HaltPoint.maybeHalt(conf, HaltPoint.JobAfterNestingCheck)
     if (intent.isReplacing && !nesting.createsTable) CheckReplaceScope.run(ctx,
       if (intent.dynamicPartitions || intent.writeId.isDefined) Seq("") else intent.staticScopes, timings)
     RollForwardReplacements.run(ctx, (), timings)

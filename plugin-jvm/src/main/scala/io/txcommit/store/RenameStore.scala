@@ -56,9 +56,13 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     } else {
       try { files.rename(tmp, target, Options.Rename.NONE); true }
       catch {
-        // A directory of that name fails the rename with a plain IOException ("must both be
-        // directories"): the name is taken all the same.
-        case e: IOException if RenameStore.targetExists(e) || fs.exists(target) => false
+        case e: IOException if RenameStore.targetExists(e) => false
+        // The rename's answer did not come (a connection broken after the NameNode moved the
+        // file, which also fails every call in flight on it). The temporary name is this
+        // attempt's alone: gone, with the target in place, means the move landed. A directory
+        // of that name fails the rename with a plain IOException ("must both be directories"):
+        // the name is taken all the same.
+        case e: IOException if fs.exists(target) => !fs.exists(tmp)
       }
     }
 

@@ -72,6 +72,27 @@ class HdfsRenameSuite extends AnyFunSuite {
     assert(s.list(target.getParent).map(_.getPath.getName) == Seq("_last_checkpoint"))
   }
 
+  test("an exclusive create whose rename landed unanswered publishes once; the next create conflicts") {
+    val table = MiniHdfs.freshDir()
+    val s = Adapters.open(table, org.apache.hadoop.fs.AnswerLosingHdfs.conf(MiniHdfs.conf))
+    val record = new Path(table, "_txcommit/commits/t3.json")
+    org.apache.hadoop.fs.AnswerLosingHdfs.renames.set(1)
+    s.createExclusive(record, text("mine")) // the move landed: not a conflict, not an error
+    assert(org.apache.hadoop.fs.AnswerLosingHdfs.renames.get == 0, "the fault was injected")
+    assert(new String(s.read(record).get, UTF_8) == "mine")
+    intercept[CommitConflictException](s.createExclusive(record, text("another driver")))
+    // A checkpoint file, published through the atomic stream, alike.
+    val batch = new Path(table, "checkpoint/offsets/1")
+    org.apache.hadoop.fs.AnswerLosingHdfs.renames.set(1)
+    val out = s.openAtomic(batch, overwrite = false)
+    out.write(text("v1"))
+    out.close()
+    assert(org.apache.hadoop.fs.AnswerLosingHdfs.renames.get == 0, "the fault was injected")
+    assert(new String(s.read(batch).get, UTF_8) == "v1")
+    assert(s.list(record.getParent).map(_.getPath.getName) == Seq("t3.json"), "no temporary file is left")
+    assert(s.list(batch.getParent).map(_.getPath.getName) == Seq("1"), "no temporary file is left")
+  }
+
   test("a file another client is still writing is a conflict for an exclusive create") {
     val (table, s) = store()
     val target = new Path(table, "_txcommit/commits/t2.json")

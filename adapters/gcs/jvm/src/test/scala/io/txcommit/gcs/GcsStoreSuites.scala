@@ -101,6 +101,26 @@ object GcsConditionalPutSuite {
 class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
   private def text(s: String) = s.getBytes(UTF_8)
 
+  test("a first write refused because a table appeared below it removes the log it created") {
+    import io.txcommit.commit._
+    import io.txcommit.log.TxnId
+    val t = gcs.freshTable()
+    val conf = gcs.conf()
+    val store = Adapters.open(t, conf)
+    val txn = TxnId.generate()
+    val ctx = TxnContext(t, txn, "token", "job", 1L, conf, store)
+    val seen = CheckTableNesting.run(ctx, (), new StageTimings)
+    // Another first write creates a table in the partition directory k=1 meanwhile.
+    store.createExclusive(new Path(t, "k=1/_txcommit/commits/x.json"), text("{}"))
+    StartTransaction.run(ctx, false, new StageTimings)
+    intercept[io.txcommit.UnsupportedWriteException](RecheckTableNesting.run(ctx, seen, new StageTimings))
+    AbortTransaction.run(ctx, Nil, new StageTimings)
+    assert(RemoveCreatedLog.run(ctx, (), new StageTimings))
+    val fs = t.getFileSystem(conf)
+    assert(!fs.exists(new Path(t, "_txcommit")), "the refused write left no log")
+    assert(fs.exists(new Path(t, "k=1/_txcommit/commits/x.json")))
+  }
+
   test("gs paths get the gcs adapter by default") {
     assert(Adapters.forPath(gcs.freshTable(), gcs.conf()).name == "gcs")
   }

@@ -1,0 +1,385 @@
+"""Every attack on every store, through real Spark jobs from a JVM-less client.
+
+The protocol is the same on every store; the primitive under it differs (a file system's
+rename, S3's conditional put or multipart complete, GCS's ``ifGenerationMatch=0``, Azure's
+``If-None-Match: *``), and so do listings, clocks and retries. Each attack below runs on every
+store it applies to, small enough for CI, and each asserts that the overlap it depends on
+happened: a race whose sides never met fails, it does not pass. ``bash .ci/soak`` runs the same
+tests with more rounds. docs/protocol.md ("What is not (yet) covered") has the attack × store
+table these tests make true.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
+
+from txcommit.maintenance import vacuum
+from txcommit.testing.lossy_proxy import LossyProxy
+
+from support.races import Generations, race, rows_per_gen
+from support.scale import scaled
+from support.servers import ServerProcess, new_session
+from support.streams import assert_each_value_once, configure, rate_to_parquet, run_until_batch
+from support.tables import TableRef, dynamic_overwrite, replace_records, txn_of
+from support.waiting import wait_for
+
+EVERY_STORE = ["local", "s3", "s3-multipart", "hdfs", "gcs", "azure"]
+GENERATIONS = Generations(parts=8, rows=400)
+Sessions = Callable[..., object]
+
+
+@pytest.fixture
+def open_session(server_of):  # noqa: ANN001, ANN201
+    """``open_session(table, other=False)``: a session for ``table`` on its store's server (or
+    on another application's), closed at the end of the test."""
+    opened = []
+
+    def get(table: TableRef, *, other: bool = False):  # noqa: ANN202
+        session = new_session(server_of(table.store, other=other).url)
+        table.prepare(session)
+        opened.append(session)
+        return session
+
+    yield get
+    for session in opened:
+        session.stop()
+
+
+# --- readers: in the writer's application and in another one ------------------------------------
+
+
+@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+def test_readers_here_and_in_another_application_see_whole_generations_during_overwrites(
+    any_table: TableRef, open_session
+):  # noqa: ANN001
+    table = any_table
+    writer, here, there = open_session(table), open_session(table), open_session(table, other=True)
+    for reader in (here, there):  # listing in a Spark job, as large tables are listed
+        reader.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1")
+    GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
+
+    # Another application sees a commit once it is `maxClockSkewMs` old (I16): wait until it
+    # sees the first generation (before that Spark cannot even infer a schema there).
+    def there_sees_generation_0() -> bool:
+        try:
+            return rows_per_gen(there, table.url) == {0: GENERATIONS.rows}
+        except Exception:  # noqa: BLE001 - UNABLE_TO_INFER_SCHEMA while nothing is visible
+            return False
+
+    wait_for(there_sees_generation_0, 60, "the other application to see the first commit")
+
+    def write(gen: int) -> None:
+        GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
+
+    seen_here, seen_there = race(
+        write,
+        scaled(3, 10),
+        [lambda: rows_per_gen(here, table.url), lambda: rows_per_gen(there, table.url)],
+    )
+    GENERATIONS.assert_whole(seen_here, one_generation=True, who="a reader in this application")
+    GENERATIONS.assert_whole(seen_there, one_generation=True, who="a reader in another application")
+
+
+# --- lost answers in a Spark job ----------------------------------------------------------------
+
+
+def through_front(table: TableRef, front: LossyProxy) -> str:
+    """``table``'s URL as a client behind ``front`` reaches it: for HDFS the NameNode's address
+    is in the URL; GCS and Azure servers always go through their front."""
+    url = table.url
+    return url.replace(url.split("/")[2], front.host_port, 1) if table.store == "hdfs" else url
+
+
+def creates(store: str, names: str) -> bytes:
+    """A request that creates an object or file whose path ends in a match of ``names`` (a
+    regular expression over the path, with `/`), and nothing else."""
+    name = names.encode()
+    if store == "hdfs":
+        # A Hadoop RPC call: its header (method, protocol), then its arguments (for a rename,
+        # the temporary path and the target); never into the next call's header.
+        return rb"rename2?\x12.org\.apache\.hadoop\.hdfs\.protocol\.ClientProtocol" + (
+            rb"(?:(?!ClientProtocol).){0,2000}?/" + name + rb"(?![^\x00-\x1f])"
+        )
+    if store == "azure":  # Put Blob: the blob's path is the request line's
+        return rb"PUT /[^ \r\n?]*/" + name + rb"[ ?]"
+    # GCS's one-request (multipart) upload: the object's name is in its JSON metadata.
+    return (
+        rb"POST /upload/storage/v1/b/[^\r\n]*\r\n(?:(?!(?:GET|HEAD|POST|PUT|DELETE|PATCH) /).)"
+        rb'{0,20000}?"name": ?"[^"]*/' + name + rb'"'
+    )
+
+
+#: The path of a commit record.
+RECORD = r"_txcommit/commits/[0-9a-z]{16}\.json"
+
+
+@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
+    any_table: TableRef, open_session, request: pytest.FixtureRequest
+):  # noqa: ANN001
+    """The store created the record; its answer never came (test_lost_answers has S3). The
+    client's retry meets its own record: the job must succeed and commit once."""
+    table = any_table
+    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    url = through_front(table, front)
+    spark = open_session(table)
+    spark.range(10).write.mode("append").parquet(url)
+    front.lose(creates(table.store, RECORD))
+    spark.range(100_000).write.mode("append").parquet(url)  # must not report a failure
+    lost = front.lost()
+    assert [x for x in lost if "commits" in x], f"the record's answer was lost: {lost}"
+    assert spark.read.parquet(url).count() == 100_010
+    assert len(table.committed()) == 2
+
+
+@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
+    any_table: TableRef, open_session, request: pytest.FixtureRequest
+):  # noqa: ANN001
+    """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
+    one answer (test_lost_answers has S3); the query keeps running and every row lands once."""
+    front: LossyProxy = request.getfixturevalue(f"{any_table.store}_front")
+    ckpt, out = any_table.child("checkpoint"), any_table.child("out")
+    spark = open_session(any_table)
+    configure(spark, any_table.store)
+    ckpt_url, out_url = through_front(ckpt, front), through_front(out, front)
+    front.lose(
+        creates(
+            any_table.store,
+            rf"(?:checkpoint/(?:offsets|commits)/1|out/{RECORD})",
+        ),
+        count=3,
+    )
+    query = rate_to_parquet(spark, ckpt_url, out_url)
+    if any_table.store == "hdfs":
+        # One connection carries every call of the HDFS client to the NameNode: losing it fails
+        # the calls in flight on it too (a checkpoint's `exists`, say), and Hadoop retries none
+        # of those on a NameNode without HA. Such a query fails; restarted from its checkpoint,
+        # as a supervisor restarts it, it must go on exactly once.
+        for _ in range(4):
+            query = restarted_on_io_error(spark, query, ckpt_url, out_url)
+    run_until_batch(query, 4)
+    lost = front.lost()
+    assert len(lost) == 3, f"three answers lost (else this test proved less): {lost}"
+    assert_each_value_once(spark, out_url)
+
+
+def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):  # noqa: ANN001, ANN201
+    """``query``, or once it failed on a lost connection, the same query started again."""
+    deadline = time.monotonic() + 60
+    while query.isActive and time.monotonic() < deadline:
+        if query.lastProgress and query.lastProgress["batchId"] >= 4:
+            return query
+        time.sleep(0.3)
+    error = query.exception()
+    if error is None:
+        return query
+    assert "EOFException" in str(error) or "Connection reset" in str(error), error
+    return rate_to_parquet(spark, ckpt_url, out_url)
+
+
+# --- VACUUM with its horizon beside a running job ------------------------------------------------
+
+
+@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_deletes_old_garbage(
+    any_table: TableRef, open_session
+):  # noqa: ANN001
+    """`VACUUM RETAIN 1 HOURS` (the smallest horizon without FORCE) while a job runs: the job
+    shows life younger than the horizon, so VACUUM keeps its files and does not fence it; the
+    job commits; what an overwrite removed two hours ago (by its committing driver's clock) is
+    garbage and goes."""
+    table = any_table
+    spark = open_session(table)
+    spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
+    spark.range(100).write.parquet(table.url)
+    (old,) = table.committed()
+    spark.range(100, 150).write.mode("overwrite").parquet(table.url)
+    # The overwrite was committed two hours ago, as its driver's clock had it.
+    (key,) = [k for k in table.objects() if k.startswith("_txcommit/replace/")]
+    (record,) = replace_records(table)
+    record["committedAt"] -= 2 * 3600 * 1000
+    data = json.dumps(record).encode()
+    table.write(key, data)
+    table.write(f"_txcommit/commits/{record['txn']}.json", data)
+    old_files = {k for k in table.data_files() if txn_of(k) == old}
+    assert old_files
+
+    @F.udf(returnType=LongType(), useArrow=False)
+    def slow(i):  # noqa: ANN001, ANN202
+        import time
+
+        if i == 1050:  # the second task works on while VACUUM runs
+            time.sleep(15)
+        return i
+
+    outcome: dict[str, BaseException | None] = {}
+
+    def job() -> None:
+        try:
+            df = spark.range(1000, 1100, 1, 2).select(slow("id").alias("id"))
+            df.write.mode("append").parquet(table.url)
+            outcome["job"] = None
+        except BaseException as e:  # noqa: BLE001 - checked below
+            outcome["job"] = e
+
+    writer = threading.Thread(target=job, daemon=True)
+    writer.start()
+    known = {old, record["txn"]}
+
+    def first_task_done() -> bool:
+        keys = (
+            [k for k in table.objects() if k.endswith(".pending")]
+            if (table.store == "s3-multipart")
+            else table.data_files()
+        )
+        return any(txn_of(k) not in (None, *known) for k in keys)
+
+    wait_for(first_task_done, 120, "the job's first task to write its file")
+    other = open_session(table)
+    deleted = {r["path"] for r in vacuum(other, table.url, retain_hours=1).collect()}
+    assert writer.is_alive(), "VACUUM ran while the job was running (else it proved nothing)"
+    writer.join(timeout=300)
+    assert outcome["job"] is None, f"the running job must commit: {outcome['job']}"
+    rel = {p.split(f"{table.prefix or table.local}/", 1)[-1] for p in deleted}
+    assert old_files <= rel, f"the removed files past the horizon go: {sorted(rel)}"
+    assert not [p for p in rel if txn_of(p) not in (None, old)], f"nothing else: {sorted(rel)}"
+    ids = sorted(r["id"] for r in spark.read.parquet(table.url).collect())
+    assert ids == list(range(100, 150)) + list(range(1000, 1100))
+
+
+# --- a directory vanishing while an overwrite lists the table ----------------------------------
+
+
+@pytest.mark.parametrize("any_table", ["s3", "s3-multipart", "hdfs", "gcs", "azure"], indirect=True)
+def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
+    any_table: TableRef, open_session
+):  # noqa: ANN001
+    """A plain writer's `_temporary/` comes and goes inside the table while each overwrite
+    lists the table to name what it removes (test_replace has the local file system): every
+    overwrite must remove every visible file, or fail."""
+    table = any_table
+    spark = open_session(table)
+    parts = 20
+
+    def generation(gen: int, n: int):  # noqa: ANN202
+        return (
+            spark.range(0, n, 1, 2)
+            .withColumn("k", (F.col("id") % parts).cast("int"))
+            .withColumn("gen", F.lit(gen))
+        )
+
+    generation(0, parts).write.partitionBy("k").parquet(table.url)
+    stop = threading.Event()
+    cycles = [0]
+
+    def churn() -> None:
+        while not stop.is_set():
+            table.write("_temporary/0/_temporary/a/part-0", b"x")
+            if table.store == "hdfs":
+                table.hdfs.rm(f"{table.root}/_temporary", recursive=True)
+            else:
+                table.delete("_temporary/0/_temporary/a/part-0")
+            cycles[0] += 1
+
+    thread = threading.Thread(target=churn, daemon=True)
+    thread.start()
+    wrong = []
+    try:
+        wait_for(lambda: cycles[0] > 0, 30, "the directory to come and go")
+        before = cycles[0]
+        for gen in range(1, scaled(4, 12) + 1):
+            n = parts + gen
+            generation(gen, n).write.mode("overwrite").partitionBy("k").parquet(table.url)
+            seen = rows_per_gen(spark, table.url)
+            if seen != {gen: n}:
+                wrong.append((gen, seen))
+        during = cycles[0] - before
+    finally:
+        stop.set()
+        thread.join()
+    assert not wrong, f"overwrites that left part of the table behind (gen, rows per gen): {wrong}"
+    assert during > 0, "the directory never came and went while the overwrites ran"
+
+
+# --- clocks an hour apart ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(any_table: TableRef, open_session):  # noqa: ANN001
+    """Another application's driver whose clock runs an hour ahead (or VACUUM's fence from
+    another server) published a replacing commit; this session's own dynamic overwrite of k=1
+    after it must be read at once, and with it what came before."""
+    table = any_table
+    spark = open_session(table)
+    spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
+
+    def write(n: int, k: str):  # noqa: ANN202
+        return spark.range(n).selectExpr("id", f"cast({k} as int) as k").write.partitionBy("k")
+
+    write(100, "id % 4").parquet(table.url)
+    with dynamic_overwrite(spark):
+        write(7, "2").mode("overwrite").parquet(table.url)
+    # Dated ahead, as the other driver's clock had it (before any read met the table).
+    [key] = [k for k in table.objects() if k.startswith("_txcommit/replace/")]
+    [first] = replace_records(table)
+    first["committedAt"] += 3600 * 1000
+    first["appId"] = "app-with-a-fast-clock"
+    data = json.dumps(first).encode()
+    table.write(key, data)
+    table.write(f"_txcommit/commits/{first['txn']}.json", data)
+    with dynamic_overwrite(spark):
+        write(5, "1").mode("overwrite").parquet(table.url)
+    df = spark.read.parquet(table.url)
+    by_k = {r["k"]: r["count"] for r in df.groupBy("k").count().collect()}
+    assert by_k == {0: 25, 1: 5, 2: 7, 3: 25}, f"rows per k: {by_k}"
+    assert replace_records(table)[0]["committedAt"] > time.time() * 1000
+
+
+# --- two first writes racing, one inside the other --------------------------------------------
+
+PAUSED = "at fault point 'job.afterNestingCheck'"
+
+
+@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+def test_a_first_write_and_one_inside_it_racing_leave_one_table(
+    any_table: TableRef, open_session, server_of
+):  # noqa: ANN001
+    """Job A's setup finds no log on its path and stalls there (a long GC); meanwhile job B
+    writes a table in A's partition directory `k=1`. A then writes its files: it must not
+    commit a table around B's, and leave no log of its own behind."""
+    table = any_table
+    server: ServerProcess = server_of(table.store)
+    a, b = open_session(table), open_session(table)
+    a.conf.set("spark.txcommit.test.pauseAt", "job.afterNestingCheck")
+    a.conf.set("spark.txcommit.test.pauseMs", str(scaled(15_000, 30_000)))
+    paused_before = server.log_count(PAUSED)
+    outcome: dict[str, BaseException | None] = {}
+
+    def job_a() -> None:
+        try:
+            a.range(1000).selectExpr("id", "id % 4 as k").write.partitionBy("k").parquet(table.url)
+            outcome["a"] = None
+        except BaseException as e:  # noqa: BLE001 - checked below
+            outcome["a"] = e
+
+    thread = threading.Thread(target=job_a, daemon=True)
+    thread.start()
+    wait_for(
+        lambda: server.log_count(PAUSED) > paused_before, 120, "job A to stall after its check"
+    )
+    b.range(5).write.parquet(f"{table.url}/k=1")
+    assert thread.is_alive(), "job B ran while job A stalled (else the race never happened)"
+    thread.join(timeout=300)
+    assert outcome["a"] is not None, "job A must not commit a table around job B's"
+    assert "appeared while this job ran" in str(outcome["a"]), outcome["a"]
+    assert not [k for k in table.objects() if k.startswith("_txcommit/")], "A left no log"
+    assert [k for k in table.objects() if k.startswith("k=1/_txcommit/commits/")]
+    assert b.read.parquet(f"{table.url}/k=1").count() == 5
