@@ -85,8 +85,10 @@ def run_client(line: str, port: int, work: Path) -> None:
     before = len(history(table))
     check("TXCOMMIT HISTORY lists both commits", before == 2, before)
 
+    bad = F.raise_error(F.lit("bad record 999"))
     failing = spark.range(0, 1000, numPartitions=4).select(
-        F.when(F.col("id") == 999, F.raise_error(F.lit("bad record 999"))).otherwise(F.col("id")).alias("id"))  # fmt: skip
+        F.when(F.col("id") == 999, bad).otherwise(F.col("id")).alias("id")
+    )
     try:
         failing.write.mode("append").parquet(table)
         check("a failing job fails", False)

@@ -35,7 +35,8 @@ def test_a_spark_version_maps_to_its_line_and_an_unsupported_one_is_named() -> N
     assert jars.spark_line("4.3.0") == "4.3"
     assert jars.spark_line("4.1.0.dev1") == "4.1"
     for version in ("3.5.3", "4.4.0"):
-        with pytest.raises(ServerStartError, match=rf"Spark {version} is not supported.*4\.0, 4\.1"):
+        unsupported = rf"Spark {version} is not supported.*4\.0, 4\.1"
+        with pytest.raises(ServerStartError, match=unsupported):
             jars.spark_line(version)
 
 
@@ -46,7 +47,9 @@ def fake_pyspark(root: Path, version: str) -> Path:
     return home
 
 
-def test_the_installed_pyspark_decides_the_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_installed_pyspark_decides_the_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import txcommit._spark_home as spark_home
 
     home = fake_pyspark(tmp_path, "4.0.2")
@@ -65,8 +68,10 @@ def test_the_plugin_jar_is_the_one_carried_for_the_line(
         (tmp_path / f"spark-{line}").mkdir()
         (tmp_path / f"spark-{line}" / server.PLUGIN_JAR_NAME).write_bytes(b"PK")
     monkeypatch.setattr(server, "bundled_jar_dir", lambda line=None: tmp_path / f"spark-{line}")
-    assert server.find_plugin_jar("4.0") == (tmp_path / "spark-4.0" / server.PLUGIN_JAR_NAME).resolve()
-    with pytest.raises(ServerStartError, match=r"no txcommit-plugin.jar for spark 4\.1.*line41/package"):
+    carried = tmp_path / "spark-4.0" / server.PLUGIN_JAR_NAME
+    assert server.find_plugin_jar("4.0") == carried.resolve()
+    missing = r"no txcommit-plugin.jar for spark 4\.1.*line41/package"
+    with pytest.raises(ServerStartError, match=missing):
         server.find_plugin_jar("4.1")
 
 
@@ -77,8 +82,9 @@ def test_the_server_runtime_path_imports_no_test_doubles() -> None:
         "import sys, txcommit.cli, txcommit.server, txcommit.server.jars\n"
         "from txcommit.server import ServerConfig, with_store\n"
         "with_store(ServerConfig(), {})\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[:2] in "
-        "(['txcommit', 'testing'], ['txcommit', 'bench']) or m in ('moto', 'boto3', 'matplotlib'))\n"
+        "doubles = (['txcommit', 'testing'], ['txcommit', 'bench'])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[:2] in doubles\n"
+        "             or m in ('moto', 'boto3', 'matplotlib'))\n"
         "print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

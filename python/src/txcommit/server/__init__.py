@@ -151,7 +151,8 @@ def bundled_jar_dir(line: str | None = None) -> Path:
     with the jar its pyspark's line needs)."""
     from txcommit.server.jars import installed_spark_line
 
-    return Path(str(resources.files("txcommit") / "_jars" / f"spark-{line or installed_spark_line()}"))
+    folder = f"spark-{line or installed_spark_line()}"
+    return Path(str(resources.files("txcommit") / "_jars" / folder))
 
 
 def find_plugin_jar(line: str | None = None) -> Path:

@@ -89,7 +89,8 @@ def installed_spark_line() -> str:
     home = pyspark_dir()
     if home is None or not (home / "version.py").is_file():
         return DEFAULT_LINE
-    found = re.search(r"""__version__[^=]*=\s*["']([^"']+)["']""", (home / "version.py").read_text())
+    text = (home / "version.py").read_text()
+    found = re.search(r"""__version__[^=]*=\s*["']([^"']+)["']""", text)
     return spark_line(found.group(1)) if found else DEFAULT_LINE
 
 
@@ -172,7 +173,8 @@ def jars_for(
     """Local paths of the jars ``store`` needs on a server of Spark ``line`` (default: the
     installed pyspark's), downloading the missing ones if ``fetch``."""
     if store not in STORES:
-        raise ServerStartError(f"unknown store '{store}'; known stores: {', '.join(sorted(STORES))}")
+        known = ", ".join(sorted(STORES))
+        raise ServerStartError(f"unknown store '{store}'; known stores: {known}")
     line = line or installed_spark_line()
     return fetched(store_artifacts(store, line), f"the {store} jars for Spark {line}",
                    f"txcommit jars --store {store}", fetch=fetch, log=log)  # fmt: skip
