@@ -139,7 +139,7 @@ lazy val testSettings: Seq[Setting[_]] = Seq(
 
 /** What every module of a line shares: its Spark, its sources, tests, POM and linkage check. */
 def lineModule(l: SparkLine, moduleDir: String, artifact: String, jarName: String): Seq[Setting[_]] =
-  Seq[Setting[_]](name := artifact, Compile / packageBin / artifactPath := target.value / jarName) ++
+  Seq[Setting[_]](name := artifact, moduleName := artifact, Compile / packageBin / artifactPath := target.value / jarName) ++
     sparkSettings(l) ++ lineSources(l, moduleDir) ++ testSettings ++ publishSettings ++ Linkage.settings(l.line)
 
 def pluginModule(l: SparkLine) = Project(if (l == Spark43) "pluginJvm" else s"pluginJvm${l.id}", lineBase(l, "plugin-jvm"))
