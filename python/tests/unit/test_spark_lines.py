@@ -89,3 +89,13 @@ def test_the_server_runtime_path_imports_no_test_doubles() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_another_hadoops_connectors_are_kept_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tools that put the whole cache folder on a classpath must not see two AWS SDKs.
+    seen: list[str] = []
+    monkeypatch.setattr(jars, "fetched", lambda arts, what, how, **kw: seen.append(kw["subdir"]))
+    jars.jars_for("s3", line="4.0")
+    jars.jars_for("s3", line="4.3")
+    jars.jars_for("gcs", line="4.1")
+    assert seen == ["hadoop-3.4.1", "", ""]

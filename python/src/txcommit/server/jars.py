@@ -176,19 +176,29 @@ def jars_for(
         known = ", ".join(sorted(STORES))
         raise ServerStartError(f"unknown store '{store}'; known stores: {known}")
     line = line or installed_spark_line()
+    # Another Hadoop's connectors go into their own folder: a build or tool that puts every jar
+    # of the cache folder on a classpath must not get two AWS SDKs.
+    hadoop = SPARK_LINES[line].hadoop
+    sub = "" if hadoop == HADOOP_VERSION or store == "gcs" else f"hadoop-{hadoop}"
     return fetched(store_artifacts(store, line), f"the {store} jars for Spark {line}",
-                   f"txcommit jars --store {store}", fetch=fetch, log=log)  # fmt: skip
+                   f"txcommit jars --store {store}", fetch=fetch, log=log, subdir=sub)  # fmt: skip
 
 
 def fetched(
-    artifacts: tuple[Artifact, ...], what: str, how: str, *, fetch: bool = True, log: bool = True
+    artifacts: tuple[Artifact, ...],
+    what: str,
+    how: str,
+    *,
+    fetch: bool = True,
+    log: bool = True,
+    subdir: str = "",
 ) -> list[Path]:
     """Local paths of ``artifacts`` in the cache, downloading the missing ones if ``fetch``
     (else the error names ``what`` is missing and ``how`` to fetch it)."""
     repo = os.environ.get("TXCOMMIT_MAVEN_REPO", DEFAULT_MAVEN_REPO)
     paths = []
     for art in artifacts:
-        dest = cache_dir() / art.filename
+        dest = cache_dir() / subdir / art.filename
         if not dest.exists():
             if not fetch:
                 raise ServerStartError(f"{dest} is missing; fetch {what} with: {how}")
