@@ -23,7 +23,7 @@ spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.jo
 # Runs sbt through the launcher fetched from Maven Central, with Maven Central as its only
 # repository; sbt's boot files and every cache stay under $CACHE.
 sbt() {
-  COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" TXCOMMIT_S3_JARS="$CACHE/jars" \
+  COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" \
     java -Xmx2g -Xss4m -Duser.home="$HOME" \
     -Dsbt.boot.directory="$CACHE/sbt/boot" \
     -Dsbt.global.base="$CACHE/sbt/global" \
@@ -32,6 +32,17 @@ sbt() {
     -Dsbt.override.build.repos=true \
     -Dsbt.server.forcestart=false -Dsbt.supershell=false -Dsbt.color=false -Dsbt.log.noformat=true \
     -jar "$SBT_LAUNCHER" "$@" </dev/null
+}
+
+# Copies the jars sbt built for Spark line $1 (`sbt line40/package`) to where the Python package
+# carries them: python/src/txcommit/_jars/spark-<line>/ (the 4.3 projects build in their module
+# folders, the other lines' in <module>/lines/spark-<line>).
+package_line_jars() {
+  local line=$1 sub="" dest="$ROOT/python/src/txcommit/_jars/spark-$1"
+  [ "$line" = 4.3 ] || sub="lines/spark-$line/"
+  mkdir -p "$dest"
+  cp "$ROOT/plugin-jvm/${sub}target/txcommit-plugin.jar" "$ROOT/adapters/s3/jvm/${sub}target/txcommit-s3.jar" \
+    "$ROOT/adapters/gcs/jvm/${sub}target/txcommit-gcs.jar" "$ROOT/adapters/azure/jvm/${sub}target/txcommit-azure.jar" "$dest/"
 }
 
 # Phases: `phase NAME CMD...` runs CMD and records how long it took, keeping a copy of its

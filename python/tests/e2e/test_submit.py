@@ -4,8 +4,9 @@
   `spark-defaults.conf` and nothing in the job's code: a job that succeeds, a job whose task
   fails on every attempt, a driver that dies at the commit point; then Spark and the JVM-less
   reader see exactly the successful job.
-- With the plugin resolved as a Maven artifact (`sbt publishM2`, then `--packages` from a
-  `file://` repository), as a cluster without a copied jar gets it.
+- With the plugin resolved as a Maven artifact of its Spark line
+  (`io.txcommit:txcommit-spark-4.3_2.13`, published by `sbt publishM2`, then `--packages` from
+  a `file://` repository), as a cluster without a copied jar gets it.
 """
 
 from __future__ import annotations
@@ -153,11 +154,21 @@ def test_the_plugin_resolved_with_packages_from_a_maven_repository(workdir: Path
     base = workdir / "submit-packages"
     base.mkdir()
     repo = publish_m2(base / "publisher-home")
-    s3_pom = pom(repo, "txcommit-s3_2.13")
-    # What Spark, Hadoop and Scala provide is never fetched: a second copy would clash.
-    assert s3_pom["runtime"] == {f"io.txcommit:txcommit-plugin_2.13:{VERSION}"}
-    assert "org.apache.hadoop:hadoop-aws:3.5.0" in s3_pom["provided"]
-    assert pom(repo, "txcommit-plugin_2.13")["runtime"] == set()
+    s3_pom = pom(repo, "txcommit-spark-s3-4.3_2.13")
+    # What Spark, Hadoop, Jackson and Scala provide is never fetched (a second copy would
+    # clash), but the POM names them with the line's real versions.
+    assert s3_pom["runtime"] == {f"io.txcommit:txcommit-spark-4.3_2.13:{VERSION}"}
+    connectors = {"org.apache.hadoop:hadoop-aws:3.5.0", "software.amazon.awssdk:bundle:2.35.4"}
+    assert connectors <= s3_pom["provided"]
+    plugin_pom = pom(repo, "txcommit-spark-4.3_2.13")
+    assert plugin_pom["runtime"] == set()
+    assert {"org.apache.spark:spark-sql_2.13:4.3.0", "org.apache.hadoop:hadoop-client-api:3.5.0",
+            "org.scala-lang:scala-library:2.13.18"} <= plugin_pom["provided"]  # fmt: skip
+    jackson = "com.fasterxml.jackson.core:jackson-databind:"
+    assert any(c.startswith(jackson) for c in plugin_pom["provided"])
+    for kind in ("sources", "javadoc"):
+        assert (repo / "io/txcommit/txcommit-spark-4.3_2.13" / VERSION /
+                f"txcommit-spark-4.3_2.13-{VERSION}-{kind}.jar").is_file()  # fmt: skip
 
     conf_dir = base / "conf"
     conf_dir.mkdir()
@@ -165,13 +176,13 @@ def test_the_plugin_resolved_with_packages_from_a_maven_repository(workdir: Path
     table = base / "events"
     # The S3 adapter's artifact brings the plugin along: its POM depends on it.
     packages = [
-        "--packages", f"io.txcommit:txcommit-s3_2.13:{VERSION}",
+        "--packages", f"io.txcommit:txcommit-spark-s3-4.3_2.13:{VERSION}",
         "--repositories", repo.as_uri(),
     ]  # fmt: skip
     confs = {"spark.master": "local[2]", "spark.jars.ivy": str(base / "ivy")}
     out = submit(base, [*packages, "write", str(table)], conf_dir=conf_dir, confs=confs)
     assert out.returncode == 0, out.stderr[-4000:]
-    assert f"io.txcommit#txcommit-plugin_2.13;{VERSION}" in out.stderr
+    assert f"io.txcommit#txcommit-spark-4.3_2.13;{VERSION}" in out.stderr
     [txn] = committed(table)
     assert {txn_of(p) for p in data_files(table)} == {txn}
     count = submit(base, [*packages, "count", str(table)], conf_dir=conf_dir, confs=confs)

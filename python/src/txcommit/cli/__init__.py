@@ -158,6 +158,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "(spark.driver.extraClassPath / spark.executor.extraClassPath).",
     )
     jars.add_argument("--store", choices=STORES, required=True)
+    jars.add_argument(
+        "--spark-line",
+        choices=("4.0", "4.1", "4.2", "4.3"),
+        help="the Spark line whose Hadoop the connectors must match (default: the installed "
+        "pyspark's)",
+    )
     jars.set_defaults(handler=_cmd_jars)
     for name, (_, help_text) in PASSTHROUGH.items():
         # Listed for --help only; main() dispatches these before argparse runs.
@@ -364,7 +370,7 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 def _cmd_jars(ns: argparse.Namespace) -> int:
     from txcommit.server.jars import jars_for
 
-    paths = jars_for(ns.store)
+    paths = jars_for(ns.store, line=ns.spark_line)
     if not paths:
         print(f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
               "Spark's own Hadoop client reaches it", file=sys.stderr)  # fmt: skip

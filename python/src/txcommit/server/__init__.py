@@ -145,32 +145,44 @@ def find_pyspark_server() -> Path:
     return home
 
 
-def find_plugin_jar() -> Path:
-    """The txcommit plugin jar: ``$TXCOMMIT_PLUGIN_JAR``, else the one bundled in the package."""
+def bundled_jar_dir(line: str | None = None) -> Path:
+    """Where the package keeps the jars built for a Spark line: ``_jars/spark-<line>/`` (the
+    wheel carries the small plugin and adapter jars of every line: a server starts offline,
+    with the jar its pyspark's line needs)."""
+    from txcommit.server.jars import installed_spark_line
+
+    folder = f"spark-{line or installed_spark_line()}"
+    return Path(str(resources.files("txcommit") / "_jars" / folder))
+
+
+def find_plugin_jar(line: str | None = None) -> Path:
+    """The txcommit plugin jar: ``$TXCOMMIT_PLUGIN_JAR``, else the one the package carries for
+    the Spark line of the installed pyspark (or ``line``)."""
     override = os.environ.get(PLUGIN_JAR_ENV)
     if override:
         path = Path(override).expanduser()
         if not path.is_file():
             raise ServerStartError(f"{PLUGIN_JAR_ENV}={override} is not a file.")
         return path.resolve()
-    bundled = resources.files("txcommit") / "_jars" / PLUGIN_JAR_NAME
-    if bundled.is_file():
-        return Path(str(bundled)).resolve()
-    raise ServerStartError(
-        f"The txcommit plugin jar is not built: {bundled} does not exist. Build it from a "
-        f"txcommit checkout with `bash .ci/setup` (it copies the jar to "
-        f"python/src/txcommit/_jars/{PLUGIN_JAR_NAME}), or set {PLUGIN_JAR_ENV} to a built jar."
-    )
+    return _bundled(PLUGIN_JAR_NAME, line)
 
 
-def find_adapter_jar(name: str) -> Path:
-    """A store adapter's jar bundled in the package (built by `bash .ci/setup`)."""
-    bundled = resources.files("txcommit") / "_jars" / name
-    if bundled.is_file():
-        return Path(str(bundled)).resolve()
+def find_adapter_jar(name: str, line: str | None = None) -> Path:
+    """A store adapter's jar the package carries for the installed pyspark's Spark line."""
+    return _bundled(name, line)
+
+
+def _bundled(name: str, line: str | None) -> Path:
+    folder = bundled_jar_dir(line)
+    if (folder / name).is_file():
+        return (folder / name).resolve()
+    line_id = folder.name.removeprefix("spark-").replace(".", "")
     raise ServerStartError(
-        f"The store adapter jar {name} is not built: {bundled} does not exist. Build it from a "
-        "txcommit checkout with `bash .ci/setup`."
+        f"This txcommit package carries no {name} for {folder.name.replace('-', ' ')}: "
+        f"{folder / name} does not exist. Install the txcommit wheel `bash .ci/release` builds "
+        f"(it carries every Spark line's jars), or build this line's jars in a txcommit checkout "
+        f"(`bash .ci/sbt line{line_id}/package`, copied there by `bash .ci/setup` for 4.3 and "
+        f"`bash .ci/lines` for the others), or set {PLUGIN_JAR_ENV} to a built plugin jar."
     )
 
 

@@ -3,8 +3,9 @@
 Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The gcs adapter
 needs Google's Cloud Storage connector (shaded); the Azure adapter needs Hadoop's ABFS
 connector (hadoop-azure) and HdrHistogram. The S3 adapters
-need Hadoop's S3A connector (hadoop-aws) of exactly the Hadoop version pyspark bundles, and
-the AWS SDK bundle that hadoop-aws release was built with (mixing versions breaks S3A in
+need Hadoop's S3A connector (hadoop-aws) of exactly the Hadoop version pyspark bundles (it
+follows the Spark line: ``SPARK_LINES``), and the AWS SDK bundle that hadoop-aws release was
+built with (mixing versions breaks S3A in
 ways that are hard to diagnose). They are downloaded into ``~/.cache/txcommit/jars`` (or
 ``$TXCOMMIT_CACHE/jars``), checked against Maven's SHA-1, and never into a project tree.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import urllib.request
 from dataclasses import dataclass
@@ -42,35 +44,100 @@ class Artifact:
         return f"{repo.rstrip('/')}/{self.group.replace('.', '/')}/{self.name}/{self.version}/"
 
 
-#: hadoop-aws 3.5.0 matches the hadoop-client 3.5.0 of pyspark 4.3; the SDK and analytics
-#: accelerator versions are the ones hadoop-project 3.5.0 pins.
-HADOOP_VERSION = "3.5.0"
-S3_ARTIFACTS: tuple[Artifact, ...] = (
-    Artifact("org.apache.hadoop", "hadoop-aws", HADOOP_VERSION),
-    Artifact("software.amazon.awssdk", "bundle", "2.35.4"),
-    Artifact("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1"),
-)
-#: Hadoop's ABFS connector of pyspark's Hadoop version; HdrHistogram is the one dependency of
-#: hadoop-azure 3.5.0 that pyspark's jars lack. (WASB is gone from hadoop-azure 3.5.0.)
-AZURE_ARTIFACTS: tuple[Artifact, ...] = (
-    Artifact("org.apache.hadoop", "hadoop-azure", HADOOP_VERSION),
-    Artifact("org.hdrhistogram", "HdrHistogram", "2.1.12"),
-)
+@dataclass(frozen=True)
+class SparkLine:
+    """A Spark line and the Hadoop its pyspark ships: connectors must be of that Hadoop version,
+    with the AWS SDK bundle (and analytics accelerator) that Hadoop release was built with."""
+
+    line: str
+    hadoop: str
+    aws_sdk: str
+    #: hadoop-aws 3.4.2+ reads S3 through Amazon's analytics accelerator (a compile dependency).
+    analytics_accelerator: str = ""
+
+
+#: The versions each line's hadoop-project POM pins (Spark 4.0 ships Hadoop 3.4.1, 4.1 ships
+#: 3.4.2, 4.2 and 4.3 ship 3.5.0).
+SPARK_LINES: dict[str, SparkLine] = {
+    "4.0": SparkLine("4.0", "3.4.1", "2.24.6"),
+    "4.1": SparkLine("4.1", "3.4.2", "2.29.52", "1.2.1"),
+    "4.2": SparkLine("4.2", "3.5.0", "2.35.4", "1.3.1"),
+    "4.3": SparkLine("4.3", "3.5.0", "2.35.4", "1.3.1"),
+}
+#: The line the checkout develops on (its .venv's pyspark), used when no pyspark is installed.
+DEFAULT_LINE = "4.3"
+HADOOP_VERSION = SPARK_LINES[DEFAULT_LINE].hadoop
+
+
+def spark_line(version: str) -> str:
+    """The line (``4.1``) of a Spark version (``4.1.1``); an error for a line txcommit lacks."""
+    line = ".".join(version.split(".")[:2])
+    if line not in SPARK_LINES:
+        raise ServerStartError(
+            f"Spark {version} is not supported: txcommit is built for the Spark lines "
+            f"{', '.join(SPARK_LINES)} (install pyspark of one of them, e.g. "
+            f"pip install 'pyspark[connect]>=4.0,<4.4')."
+        )
+    return line
+
+
+def installed_spark_line() -> str:
+    """The line of the installed full pyspark (read from its version.py, without importing it);
+    the default line when none is installed."""
+    from txcommit._spark_home import pyspark_dir
+
+    home = pyspark_dir()
+    if home is None or not (home / "version.py").is_file():
+        return DEFAULT_LINE
+    text = (home / "version.py").read_text()
+    found = re.search(r"""__version__[^=]*=\s*["']([^"']+)["']""", text)
+    return spark_line(found.group(1)) if found else DEFAULT_LINE
+
+
+def s3_artifacts(line: str) -> tuple[Artifact, ...]:
+    """Hadoop's S3A connector of the line's Hadoop and the AWS SDK it was built with."""
+    spec = SPARK_LINES[line]
+    arts = [
+        Artifact("org.apache.hadoop", "hadoop-aws", spec.hadoop),
+        Artifact("software.amazon.awssdk", "bundle", spec.aws_sdk),
+    ]
+    if spec.analytics_accelerator:
+        arts.append(Artifact("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3",
+                             spec.analytics_accelerator))  # fmt: skip
+    return tuple(arts)
+
+
+def azure_artifacts(line: str) -> tuple[Artifact, ...]:
+    """Hadoop's ABFS connector of the line's Hadoop; HdrHistogram is the one dependency of
+    hadoop-azure that pyspark's jars lack."""
+    return (
+        Artifact("org.apache.hadoop", "hadoop-azure", SPARK_LINES[line].hadoop),
+        Artifact("org.hdrhistogram", "HdrHistogram", "2.1.12"),
+    )
+
+
+S3_ARTIFACTS = s3_artifacts(DEFAULT_LINE)
+AZURE_ARTIFACTS = azure_artifacts(DEFAULT_LINE)
 #: A one-machine HDFS (NameNode and DataNode) for trying and testing the `hdfs` adapter: one
 #: shaded jar; it runs on the Hadoop client pyspark bundles. Servers never need it.
 MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),)
 #: Google's Cloud Storage connector, shaded (its Google libraries relocated, so they cannot clash
-#: with Spark's guava or jackson): one 40 MB jar. 4.0.4 is the newest whose shaded jar Maven
-#: Central serves; Hadoop 3.5's own hadoop-gcp cannot be pointed at an emulator.
+#: with Spark's guava or jackson): one 40 MB jar, the same for every line. 4.0.4 is the newest
+#: whose shaded jar Maven Central serves; Hadoop 3.5's own hadoop-gcp cannot be pointed at an
+#: emulator.
 GCS_ARTIFACTS = (Artifact("com.google.cloud.bigdataoss", "gcs-connector", "4.0.4", "shaded"),)
-STORE_ARTIFACTS: dict[str, tuple[Artifact, ...]] = {
-    "local": (),
-    "s3": S3_ARTIFACTS,
-    "s3-multipart": S3_ARTIFACTS,
-    "hdfs": (),  # Spark's own Hadoop client speaks HDFS
-    "gcs": GCS_ARTIFACTS,
-    "azure": AZURE_ARTIFACTS,
-}
+STORES = ("local", "s3", "s3-multipart", "hdfs", "gcs", "azure")
+
+
+def store_artifacts(store: str, line: str) -> tuple[Artifact, ...]:
+    """The connector jars ``store`` needs on a server of Spark ``line``."""
+    if store in ("s3", "s3-multipart"):
+        return s3_artifacts(line)
+    if store == "azure":
+        return azure_artifacts(line)
+    if store == "gcs":
+        return GCS_ARTIFACTS
+    return ()  # local; hdfs: Spark's own Hadoop client speaks HDFS
 
 
 def cache_dir() -> Path:
@@ -100,24 +167,38 @@ def _download(url: str, dest: Path) -> None:
             os.unlink(tmp)
 
 
-def jars_for(store: str, *, fetch: bool = True, log: bool = True) -> list[Path]:
-    """Local paths of the jars ``store`` needs, downloading the missing ones if ``fetch``."""
-    if store not in STORE_ARTIFACTS:
-        known = ", ".join(sorted(STORE_ARTIFACTS))
+def jars_for(
+    store: str, *, line: str | None = None, fetch: bool = True, log: bool = True
+) -> list[Path]:
+    """Local paths of the jars ``store`` needs on a server of Spark ``line`` (default: the
+    installed pyspark's), downloading the missing ones if ``fetch``."""
+    if store not in STORES:
+        known = ", ".join(sorted(STORES))
         raise ServerStartError(f"unknown store '{store}'; known stores: {known}")
-    return fetched(STORE_ARTIFACTS[store], f"the {store} jars", f"txcommit jars --store {store}",
-                   fetch=fetch, log=log)  # fmt: skip
+    line = line or installed_spark_line()
+    # Another Hadoop's connectors go into their own folder: a build or tool that puts every jar
+    # of the cache folder on a classpath must not get two AWS SDKs.
+    hadoop = SPARK_LINES[line].hadoop
+    sub = "" if hadoop == HADOOP_VERSION or store == "gcs" else f"hadoop-{hadoop}"
+    return fetched(store_artifacts(store, line), f"the {store} jars for Spark {line}",
+                   f"txcommit jars --store {store}", fetch=fetch, log=log, subdir=sub)  # fmt: skip
 
 
 def fetched(
-    artifacts: tuple[Artifact, ...], what: str, how: str, *, fetch: bool = True, log: bool = True
+    artifacts: tuple[Artifact, ...],
+    what: str,
+    how: str,
+    *,
+    fetch: bool = True,
+    log: bool = True,
+    subdir: str = "",
 ) -> list[Path]:
     """Local paths of ``artifacts`` in the cache, downloading the missing ones if ``fetch``
     (else the error names ``what`` is missing and ``how`` to fetch it)."""
     repo = os.environ.get("TXCOMMIT_MAVEN_REPO", DEFAULT_MAVEN_REPO)
     paths = []
     for art in artifacts:
-        dest = cache_dir() / art.filename
+        dest = cache_dir() / subdir / art.filename
         if not dest.exists():
             if not fetch:
                 raise ServerStartError(f"{dest} is missing; fetch {what} with: {how}")

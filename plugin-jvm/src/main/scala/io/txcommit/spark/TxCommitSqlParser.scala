@@ -2,11 +2,8 @@ package io.txcommit.spark
 
 import java.util.Locale
 
-import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
-import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, SqlStatementSplitResult}
+import org.apache.spark.sql.catalyst.parser.ParserInterface
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.txcommit.MaintenanceException
 import io.txcommit.maintenance.{Vacuum, VacuumOptions}
@@ -23,27 +20,10 @@ import io.txcommit.maintenance.{Vacuum, VacuumOptions}
  * }}}
  *
  * A quote inside the path is written twice (`'it''s'`). Every other statement goes to Spark's
- * parser untouched.
+ * parser untouched (DelegatingParser, compiled per Spark line).
  */
-final class TxCommitSqlParser(delegate: ParserInterface) extends ParserInterface {
-  import TxCommitSqlParser._
-
-  override def parsePlan(sqlText: String): LogicalPlan = ours(sqlText).getOrElse(delegate.parsePlan(sqlText))
-
-  override def parsePlanWithParameters(sqlText: String, ctx: ParameterContext): LogicalPlan =
-    ours(sqlText).getOrElse(delegate.parsePlanWithParameters(sqlText, ctx))
-
-  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
-  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
-  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier =
-    delegate.parseFunctionIdentifier(sqlText)
-  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
-  override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
-  override def splitStatements(sqlText: String): SqlStatementSplitResult = delegate.splitStatements(sqlText)
-  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
-  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
-  override def parseTemporalTableIdentifier(sqlText: String) = delegate.parseTemporalTableIdentifier(sqlText)
+final class TxCommitSqlParser(delegate: ParserInterface) extends DelegatingParser(delegate) {
+  override protected def ours(sqlText: String): Option[LogicalPlan] = TxCommitSqlParser.ours(sqlText)
 }
 
 object TxCommitSqlParser {

@@ -6,10 +6,9 @@ import java.util.concurrent.atomic.AtomicBoolean
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, FSDataInputStream, LocalFileSystem, Path, PathFilter, RawLocalFileSystem}
 import org.apache.hadoop.fs.permission.FsPermission
-import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
-import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.CancellableFSDataOutputStream
 
 import io.txcommit.store.{Adapters, AtomicOutput, CommitStore}
+import io.txcommit.streaming.SparkStreamingApi.{CancellableFSDataOutputStream, CheckpointFileManager}
 
 /**
  * Structured Streaming's checkpoint files, published with the store adapter's own primitive

@@ -14,13 +14,13 @@ import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.apache.spark.internal.io.FileNameSpec
 import org.apache.spark.mapred.SparkHadoopMapRedUtil
 import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
-import org.apache.spark.sql.execution.streaming.sinks.{FileStreamSinkLog, SinkFileStatus}
 
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException, Version}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
 import io.txcommit.store.{Adapters, CommitStore, StagedFile}
+import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatus}
 
 /**
  * The streaming file sink's commit protocol (`spark.sql.streaming.commitProtocolClass`): each

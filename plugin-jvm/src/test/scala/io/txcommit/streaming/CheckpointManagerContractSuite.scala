@@ -10,10 +10,10 @@ import scala.util.Try
 import org.apache.commons.io.IOUtils
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, Path}
-import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.store.AtomicFileExistsException
+import io.txcommit.streaming.SparkStreamingApi.CheckpointFileManager
 
 /**
  * CommitStore point 8 as Spark uses it: the checkpoint file manager on a real store. Every

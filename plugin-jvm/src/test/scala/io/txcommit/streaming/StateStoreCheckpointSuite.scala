@@ -8,11 +8,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.CancellableFSDataOutputStream
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.streaming.SparkStreamingApi.CancellableFSDataOutputStream
+import io.txcommit.streaming.SparkStreamingTestApi.MemoryStream
 
 /** The txcommit manager, recording what Spark asked it to create (and with which overwrite). */
 class RecordingCheckpointFileManager(path: Path, conf: Configuration)

@@ -5,12 +5,12 @@ import java.nio.file.Files
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.streaming.StreamingQueryException
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.log.{LogLayout, RecordCodec}
+import io.txcommit.streaming.SparkStreamingTestApi.MemoryStream
 import io.txcommit.testing.DelayedRecordAdapter
 
 /**

@@ -91,7 +91,7 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
       }
       val req = CompleteMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id)
         .multipartUpload(CompletedMultipartUpload.builder().parts(completed.asJava).build())
-      if (!overwrite) req.ifNoneMatch("*")
+      if (!overwrite) req.overrideConfiguration(S3Store.IfNoneMatchAny)
       complete(req.build(), attempt = 0)
     }
 

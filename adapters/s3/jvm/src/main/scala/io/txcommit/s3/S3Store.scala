@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration
 import software.amazon.awssdk.core.exception.SdkException
 import software.amazon.awssdk.core.sync.RequestBody
 import software.amazon.awssdk.services.s3.model._
@@ -53,7 +54,7 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
       val outcome =
         try {
           request("PUT", k)(client.putObject(PutObjectRequest.builder().bucket(bucket).key(k)
-            .ifNoneMatch("*").metadata(S3Store.createIdMetadata(id)).build(), RequestBody.fromBytes(bytes)))
+            .overrideConfiguration(S3Store.IfNoneMatchAny).metadata(S3Store.createIdMetadata(id)).build(), RequestBody.fromBytes(bytes)))
           Some(true)
         } catch {
           case e: IOException if status(e) == 412 => Some(createdBy(k, id))
@@ -197,6 +198,13 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 }
 
 object S3Store {
+  /** `If-None-Match: *` as a plain request header rather than the SDK's typed `ifNoneMatch`:
+    * the same request on the wire, and it works with every Spark line's SDK (the 2.24.6 that
+    * Spark 4.0's Hadoop 3.4.1 ships predates the typed setter). The readiness probe
+    * (ConditionalPutProbe) proves on each store that a second create is refused. */
+  val IfNoneMatchAny: AwsRequestOverrideConfiguration =
+    AwsRequestOverrideConfiguration.builder().putHeader("If-None-Match", "*").build()
+
   /** User metadata key (sent as `x-amz-meta-txcommit-create-id`) of an exclusive create's id. */
   val CreateIdKey = "txcommit-create-id"
   def newCreateId(): String = java.util.UUID.randomUUID().toString

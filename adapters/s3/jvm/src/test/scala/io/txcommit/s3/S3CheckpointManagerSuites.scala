@@ -67,7 +67,7 @@ abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite w
       conf.set(io.txcommit.streaming.TxCommitCheckpointFileManager.ConfKey,
         classOf[io.txcommit.streaming.TxCommitCheckpointFileManager].getName)
       val root = liar.freshTable()
-      val fm = org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(root, conf)
+      val fm = io.txcommit.streaming.SparkStreamingApi.CheckpointFileManager.create(root, conf)
       val e = intercept[io.txcommit.UnsupportedStoreException](fm.createAtomic(new Path(root, "offsets/0"), false))
       assert(e.getMessage.contains(liar.endpoint) && e.getMessage.contains("If-None-Match"))
       assert(!fm.exists(new Path(root, "offsets/0")))

@@ -1,0 +1,118 @@
+"""One Spark line's end-to-end smoke, run by `.ci/lines` with the python of a fresh venv that
+holds only pyspark of that line (from the package index) and the txcommit wheel (not the
+checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, and a Spark
+Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
+read, TXCOMMIT HISTORY and one S3 write. Exits non-zero on the first thing that is wrong.
+
+    python line_smoke.py LINE WORKDIR
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def check(what: str, ok: bool, detail: object = "") -> None:
+    print(f"  {'ok  ' if ok else 'FAIL'} {what}{f': {detail}' if detail != '' else ''}", flush=True)
+    if not ok:
+        raise SystemExit(f"line smoke: {what} failed ({detail})")
+
+
+def main(line: str, work: Path) -> None:
+    import txcommit
+
+    # The wheel, not the checkout: the imported package lives in the venv.
+    check("txcommit comes from the installed wheel", "site-packages" in txcommit.__file__,
+          txcommit.__file__)  # fmt: skip
+    port = free_port()
+    log = work / "server.log"
+    txcommit_bin = Path(sys.executable).parent / "txcommit"
+    started = time.monotonic()
+    server = subprocess.Popen(
+        [str(txcommit_bin), "server", "--store", "s3", "--port", str(port), "--log-file", str(log),
+         "--conf", "spark.ui.enabled=false", "--master", "local[2]"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    out: list[str] = []
+    try:
+        assert server.stdout is not None
+        for text in server.stdout:
+            out.append(text)
+            if "ready at sc://" in text:
+                break
+        else:
+            raise SystemExit(f"line smoke: the server exited ({server.wait()}):\n{''.join(out)}"
+                             f"\n{log.read_text()[-4000:] if log.exists() else ''}")  # fmt: skip
+        check("txcommit server started", True, f"{time.monotonic() - started:.0f}s")
+        run_client(line, port, work)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+def run_client(line: str, port: int, work: Path) -> None:
+    from pyspark.errors import PySparkException
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    import txcommit
+
+    spark = SparkSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    txcommit.enable(spark)  # this session's file writes are transactional
+    check(f"the server runs Spark {line}", spark.version.startswith(line + "."), spark.version)
+    table = (work / "events").as_uri()
+
+    def history(path: str) -> list:
+        """The committed transactions TXCOMMIT HISTORY lists (it also lists aborted ones)."""
+        rows = spark.sql(f"TXCOMMIT HISTORY '{path}'").collect()
+        return [r for r in rows if r.state == "committed"]
+
+    spark.range(0, 100, numPartitions=2).write.mode("append").parquet(table)
+    spark.range(100, 150, numPartitions=2).write.mode("append").parquet(table)
+    check("two transactional appends are read back", spark.read.parquet(table).count() == 150)
+    before = len(history(table))
+    states = [r.state for r in spark.sql(f"TXCOMMIT HISTORY '{table}'").collect()]
+    check("TXCOMMIT HISTORY lists both commits", before == 2, states)
+
+    bad = F.raise_error(F.lit("bad record 999"))
+    failing = spark.range(0, 1000, numPartitions=4).select(
+        F.when(F.col("id") == 999, bad).otherwise(F.col("id")).alias("id")
+    )
+    try:
+        failing.write.mode("append").parquet(table)
+        check("a failing job fails", False)
+    except PySparkException as e:
+        check("a failing job fails", "bad record 999" in str(e), type(e).__name__)
+    check("the failed job left nothing a reader sees", spark.read.parquet(table).count() == 150)
+    check("the failed job left no commit", len(history(table)) == before)
+    states = [r.state for r in spark.sql(f"TXCOMMIT HISTORY '{table}'").collect()]
+    check("TXCOMMIT HISTORY shows the failed job aborted", "aborted" in states, states)
+
+    spark.range(0, 10).write.mode("overwrite").parquet(table)
+    check("an overwrite replaces the table", spark.read.parquet(table).count() == 10)
+    check("TXCOMMIT HISTORY lists the overwrite", len(history(table)) == before + 1)
+
+    s3 = "s3a://txcommit/line-smoke"
+    spark.range(0, 42, numPartitions=2).write.mode("append").parquet(s3)
+    check("an S3 write (conditional put) is read back", spark.read.parquet(s3).count() == 42)
+    check("TXCOMMIT HISTORY of the S3 table", len(history(s3)) == 1)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]))

@@ -1,0 +1,1 @@
+libraryDependencies += "org.ow2.asm" % "asm" % "9.8"
