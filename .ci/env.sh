@@ -41,8 +41,13 @@ package_line_jars() {
   local line=$1 sub="" dest="$ROOT/python/src/txcommit/_jars/spark-$1"
   [ "$line" = 4.3 ] || sub="lines/spark-$line/"
   mkdir -p "$dest"
-  cp "$ROOT/plugin-jvm/${sub}target/txcommit-plugin.jar" "$ROOT/adapters/s3/jvm/${sub}target/txcommit-s3.jar" \
-    "$ROOT/adapters/gcs/jvm/${sub}target/txcommit-gcs.jar" "$ROOT/adapters/azure/jvm/${sub}target/txcommit-azure.jar" "$dest/"
+  local jar
+  for jar in "$ROOT/plugin-jvm/${sub}target/txcommit-plugin.jar" "$ROOT/adapters/s3/jvm/${sub}target/txcommit-s3.jar" \
+    "$ROOT/adapters/gcs/jvm/${sub}target/txcommit-gcs.jar" "$ROOT/adapters/azure/jvm/${sub}target/txcommit-azure.jar"; do
+    # Replaced by a rename, and only when it changed: servers of tests running beside this may
+    # have the old jar open, and a jar rewritten in place under a running JVM breaks it.
+    cmp -s "$jar" "$dest/${jar##*/}" || { cp "$jar" "$dest/.${jar##*/}.$$" && mv "$dest/.${jar##*/}.$$" "$dest/${jar##*/}"; }
+  done
 }
 
 # Phases: `phase NAME CMD...` runs CMD and records how long it took, keeping a copy of its

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import threading
 from pathlib import Path
 
@@ -329,61 +328,3 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
         assert df.filter("k != 1").count() == 600
     finally:
         reader.stop()
-
-
-#: What the plugin logs when a directory disappears under a listing of a table.
-VANISHED = "disappeared while it was listed"
-
-
-def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
-    spark, server: ServerProcess, workdir: Path
-):  # noqa: ANN001
-    # A plain Spark writer's `_temporary/` (or Hive's staging, or a clean-up tool) comes and goes
-    # inside the table while each overwrite lists the table to name what it removes: every
-    # overwrite must still remove every visible file, or fail.
-    table = make_table("local", workdir, None)
-    table.prepare(spark)
-    assert table.local is not None
-    parts = 100
-
-    def generation(gen: int, n: int):  # noqa: ANN202
-        return (
-            spark.range(0, n, 1, 2)
-            .withColumn("k", (F.col("id") % parts).cast("int"))
-            .withColumn("gen", F.lit(gen))
-        )
-
-    generation(0, parts).write.partitionBy("k").parquet(table.url)
-    vanished_before = server.log_count(VANISHED)
-    stop = threading.Event()
-
-    def churn() -> None:
-        temporary = table.local / "_temporary"
-        while not stop.is_set():
-            (temporary / "0" / "_temporary" / "a").mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(temporary, ignore_errors=True)
-
-    thread = threading.Thread(target=churn)
-    thread.start()
-    wrong = []
-
-    def vanished() -> int:
-        return server.log_count(VANISHED) - vanished_before
-
-    try:
-        # At least 8 overwrites, and more (up to 20) until the directory has vanished under one
-        # of their listings: on a loaded machine the churn thread may lose the race for a while.
-        gen = 0
-        while gen < 8 or (vanished() == 0 and gen < 20):
-            gen += 1
-            n = parts + gen
-            generation(gen, n).write.mode("overwrite").partitionBy("k").parquet(table.url)
-            df = spark.read.parquet(table.url)
-            seen = {r["gen"]: r["count"] for r in df.groupBy("gen").count().collect()}
-            if seen != {gen: n}:
-                wrong.append((gen, seen))
-    finally:
-        stop.set()
-        thread.join()
-    assert not wrong, f"overwrites that left part of the table behind (gen, rows per gen): {wrong}"
-    assert vanished() > 0, f"the directory never vanished under a listing in {gen} overwrites"

@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -24,7 +23,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
 
 import txcommit
 from txcommit.cli.log import main as log_main
@@ -32,6 +30,7 @@ from txcommit.conformance.protocol import fail_first_attempt_at
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
 from txcommit.testing.local_s3 import LocalS3
 
+from support.jobs import SlowAppend
 from support.servers import ServerProcess, new_session
 from support.tables import TableRef, cli_history, dynamic_overwrite, reader_target, txn_of
 
@@ -222,40 +221,7 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     spark.range(100).write.parquet(table.url)
     (base,) = table.committed()
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def slow(i):  # noqa: ANN001, ANN202
-        import time
-
-        if i == 150:  # the second task (ids 150..199) works on while VACUUM runs
-            time.sleep(25)
-        return i
-
-    outcome: dict[str, BaseException | None] = {}
-
-    def job() -> None:
-        try:
-            df = spark.range(100, 200, 1, 2).select(slow("id").alias("id"))
-            df.write.mode("append").parquet(table.url)
-            outcome["job"] = None
-        except BaseException as e:  # noqa: BLE001 - checked below
-            outcome["job"] = e
-
-    writer = threading.Thread(target=job, daemon=True)
-    writer.start()
-
-    def first_task_done() -> bool:
-        # Its data file is in place, or on s3-multipart its upload is staged (the `.pending`
-        # file S3A leaves under the magic path when the task's writer closes).
-        if table.store == "s3-multipart":
-            keys = [k for k in table.objects() if k.endswith(".pending")]
-        else:
-            keys = table.data_files()
-        return any(txn_of(k) not in (None, base) for k in keys)
-
-    deadline = time.monotonic() + 120
-    while not first_task_done():
-        assert time.monotonic() < deadline, "the job's first task never wrote its file"
-        time.sleep(0.2)
+    job = SlowAppend(spark, table, start=100, seconds=25).start(known_txns={base})
     # On local files the data file exists from the moment the task opens it, and its mtime moves
     # while the task writes: a VACUUM in that moment rightly takes the job for alive. Let the
     # first task finish (the second works on for 25 s), so the job is silent past the horizon.
@@ -269,10 +235,10 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
         other.stop()
     # The job's written file (on s3-multipart: its upload, and its staging marker) went.
     assert any(txn_of(r["path"]) not in (None, base) for r in deleted), deleted
-    writer.join(timeout=300)
-    assert outcome["job"] is not None, "the job must not commit"
+    error = job.join()
+    assert error is not None, "the job must not commit"
     if table.store != "s3-multipart":
-        assert "fenced by VACUUM" in str(outcome["job"])
+        assert "fenced by VACUUM" in str(error)
     # (On s3-multipart the job commit fails one step earlier: completing the aborted upload.)
     assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(100))

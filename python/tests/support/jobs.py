@@ -1,0 +1,66 @@
+"""A job that is still running while a test acts beside it (VACUUM, a reader, a fence)."""
+
+from __future__ import annotations
+
+import threading
+
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
+
+from support.tables import TableRef, txn_of
+from support.waiting import wait_for
+
+
+class SlowAppend:
+    """An append of ids ``start`` to ``start + 99`` to ``table`` in two tasks, run in a thread:
+    the first task writes its file at once, the second works on for ``seconds``."""
+
+    def __init__(self, spark, table: TableRef, start: int, seconds: int) -> None:  # noqa: ANN001
+        self.spark, self.table, self.start_id, self.seconds = spark, table, start, seconds
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        slow_id, seconds = self.start_id + 50, self.seconds
+
+        @F.udf(returnType=LongType(), useArrow=False)
+        def slow(i):  # noqa: ANN001, ANN202
+            import time
+
+            if i == slow_id:  # the second task's first row
+                time.sleep(seconds)
+            return i
+
+        try:
+            df = self.spark.range(self.start_id, self.start_id + 100, 1, 2).select(
+                slow("id").alias("id")
+            )
+            df.write.mode("append").parquet(self.table.url)
+        except BaseException as e:  # noqa: BLE001 - the test checks it
+            self.error = e
+
+    def start(self, known_txns: set[str]) -> SlowAppend:
+        """Starts the job; returns once its first task has written its file (a transaction not
+        in ``known_txns``), or on s3-multipart staged its upload (the `.pending` file S3A leaves
+        under the magic path when the task's writer closes)."""
+        self._thread.start()
+
+        def first_task_done() -> bool:
+            if self.table.store == "s3-multipart":
+                keys = [k for k in self.table.objects() if k.endswith(".pending")]
+            else:
+                keys = self.table.data_files()
+            return any(txn_of(k) not in (None, *known_txns) for k in keys)
+
+        wait_for(first_task_done, 120, "the job's first task to write its file")
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self) -> BaseException | None:
+        """Waits for the job; what it raised, if anything."""
+        self._thread.join(timeout=300)
+        assert not self._thread.is_alive(), "the job did not end within 300 s"
+        return self.error
