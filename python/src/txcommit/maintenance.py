@@ -19,7 +19,6 @@ HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
     "rows", "removedFiles", "removedBytes", "sequence",
 )  # fmt: skip
-FILES_COLUMNS = ("path", "size", "txn")
 
 
 def quote(path: str) -> str:
@@ -87,7 +86,6 @@ def committed_files(spark: Any, path: str) -> Any:
 
 
 __all__ = [
-    "FILES_COLUMNS",
     "HISTORY_COLUMNS",
     "VACUUM_COLUMNS",
     "checkpoint",

@@ -194,11 +194,6 @@ def _write(spark: Any, proto: Protocol, df: Any, url: str) -> None:
     df.write.options(**proto.write_options()).mode("append").parquet(url)
 
 
-def _count(demo: Demo, proto: Protocol, url: str) -> int:
-    with demo.session(proto) as spark:
-        return int(spark.read.parquet(url).count())
-
-
 def _outcome(demo: Demo, proto: Protocol, url: str, note: str = "") -> Outcome:
     """Counts what a reader now sees of the job (rows BASE_ROWS.. of the table)."""
     with demo.session(proto) as spark:

@@ -53,7 +53,6 @@ SEQUENCE_DIGITS = 20
 CHECKPOINT_FORMAT = "txcommit-checkpoint"
 CHECKPOINT_FORMAT_VERSION = 1
 
-TXN_LENGTH = 16
 _TXN = re.compile(r"[0-9a-z]{16}")
 # DOTALL: a name may hold line terminators, and the JVM's DataFileName matches them alike.
 _DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?", re.DOTALL)
@@ -882,7 +881,6 @@ __all__ = [
     "RECORD_FORMAT_VERSION",
     "WRITE_ID_OPTION",
     "SUCCESS_NAME",
-    "TXN_LENGTH",
     "AddedFile",
     "Checkpoint",
     "check_write_id",

@@ -187,10 +187,6 @@ class Progress:
             self._shown = False
 
 
-def _no_progress(message: str, force: bool = False) -> None:
-    return None
-
-
 @dataclass
 class _Log:
     """What a view read of its table's log, shared by the views of the table's directories.

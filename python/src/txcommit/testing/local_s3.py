@@ -395,16 +395,6 @@ def lose_responses(endpoint: str, pattern: str, count: int = 1) -> dict[str, Any
         return result
 
 
-def fetch_faults(endpoint: str) -> dict[str, Any]:
-    """The fault state of a running LocalS3: the armed pattern, how many answers it will still
-    lose, and the requests whose answers it lost."""
-    import urllib.request
-
-    with urllib.request.urlopen(f"{endpoint}{FAULTS_PATH}", timeout=30) as r:
-        result: dict[str, Any] = json.loads(r.read())
-        return result
-
-
 def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
     """The request log of a running LocalS3 (counts by operation, and every request)."""
     import urllib.request

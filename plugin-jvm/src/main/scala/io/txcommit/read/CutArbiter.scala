@@ -64,8 +64,6 @@ object CutArbiter {
         case fixed => fixed
       }
     }
-
-    def readCount: Int = reads.synchronized(reads.size)
   }
 
   /** An executor's view: asks the driver; remembers the answers of its reads locally. */

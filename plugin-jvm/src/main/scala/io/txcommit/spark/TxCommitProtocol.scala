@@ -58,8 +58,6 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   /** Set when the job commit found a second log on its path: abort removes the log it created. */
   @volatile @transient private var nestingRefused: Boolean = false
 
-  def transactionId: String = txn
-
   private def context(jc: JobContext): TxnContext = {
     val conf = jc.getConfiguration
     TxnContext(table, txn, token, jobId, startedAt, conf, Adapters.open(table, conf))
