@@ -15,7 +15,6 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -32,7 +31,6 @@ from support.waiting import wait_for
 
 EVERY_STORE = ["local", "s3", "s3-multipart", "hdfs", "gcs", "azure"]
 GENERATIONS = Generations(parts=8, rows=400)
-Sessions = Callable[..., object]
 
 
 @pytest.fixture
