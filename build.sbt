@@ -192,6 +192,9 @@ def azureModule(l: SparkLine, core: Project) =
       // HdrHistogram. The adapter's own Blob requests use the JDK's HTTP client: no Azure SDK.
       libraryDependencies += "org.apache.hadoop" % "hadoop-azure" % l.hadoop % Provided intransitive(),
       libraryDependencies += "org.hdrhistogram" % "HdrHistogram" % "2.1.12" % Test,
+      // ABFS builds its URLs with Apache HttpClient, which Spark's distribution ships (its jars/)
+      // but spark-sql's POM does not bring: the Maven lines' suites need it named.
+      libraryDependencies ++= (if (l.fromMaven) Seq("org.apache.httpcomponents" % "httpclient" % "4.5.14" % Test) else Nil),
       Compile / resourceGenerators += declarations("azure").taskValue)
 
 def lineAggregate(l: SparkLine, modules: Project*) =

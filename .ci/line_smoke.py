@@ -2,7 +2,8 @@
 holds only pyspark of that line (from the package index) and the txcommit wheel (not the
 checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, and a Spark
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
-read, TXCOMMIT HISTORY and one S3 write. Exits non-zero on the first thing that is wrong.
+read, TXCOMMIT HISTORY, a streaming batch and one S3 write. Exits non-zero on the first thing
+that is wrong.
 
     python line_smoke.py LINE WORKDIR
 """
@@ -106,6 +107,21 @@ def run_client(line: str, port: int, work: Path) -> None:
     spark.range(0, 10).write.mode("overwrite").parquet(table)
     check("an overwrite replaces the table", spark.read.parquet(table).count() == 10)
     check("TXCOMMIT HISTORY lists the overwrite", len(history(table)) == before + 1)
+
+    # A streaming query's batch goes through the txcommit sink (its own commit protocol).
+    incoming = work / "incoming"
+    incoming.mkdir()
+    (incoming / "part-0.json").write_text("".join(f'{{"id": {i}}}\n' for i in range(30)))
+    sink = (work / "stream").as_uri()
+    query = (
+        spark.readStream.schema("id long").json(incoming.as_uri())
+        .writeStream.format("parquet").option("checkpointLocation", (work / "checkpoint").as_uri())
+        .trigger(availableNow=True).start(sink)
+    )  # fmt: skip
+    query.awaitTermination(180)
+    check("a streaming batch is committed by the txcommit sink", len(history(sink)) == 1,
+          query.exception() or "")  # fmt: skip
+    check("the streamed rows are read back once", spark.read.parquet(sink).count() == 30)
 
     s3 = "s3a://txcommit/line-smoke"
     spark.range(0, 42, numPartitions=2).write.mode("append").parquet(s3)

@@ -104,6 +104,14 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
     throw new UnsupportedWriteException(s"the streaming sink to ${Paths.display(table)} cannot write " +
       s"outside its directory ($absoluteDir)")
 
+  // Spark 4.0's writers call the extension overloads, which ManifestFileCommitProtocol
+  // implements with its own file names: route them through the txcommit ones above.
+  override def newTaskTempFile(taskContext: TaskAttemptContext, dir: Option[String], ext: String): String =
+    newTaskTempFile(taskContext, dir, FileNameSpec("", ext))
+
+  override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
+    newTaskTempFileAbsPath(taskContext, absoluteDir, FileNameSpec("", ext))
+
   override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
     val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)

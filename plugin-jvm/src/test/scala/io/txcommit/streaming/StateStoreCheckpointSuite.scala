@@ -13,7 +13,7 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.streaming.SparkStreamingApi.CancellableFSDataOutputStream
-import io.txcommit.streaming.SparkStreamingTestApi.MemoryStream
+import io.txcommit.streaming.SparkStreamingTestApi.memoryStream
 
 /** The txcommit manager, recording what Spark asked it to create (and with which overwrite). */
 class RecordingCheckpointFileManager(path: Path, conf: Configuration)
@@ -51,7 +51,7 @@ class StateStoreCheckpointSuite extends AnyFunSuite with BeforeAndAfterAll {
     extra.foreach { case (k, v) => session.conf.set(k, v) }
     RecordingCheckpointFileManager.created.clear()
     val ckpt = Files.createTempDirectory("txcommit-state").toUri.toString
-    val input = MemoryStream[Int](1, session)(session.implicits.newIntEncoder)
+    val input = memoryStream[Int](session)(session.implicits.newIntEncoder)
     def start(sink: String) = input.toDF().groupBy((col("value") % 3).as("k")).count()
       .writeStream.format("memory").queryName(sink).outputMode("complete")
       .option("checkpointLocation", ckpt).start()

@@ -10,7 +10,7 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.log.{LogLayout, RecordCodec}
-import io.txcommit.streaming.SparkStreamingTestApi.MemoryStream
+import io.txcommit.streaming.SparkStreamingTestApi.memoryStream
 import io.txcommit.testing.DelayedRecordAdapter
 
 /**
@@ -33,7 +33,7 @@ class StreamingAbortSuite extends AnyFunSuite with BeforeAndAfterAll {
     val base = Files.createTempDirectory("txcommit-stream-abort")
     val sink = base.resolve("sink").toUri.toString
     val checkpoint = base.resolve("checkpoint").toUri.toString
-    val input = MemoryStream[Long](1, spark)(newLongEncoder)
+    val input = memoryStream[Long](spark)(newLongEncoder)
     def start() = input.toDF().writeStream.format("parquet")
       .option("checkpointLocation", checkpoint).start(sink)
 

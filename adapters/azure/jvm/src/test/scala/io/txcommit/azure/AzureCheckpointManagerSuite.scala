@@ -9,6 +9,8 @@ import io.txcommit.streaming.CheckpointManagerContractSuite
 class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with WithAzurite {
   override protected def expectedAdapter = "azure"
   override protected def freshCheckpoint(): (Path, Configuration) = (azurite.freshTable(), azurite.conf())
+  // The manager reads and lists through ABFS.
+  override protected def assumeReadsCheckable(): Unit = assumeAbfsReachesAzurite()
 
   test("16 writers race for one batch file: exactly one Put Blob wins") {
     race(writers = 16, size = 300)
@@ -27,6 +29,7 @@ class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with Wi
     assert(tempFiles().size == tmpBefore.size + 1, "the bytes are on local disk, not in memory")
     out.close()
     assert(tempFiles() == tmpBefore, "the local file is removed")
+    assumeReadsCheckable()
     val in = fm.open(target)
     val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
     assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))

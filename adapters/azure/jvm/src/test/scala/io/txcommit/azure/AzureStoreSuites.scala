@@ -17,6 +17,15 @@ import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
 trait WithAzurite extends BeforeAndAfterAll { self: org.scalatest.Suite =>
   protected lazy val azurite = new LocalAzurite
   override protected def afterAll(): Unit = try azurite.close() finally super.afterAll()
+
+  /** Cancels a test that goes through ABFS where ABFS cannot reach Azurite: Hadoop 3.5's ABFS
+    * speaks the Blob API Azurite serves; 3.4's (Spark 4.0 and 4.1) speaks only the DFS API,
+    * which Azurite lacks (its listings come back empty, its creates fail). Real Azure serves
+    * both; those lines' ABFS paths are not tested here (docs/user-guide.md says so). */
+  protected def assumeAbfsReachesAzurite(): Unit = {
+    val hadoop = org.apache.hadoop.util.VersionInfo.getVersion
+    assume(!hadoop.startsWith("3.4."), s"Hadoop $hadoop's ABFS speaks only the DFS API, which Azurite lacks")
+  }
 }
 
 /** The `azure` adapter bound to the store contract (the 16-way race included), on Azurite. */
@@ -71,6 +80,7 @@ class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
   }
 
   test("data files written through ABFS are listed, sized and deleted; ABFS directory markers are not files") {
+    assumeAbfsReachesAzurite()
     val t = azurite.freshTable()
     val conf = azurite.conf()
     val fs = t.getFileSystem(conf)
