@@ -10,13 +10,13 @@ class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with Wi
   override protected def expectedAdapter = "azure"
   override protected def freshCheckpoint(): (Path, Configuration) = (azurite.freshTable(), azurite.conf())
   // The manager reads and lists through ABFS.
-  override protected def assumeReadsCheckable(): Unit = assumeAbfsReachesAzurite()
+  override protected def readsCheckable: Boolean = LocalAzurite.abfsReachesAzurite
 
-  test("16 writers race for one batch file: exactly one Put Blob wins") {
+  readingTest("16 writers race for one batch file: exactly one Put Blob wins") {
     race(writers = 16, size = 300)
   }
 
-  test("a file larger than the in-memory buffer spills to local disk and appears whole on close") {
+  readingTest("a file larger than the in-memory buffer spills to local disk and appears whole on close") {
     val (root, _, fm) = manager()
     val target = new Path(root, "state/0/0/5.snapshot")
     val size = AzureAtomicOutput.InMemory * 2 + 12345
@@ -29,7 +29,6 @@ class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with Wi
     assert(tempFiles().size == tmpBefore.size + 1, "the bytes are on local disk, not in memory")
     out.close()
     assert(tempFiles() == tmpBefore, "the local file is removed")
-    assumeReadsCheckable()
     val in = fm.open(target)
     val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
     assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))
