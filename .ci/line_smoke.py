@@ -108,7 +108,11 @@ def run_client(line: str, port: int, work: Path) -> None:
     check("an overwrite replaces the table", spark.read.parquet(table).count() == 10)
     check("TXCOMMIT HISTORY lists the overwrite", len(history(table)) == before + 1)
 
-    # A streaming query's batch goes through the txcommit sink (its own commit protocol).
+    # A streaming query's batch goes through the txcommit sink (its own commit protocol) and
+    # its checkpoint through the txcommit checkpoint file manager (docs/streaming.md).
+    for key, cls in (("checkpointFileManagerClass", "TxCommitCheckpointFileManager"),
+                     ("commitProtocolClass", "TxCommitSinkProtocol")):  # fmt: skip
+        spark.conf.set(f"spark.sql.streaming.{key}", f"io.txcommit.streaming.{cls}")
     incoming = work / "incoming"
     incoming.mkdir()
     (incoming / "part-0.json").write_text("".join(f'{{"id": {i}}}\n' for i in range(30)))
