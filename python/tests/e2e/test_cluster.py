@@ -163,7 +163,7 @@ def own_server(
         request.getfixturevalue("workdir") / name,
         request.getfixturevalue("cluster"),
         request.getfixturevalue("local_s3"),
-        **{"spark.ui.port": str(free_port()), **confs},
+        **{"spark.ui.enabled": "true", "spark.ui.port": str(free_port()), **confs},
     )
     server.env["TXCOMMIT_PLUGIN_JAR"] = str(plugin_jar)
     yield from running(server)

@@ -76,6 +76,24 @@ def wait_for_batches(query, after: int, where: str, timeout: float = 120) -> int
     raise AssertionError(f"{where}: no batch after {after} within {timeout} s: {query.status}")
 
 
+def wait_for_windows(spark, out: TableRef, rows: int, where: str, timeout: float = 120) -> None:  # noqa: ANN001
+    """Waits until the windows in the output (Spark's view) cover the rate source's first
+    `rows` values: a window is emitted only once the watermark passed its end, so a query that
+    ran a batch or two may have emitted almost nothing yet."""
+    deadline = time.monotonic() + timeout
+    covered = 0
+    while time.monotonic() < deadline:
+        try:
+            got = spark.read.parquet(out.url).agg(F.max("hi").alias("hi")).collect()[0]["hi"]
+        except Exception:  # noqa: BLE001 - no file in the sink log yet: nothing to infer from
+            got = None
+        covered = 0 if got is None else got + 1
+        if covered >= rows:
+            return
+        time.sleep(1)
+    raise AssertionError(f"{where}: the output covers {covered} values, not {rows}, in {timeout} s")
+
+
 def check_checkpoint(ckpt: TableRef) -> tuple[int, int]:
     """Every visible offset and commit log file is complete; returns (last offset, last commit)."""
     names = ckpt.objects()
@@ -186,6 +204,8 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
             else:
                 for query, st in zip(queries, streams, strict=True):
                     st.last_batch = wait_for_batches(query, st.last_batch + 2, st.store)
+                for spark, st in zip(sessions, streams, strict=True):
+                    wait_for_windows(spark, st.out, ROWS_PER_SECOND * 2, st.store)
                 for query in queries:
                     query.stop()
                 for spark, st in zip(sessions, streams, strict=True):
@@ -295,6 +315,7 @@ def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
             time.sleep(0.5)
         assert "another driver of the same streaming query" in str(qa.exception())
         wait_for_batches(qb, int(qb.lastProgress["batchId"]) + 1, f"{store}: driver B")
+        wait_for_windows(b, out, ROWS_PER_SECOND * 2, f"{store}: driver B")
         qb.stop()
         verify_output(b, ckpt, out, f"{store}: after a stalled driver")
     finally:

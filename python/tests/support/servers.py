@@ -119,6 +119,11 @@ def server_python() -> str:
     return os.path.abspath(python)
 
 
+#: What every test server runs with unless the test sets it: no web UI (its Jetty costs each
+#: start about 2 s of CPU on two shared cores, and only the cluster tests read its REST API).
+TEST_SERVER_CONFS = {"spark.ui.enabled": "false"}
+
+
 class PortTakenError(RuntimeError):
     """The server could not listen on its port: another process holds it."""
 
@@ -169,7 +174,11 @@ class ServerProcess:
             server_python(), "-m", "txcommit.cli", "server",
             "--port", str(self.port), "--master", self.master,
         ]  # fmt: skip
-        confs = {"spark.sql.warehouse.dir": str(self.workdir / "warehouse"), **self.confs}
+        confs = {
+            "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
+            **TEST_SERVER_CONFS,
+            **self.confs,
+        }
         for key, value in confs.items():
             args += ["--conf", f"{key}={value}"]
         args += self.extra_args
