@@ -25,6 +25,7 @@ def logical(n: dict[str, Any]) -> log.CommitRecord:
         sequence=n["sequence"],
         scope=tuple(n["scope"]),
         removed=tuple(removed_file(f) for f in n["removed"]),
+        schema=n.get("schema"),
     )
 
 

@@ -329,7 +329,9 @@ class CommitRecord:
     Version 2 fields: ``operation`` (one of :data:`OPERATIONS`), ``write_id``, and, for a
     *replacing* commit only (an overwrite, or any write with a write id), ``sequence`` (its
     number in ``replace/``), ``scope`` (the replaced directories relative to the table, ""
-    for the whole table) and ``removed`` (the files it logically deletes).
+    for the whole table) and ``removed`` (the files it logically deletes). ``schema``: the
+    table's schema as of this commit (Spark DDL), absent in records written before the schema
+    guard and for formats that give none (unknown: nothing is checked against it).
     """
 
     txn: str
@@ -345,6 +347,7 @@ class CommitRecord:
     sequence: int | None = None
     scope: tuple[str, ...] = field(default_factory=tuple)
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
+    schema: str | None = None
 
     @property
     def files(self) -> int:
@@ -379,7 +382,7 @@ def encode_record(record: CommitRecord) -> bytes:
     """The record as the JVM's ``RecordCodec.encode`` writes it (format version 2), byte for
     byte: the version 1 fields in their order, then ``operation``, ``writeId`` (only with a
     write id) and, for a replacing commit only, ``sequence``, ``scope``, ``removedFiles``,
-    ``removedBytes`` and ``removed``."""
+    ``removedBytes`` and ``removed``; last ``schema``, when the record carries one."""
     if record.operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}: {record.operation!r}")
     if record.operation in REPLACING_OPERATIONS and record.sequence is None:
@@ -414,6 +417,8 @@ def encode_record(record: CommitRecord) -> bytes:
             ("removedBytes", record.removed_bytes),
             ("removed", [_removed_entry(f) for f in record.removed]),
         ]
+    if record.schema is not None:
+        fields.append(("schema", record.schema))
     return _jackson_pretty(fields, 0).encode("utf-8")
 
 
@@ -568,6 +573,9 @@ def decode_record(
     if declared != len(added):
         raise corrupt(f"it declares {declared} files but lists {len(added)}")
     app_id = root.get("appId")
+    schema = root.get("schema")
+    if schema is not None and not isinstance(schema, str):
+        raise corrupt("field 'schema' is not a string")
     record = CommitRecord(
         txn=txn,
         token=text("token"),
@@ -577,6 +585,7 @@ def decode_record(
         added=added,
         app_id=app_id if isinstance(app_id, str) else None,
         writer=text("writer"),
+        schema=schema,
     )
     if version == 1:
         if expected_sequence is not None:

@@ -5,7 +5,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.Version
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord}
+import io.txcommit.log.{AddedFile, CommitRecord, TableSchema, TableState}
 
 /**
  * Job commit: collect, publish the record (the commit point), then the derived work. Once the
@@ -45,8 +45,10 @@ object JobCommitter {
       appId = io.txcommit.SparkApp.id,
       writer = s"txcommit/${Version.current}")
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base), timings)
+    val schema = CheckSchema.run(ctx, SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
+      intent.mergeSchema, new TableState(ctx.table, ctx.store, ctx.conf)), timings)
     PublishData.run(ctx, staged, timings)
-    val stamped = record.copy(committedAt = System.currentTimeMillis())
+    val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
     val committed =
       if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(stamped, intent, base), timings)

@@ -96,7 +96,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       staticScopes = overwriteScopes.synchronized(overwriteScopes.toList),
       dynamicPartitions = dynamicPartitionOverwrite,
       writeId = WriteIntent.writeId(conf),
-      policy = WriteIntent.policy(conf))
+      policy = WriteIntent.policy(conf),
+      mergeSchema = WriteIntent.mergeSchema(conf))
     val ctx = context(jobContext)
     val timings = new StageTimings
     nesting = CheckTableNesting.run(ctx, (), timings)

@@ -49,7 +49,8 @@ object Vectors {
       operation = n.get("operation").asText(),
       writeId = text(n, "writeId"),
       replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
-        removedFiles(n.get("removed")))))
+        removedFiles(n.get("removed")))),
+      schema = text(n, "schema"))
   }
 
   /** A logical checkpoint of `checkpoints.json` (or of a `tables.json` case) numbered `number`. */

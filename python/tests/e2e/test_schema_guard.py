@@ -1,0 +1,94 @@
+"""The schema guard through a real Connect server and a JVM-less client: an append whose schema
+cannot be read together with the table's is refused before its commit point, naming the column
+and both types; ``mergeSchema`` admits added columns; an overwrite replaces the schema; HISTORY
+and ``txcommit log`` show where the schema changed; a table whose records carry no schema keeps
+working."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+import txcommit
+from txcommit.cli import log as log_cli
+from txcommit.maintenance import history
+
+
+def _history_schemas(spark: SparkSession, url: str) -> list[tuple[str, str | None]]:
+    """(operation, schema) of each committed transaction, oldest first."""
+    rows = history(spark, url).where("state = 'committed'").orderBy("committedAt")
+    return [(r["operation"], r["schema"]) for r in rows.collect()]
+
+
+def test_an_append_that_changes_a_column_type_is_refused_and_the_table_still_reads(
+    spark: SparkSession, table: Path
+) -> None:
+    url = str(table)
+    txcommit.enable(spark)
+    spark.range(5).write.parquet(url)
+    with pytest.raises(txcommit.SchemaMismatchError) as caught:
+        with txcommit.typed_errors():
+            spark.range(3).selectExpr("cast(id as string) as id").write.mode("append").parquet(url)
+    message = str(caught.value)
+    assert "column 'id': the table has BIGINT, this write STRING" in message, message
+    assert "overwrite" in message, "the error says what to do"
+    assert spark.read.parquet(url).count() == 5
+    assert [op for op, _ in _history_schemas(spark, url)] == ["append"]
+
+
+def test_added_columns_need_merge_schema_nullability_holds_an_overwrite_replaces(
+    spark: SparkSession, table: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = str(table)
+    txcommit.enable(spark)
+    spark.range(3).write.parquet(url)  # id bigint NOT NULL
+    extra = spark.range(3, 5).selectExpr("id", "'x' as extra")
+    with pytest.raises(txcommit.SchemaMismatchError, match="mergeSchema"):
+        with txcommit.typed_errors():
+            extra.write.mode("append").parquet(url)
+    extra.write.mode("append").option("mergeSchema", "true").parquet(url)
+    rows = spark.read.option("mergeSchema", "true").parquet(url).orderBy("id").collect()
+    assert [(r["id"], r["extra"]) for r in rows] == [
+        (0, None), (1, None), (2, None), (3, "x"), (4, "x")
+    ]
+    nullable = spark.range(5, 7).selectExpr("if(id > 5, id, null) as id", "'y' as extra")
+    with pytest.raises(txcommit.SchemaMismatchError, match="NOT NULL"):
+        with txcommit.typed_errors():
+            nullable.write.mode("append").parquet(url)
+    spark.range(2).selectExpr("cast(id as string) as id").write.mode("overwrite").parquet(url)
+    assert sorted(r["id"] for r in spark.read.parquet(url).collect()) == ["0", "1"]
+    spark.range(2, 3).selectExpr("cast(id as string) as id").write.mode("append").parquet(url)
+
+    changes = _history_schemas(spark, url)
+    assert [op for op, _ in changes] == ["append", "append", "overwrite", "append"]
+    assert changes[0][1] == "id BIGINT NOT NULL"
+    assert changes[1][1] == "id BIGINT NOT NULL, extra STRING", "an added column is nullable"
+    assert changes[2][1] == "id STRING NOT NULL"
+    assert changes[3][1] is None, "an append that keeps the schema changes nothing"
+    capsys.readouterr()
+    assert log_cli.main([url, "--json"]) == 0
+    logged = [r for r in json.loads(capsys.readouterr().out) if r["state"] == "committed"]
+    assert [r["schema"] for r in reversed(logged)] == [s for _, s in changes]
+
+
+def test_a_table_whose_records_carry_no_schema_keeps_working(
+    spark: SparkSession, table: Path
+) -> None:
+    """Records written before the guard carry no schema: nothing is checked against them, and
+    the first record that carries one defines the table's schema from then on."""
+    url = str(table)
+    txcommit.enable(spark)
+    spark.range(3).write.parquet(url)
+    for record in (table / "_txcommit" / "commits").iterdir():
+        doc = json.loads(record.read_text())
+        doc.pop("schema")
+        record.write_text(json.dumps(doc, indent=2))
+    spark.range(3, 5).selectExpr("id", "id * 2 as twice").write.mode("append").parquet(url)
+    assert spark.read.option("mergeSchema", "true").parquet(url).count() == 5
+    with pytest.raises(txcommit.SchemaMismatchError, match="twice"):
+        with txcommit.typed_errors():
+            spark.range(1).selectExpr("id", "'2' as twice").write.mode("append").parquet(url)
+    assert spark.read.option("mergeSchema", "true").parquet(url).count() == 5
