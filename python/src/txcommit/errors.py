@@ -181,11 +181,11 @@ class StorePermissionError(TxCommitError):
 
 
 class SchemaMismatchError(TxCommitError):
-    """The write's schema cannot be read together with the table's (a column's type changed,
-    a NOT NULL column may get nulls, or a column was added without ``mergeSchema``): nothing
-    was committed. The message names each column with both types and what to do: cast to the
-    table's type, ``option("mergeSchema", "true")`` for added columns, or an overwrite of the
-    whole table to replace its schema."""
+    """The write's schema cannot be read together with the table's (a column's type changed, a
+    column was added without ``mergeSchema``, or, under ``spark.txcommit.enforceNotNull``, a
+    NOT NULL column may get nulls): nothing was committed. The message names each column with
+    both types and what to do: cast to the table's type, ``option("mergeSchema", "true")`` for
+    added columns, or an overwrite of the whole table to replace its schema."""
 
 
 #: The server plugin's exception (simple name) -> its Python twin.

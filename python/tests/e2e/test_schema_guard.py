@@ -29,35 +29,37 @@ def test_an_append_that_changes_a_column_type_is_refused_and_the_table_still_rea
     url = str(table)
     txcommit.enable(spark)
     spark.range(5).write.parquet(url)
-    with pytest.raises(txcommit.SchemaMismatchError) as caught:
-        with txcommit.typed_errors():
-            spark.range(3).selectExpr("cast(id as string) as id").write.mode("append").parquet(url)
+    with pytest.raises(txcommit.SchemaMismatchError) as caught, txcommit.typed_errors():
+        spark.range(3).selectExpr("cast(id as string) as id").write.mode("append").parquet(url)
     message = str(caught.value)
     assert "column 'id': the table has BIGINT, this write STRING" in message, message
     assert "overwrite" in message, "the error says what to do"
     assert spark.read.parquet(url).count() == 5
-    assert [op for op, _ in _history_schemas(spark, url)] == ["append"]
+    assert _history_schemas(spark, url) == [("append", "id BIGINT")], "nullable unless enforced"
 
 
-def test_added_columns_need_merge_schema_nullability_holds_an_overwrite_replaces(
+def test_added_columns_need_merge_schema_not_null_holds_an_overwrite_replaces(
     spark: SparkSession, table: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = str(table)
     txcommit.enable(spark)
-    spark.range(3).write.parquet(url)  # id bigint NOT NULL
+    spark.conf.set("spark.txcommit.enforceNotNull", "true")
+    spark.range(3).write.parquet(url)  # id BIGINT NOT NULL
     extra = spark.range(3, 5).selectExpr("id", "'x' as extra")
-    with pytest.raises(txcommit.SchemaMismatchError, match="mergeSchema"):
-        with txcommit.typed_errors():
-            extra.write.mode("append").parquet(url)
+    with pytest.raises(txcommit.SchemaMismatchError, match="mergeSchema"), txcommit.typed_errors():
+        extra.write.mode("append").parquet(url)
     extra.write.mode("append").option("mergeSchema", "true").parquet(url)
     rows = spark.read.option("mergeSchema", "true").parquet(url).orderBy("id").collect()
     assert [(r["id"], r["extra"]) for r in rows] == [
-        (0, None), (1, None), (2, None), (3, "x"), (4, "x")
+        (0, None),
+        (1, None),
+        (2, None),
+        (3, "x"),
+        (4, "x"),
     ]
     nullable = spark.range(5, 7).selectExpr("if(id > 5, id, null) as id", "'y' as extra")
-    with pytest.raises(txcommit.SchemaMismatchError, match="NOT NULL"):
-        with txcommit.typed_errors():
-            nullable.write.mode("append").parquet(url)
+    with pytest.raises(txcommit.SchemaMismatchError, match="NOT NULL"), txcommit.typed_errors():
+        nullable.write.mode("append").parquet(url)
     spark.range(2).selectExpr("cast(id as string) as id").write.mode("overwrite").parquet(url)
     assert sorted(r["id"] for r in spark.read.parquet(url).collect()) == ["0", "1"]
     spark.range(2, 3).selectExpr("cast(id as string) as id").write.mode("append").parquet(url)
@@ -88,7 +90,6 @@ def test_a_table_whose_records_carry_no_schema_keeps_working(
         record.write_text(json.dumps(doc, indent=2))
     spark.range(3, 5).selectExpr("id", "id * 2 as twice").write.mode("append").parquet(url)
     assert spark.read.option("mergeSchema", "true").parquet(url).count() == 5
-    with pytest.raises(txcommit.SchemaMismatchError, match="twice"):
-        with txcommit.typed_errors():
-            spark.range(1).selectExpr("id", "'2' as twice").write.mode("append").parquet(url)
+    with pytest.raises(txcommit.SchemaMismatchError, match="twice"), txcommit.typed_errors():
+        spark.range(1).selectExpr("id", "'2' as twice").write.mode("append").parquet(url)
     assert spark.read.option("mergeSchema", "true").parquet(url).count() == 5

@@ -67,7 +67,8 @@ final class StorePermissionException(message: String, cause: Throwable) extends 
 
 /**
  * A write whose schema cannot be read together with its table's (a column's type changed, a
- * NOT NULL column that may get nulls, a column added without `mergeSchema`). Raised before the
+ * column added without `mergeSchema`, under `enforceNotNull` a NOT NULL column that may get
+ * nulls). Raised before the
  * commit point: nothing of the write is visible. `columns` names the columns at fault.
  */
 final class SchemaMismatchException(message: String, val columns: Seq[String]) extends TxCommitException(message)

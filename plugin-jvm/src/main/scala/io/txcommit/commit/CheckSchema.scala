@@ -7,11 +7,13 @@ import io.txcommit.log.{TableSchema, TableState}
 
 /**
  * What the schema guard judges: the schema the job wrote (None when its format gave none),
- * whether it replaces the whole table (then any schema goes), `mergeSchema`, and the snapshot
- * of the table's log to judge against.
+ * whether it replaces the whole table (then any schema goes), `mergeSchema`, whether NOT NULL
+ * columns are enforced (else the written schema counts as nullable throughout: Spark's
+ * DataFrame nullability is no declared constraint, a UDF's result is always nullable), and the
+ * snapshot of the table's log to judge against.
  */
 final case class SchemaCheck(written: Option[StructType], replacesTable: Boolean, mergeSchema: Boolean,
-    state: TableState)
+    state: TableState, enforceNotNull: Boolean = false)
 
 /**
  * Job commit, before the commit point: refuses a write whose schema cannot be read together
@@ -23,12 +25,13 @@ final case class SchemaCheck(written: Option[StructType], replacesTable: Boolean
 object CheckSchema extends CommitStage[SchemaCheck, Option[String]] {
   override protected def execute(ctx: TxnContext, in: SchemaCheck): Option[String] = decide(ctx, in)
 
-  def decide(ctx: TxnContext, in: SchemaCheck): Option[String] = in.written.map { written =>
+  def decide(ctx: TxnContext, in: SchemaCheck): Option[String] = in.written.map { given =>
+    val written = if (in.enforceNotNull) given else TableSchema.nullable(given)
     if (in.replacesTable) TableSchema.ddl(written)
     else TableSchema.current(in.state) match {
       case None => TableSchema.ddl(written) // a new table, or one whose records carry no schema
       case Some((since, ddl)) =>
-        TableSchema.merge(TableSchema.parse(ddl), written, in.mergeSchema) match {
+        TableSchema.merge(TableSchema.parse(ddl), written, in.mergeSchema, in.enforceNotNull) match {
           case Right(merged) => TableSchema.ddl(merged)
           case Left(problems) => throw new SchemaMismatchException(
             s"${ctx.describe}: the write's schema cannot be read together with the table's " +

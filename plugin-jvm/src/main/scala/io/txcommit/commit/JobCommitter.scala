@@ -46,7 +46,7 @@ object JobCommitter {
       writer = s"txcommit/${Version.current}")
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base), timings)
     val schema = CheckSchema.run(ctx, SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
-      intent.mergeSchema, new TableState(ctx.table, ctx.store, ctx.conf)), timings)
+      intent.mergeSchema, new TableState(ctx.table, ctx.store, ctx.conf), intent.enforceNotNull), timings)
     PublishData.run(ctx, staged, timings)
     val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)

@@ -42,7 +42,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
     conflict(replaced, req, scope).foreach(winner => throw conflictError(ctx, req, scope, winner))
     // The schema guard again, at this snapshot: a commit since the first check may have changed it.
     val schema = CheckSchema.decide(ctx, SchemaCheck(req.record.schema.map(TableSchema.parse),
-      req.intent.replacesTable, req.intent.mergeSchema, state))
+      req.intent.replacesTable, req.intent.mergeSchema, state, req.intent.enforceNotNull))
     val removed = toRemove(ctx, state, req, scope)
     val seq = replaced.highest + 1
     val record = req.record.copy(

@@ -9,14 +9,16 @@ import io.txcommit.log.{CommitRecord, WriteId}
  * What a job replaces: the directories a static overwrite cleared (`deleteWithJob`, "" for
  * the whole table), whether it is a dynamic partition overwrite (its scope is the partition
  * directories it writes), and its write id. A job with none of them is a plain append.
- * `mergeSchema` lets it add columns to the table's schema (docs/protocol.md, I27).
+ * `mergeSchema` lets it add columns to the table's schema; `enforceNotNull` keeps NOT NULL columns
+ * (docs/protocol.md, I27).
  */
 final case class WriteIntent(
     staticScopes: Seq[String] = Nil,
     dynamicPartitions: Boolean = false,
     writeId: Option[String] = None,
     policy: WriteIdPolicy = WriteIdPolicy.Replace,
-    mergeSchema: Boolean = false) {
+    mergeSchema: Boolean = false,
+    enforceNotNull: Boolean = false) {
 
   /** Whether the job replaces the whole table, so its schema may replace the table's. */
   def replacesTable: Boolean = staticScopes.contains("")
@@ -45,6 +47,8 @@ object WriteIntent {
   val WriteIdConf = "spark.txcommit.writeId"
   val WriteIdPolicyConf = "spark.txcommit.writeIdPolicy"
   val MergeSchemaOption = "mergeSchema"
+  val EnforceNotNullOption = "txcommit.enforceNotNull"
+  val EnforceNotNullConf = "spark.txcommit.enforceNotNull"
 
   /** A key as given, or lower-cased (Spark may lower-case writer option names). */
   private def lookup(conf: Configuration, key: String): Option[(String, String)] =
@@ -58,7 +62,12 @@ object WriteIntent {
       v
     }
 
-  def mergeSchema(conf: Configuration): Boolean = lookup(conf, MergeSchemaOption) match {
+  def mergeSchema(conf: Configuration): Boolean = flag(lookup(conf, MergeSchemaOption))
+
+  def enforceNotNull(conf: Configuration): Boolean =
+    flag(lookup(conf, EnforceNotNullOption).orElse(lookup(conf, EnforceNotNullConf)))
+
+  private def flag(setting: Option[(String, String)]): Boolean = setting match {
     case None => false
     case Some((k, v)) => v.toLowerCase(java.util.Locale.ROOT) match {
       case "true" => true

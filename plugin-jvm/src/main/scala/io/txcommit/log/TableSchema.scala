@@ -3,7 +3,7 @@ package io.txcommit.log
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructField, StructType}
 
 /**
  * The schema a table's records carry (docs/protocol.md, I27): Spark DDL of its data columns
@@ -51,27 +51,43 @@ object TableSchema {
   /** A column's type without nullability inside it (`catalogString` leaves it out). */
   private def typeKey(f: StructField): String = f.dataType.catalogString
 
+  /** `schema` with every column, and everything inside one, nullable. */
+  def nullable(schema: StructType): StructType = StructType(schema.fields.map(f =>
+    f.copy(dataType = nullableType(f.dataType), nullable = true)))
+
+  private def nullableType(t: DataType): DataType = t match {
+    case s: StructType => nullable(s)
+    case ArrayType(e, _) => ArrayType(nullableType(e), containsNull = true)
+    case MapType(k, v, _) => MapType(nullableType(k), nullableType(v), valueContainsNull = true)
+    case other => other
+  }
+
   /**
    * The table's schema after a write of `written` that keeps the table's other files, or the
    * columns at fault with why. Types must match (case-insensitive names, as Spark reads); a
-   * NOT NULL column must stay NOT NULL; a column the table lacks needs `mergeSchema` and is
-   * added as nullable (the table's older files have no value for it).
+   * column the table lacks needs `mergeSchema` and is added as nullable (the table's older files
+   * have no value for it). With `enforceNotNull`, a NOT NULL column must stay NOT NULL (written
+   * so, never left out); without, a nullable write makes the table's column nullable.
    */
-  def merge(table: StructType, written: StructType, mergeSchema: Boolean): Either[Seq[(String, String)], StructType] = {
+  def merge(table: StructType, written: StructType, mergeSchema: Boolean,
+      enforceNotNull: Boolean): Either[Seq[(String, String)], StructType] = {
     def key(f: StructField) = f.name.toLowerCase(java.util.Locale.ROOT)
     val byName = written.fields.map(f => key(f) -> f).toMap
     val tableNames = table.fields.map(key).toSet
+    val notNullFix = "fill its nulls (coalesce), or write with spark.txcommit.enforceNotNull=false " +
+      "to let the column take nulls"
     val kept = table.fields.toSeq.map { tf =>
       byName.get(key(tf)) match {
         case Some(wf) if typeKey(wf) != typeKey(tf) =>
           Left(tf.name -> s"column '${tf.name}': the table has ${tf.dataType.sql}, this write ${wf.dataType.sql}")
-        case Some(wf) if !tf.nullable && wf.nullable =>
+        case Some(wf) if enforceNotNull && !tf.nullable && wf.nullable =>
           Left(tf.name -> (s"column '${tf.name}': the table has ${tf.dataType.sql} NOT NULL, this write " +
-            s"${wf.dataType.sql} that may be null"))
-        case None if !tf.nullable =>
+            s"${wf.dataType.sql} that may be null ($notNullFix)"))
+        case None if enforceNotNull && !tf.nullable =>
           Left(tf.name -> (s"column '${tf.name}': the table has ${tf.dataType.sql} NOT NULL, this write " +
-            "lacks it (its rows would read null)"))
-        case _ => Right(tf)
+            s"lacks it, so its rows would read null ($notNullFix)"))
+        case Some(wf) => Right(if (wf.nullable) tf.copy(nullable = true) else tf)
+        case None => Right(tf.copy(nullable = true))
       }
     }
     val added = written.fields.toSeq.filterNot(f => tableNames(key(f))).map { wf =>

@@ -97,7 +97,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       dynamicPartitions = dynamicPartitionOverwrite,
       writeId = WriteIntent.writeId(conf),
       policy = WriteIntent.policy(conf),
-      mergeSchema = WriteIntent.mergeSchema(conf))
+      mergeSchema = WriteIntent.mergeSchema(conf),
+      enforceNotNull = WriteIntent.enforceNotNull(conf))
     val ctx = context(jobContext)
     val timings = new StageTimings
     nesting = CheckTableNesting.run(ctx, (), timings)

@@ -139,7 +139,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
         addToSinkLog(record.added)
       case None =>
         val schema = CheckSchema.run(ctx, SchemaCheck(TableSchema.written(ctx.conf), replacesTable = false,
-          WriteIntent.mergeSchema(ctx.conf), new TableState(table, ctx.store, ctx.conf)), timings)
+          WriteIntent.mergeSchema(ctx.conf), new TableState(table, ctx.store, ctx.conf),
+          WriteIntent.enforceNotNull(ctx.conf)), timings)
         PublishData.run(ctx, staged, timings)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
         val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),

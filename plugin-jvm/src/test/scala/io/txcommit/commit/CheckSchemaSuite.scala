@@ -18,9 +18,9 @@ class CheckSchemaSuite extends AnyFunSuite {
   }
 
   private def check(t: MemTable, written: String, replacesTable: Boolean = false,
-      merge: Boolean = false): Option[String] =
+      merge: Boolean = false, notNull: Boolean = true): Option[String] =
     CheckSchema.run(t.context(), SchemaCheck(Some(ddl(written)), replacesTable, merge,
-      new TableState(t.table, t.store, t.conf)), new StageTimings)
+      new TableState(t.table, t.store, t.conf), enforceNotNull = notNull), new StageTimings)
 
   private def refused(t: MemTable, written: String, merge: Boolean = false): SchemaMismatchException =
     intercept[SchemaMismatchException](check(t, written, merge = merge))
@@ -30,6 +30,15 @@ class CheckSchemaSuite extends AnyFunSuite {
     assert(check(t, "id BIGINT NOT NULL") == Some("id BIGINT NOT NULL"))
     append(t, 10L, None)
     assert(check(t, "id STRING") == Some("id STRING"))
+  }
+
+  test("without enforceNotNull, nullability is no constraint: recorded nullable, a NOT NULL column relaxed") {
+    val t = new MemTable
+    assert(check(t, "id BIGINT NOT NULL, a ARRAY<STRUCT<x: INT NOT NULL>> NOT NULL", notNull = false) ==
+      Some("id BIGINT, a ARRAY<STRUCT<x: INT>>"))
+    append(t, 10L, Some("id BIGINT NOT NULL, v STRING NOT NULL"))
+    assert(check(t, "id BIGINT", notNull = false) == Some("id BIGINT, v STRING"))
+    assert(check(t, "id BIGINT NOT NULL, v STRING NOT NULL", notNull = false) == Some("id BIGINT, v STRING"))
   }
 
   test("a changed type is refused, naming the column, both types and what to do") {
@@ -44,10 +53,12 @@ class CheckSchemaSuite extends AnyFunSuite {
     assert(refused(t, "id BIGINT, name STRUCT<a: INT>").columns == Seq("name"))
   }
 
-  test("a NOT NULL column may not become nullable or go missing; the other way round is fine") {
+  test("with enforceNotNull, a NOT NULL column may not become nullable or go missing; the other way round is fine") {
     val t = new MemTable
     append(t, 10L, Some("id BIGINT NOT NULL, v STRING"))
-    assert(refused(t, "id BIGINT, v STRING").getMessage.contains("BIGINT NOT NULL, this write BIGINT that may be null"))
+    val e = refused(t, "id BIGINT, v STRING")
+    assert(e.getMessage.contains("BIGINT NOT NULL, this write BIGINT that may be null") &&
+      e.getMessage.contains("spark.txcommit.enforceNotNull=false"), e.getMessage)
     assert(refused(t, "v STRING").getMessage.contains("lacks it"))
     assert(check(t, "id BIGINT NOT NULL, v STRING NOT NULL") == Some("id BIGINT NOT NULL, v STRING"))
     assert(check(t, "id BIGINT NOT NULL") == Some("id BIGINT NOT NULL, v STRING"), "a nullable column may be left out")
@@ -98,7 +109,7 @@ class CheckSchemaSuite extends AnyFunSuite {
     val me = TxnId.generate()
     val intent = WriteIntent(dynamicPartitions = true)
     val schema = CheckSchema.decide(t.context(me), SchemaCheck(Some(ddl("id BIGINT")), intent.replacesTable,
-      intent.mergeSchema, new TableState(t.table, t.store, t.conf)))
+      intent.mergeSchema, new TableState(t.table, t.store, t.conf), intent.enforceNotNull))
     append(t, 20L, Some("id STRING")) // committed while this job published its data
     val req = ReplaceRequest(t.record(me, "k=1/f").copy(schema = schema), intent, ReplaceBase(0L, Set.empty))
     intercept[SchemaMismatchException](PublishReplaceRecord.run(t.context(me), req, new StageTimings))
