@@ -52,7 +52,7 @@ object JobCommitter {
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
     val committed =
       if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(stamped, intent, base), timings)
-      else { PublishCommitRecord.run(ctx, stamped, timings); stamped }
+      else { PublishCommitRecord.run(ctx, stamped, timings); TableSchema.committed(ctx.layout, stamped); stamped }
     log.info(s"txcommit: ${ctx.describe}: COMMITTED ${committed.files} file(s), ${committed.bytes} " +
       s"bytes (${committed.operation}" + committed.replacement.map(r =>
         s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")

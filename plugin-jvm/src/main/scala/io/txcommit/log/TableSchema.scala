@@ -17,6 +17,10 @@ object TableSchema {
   /** Decoded schemas of records in `commits/` (immutable), by record path: what a commit reads. */
   private val cache = new BoundedCache[String, (Long, Option[String])](1000000L, _ => 1L)
 
+  /** An append this JVM just committed: the next commit to the table need not read it back. */
+  def committed(layout: LogLayout, r: CommitRecord): Unit =
+    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString, (r.committedAt, r.schema))
+
   /** The schema this job writes, as Spark gave it to the file format; None if it gave none. */
   def written(conf: Configuration): Option[StructType] =
     Option(conf.get(ParquetWrittenSchemaKey)).flatMap { json =>

@@ -149,6 +149,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
           s"txcommit/${Version.current}", schema = schema)
         try PublishCommitRecord.run(ctx, record, timings)
         catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
+        TableSchema.committed(ctx.layout, record)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
         addToSinkLog(record.added)
         DerivedWork.apply(ctx, record, timings)
