@@ -7,6 +7,7 @@ working."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,6 +19,8 @@ import txcommit
 from txcommit.cli import log as log_cli
 from txcommit.maintenance import history
 from txcommit.table import format as log
+
+from support import streams
 
 
 def _history_schemas(spark: SparkSession, url: str) -> list[tuple[str, str | None]]:
@@ -107,3 +110,23 @@ def test_a_table_whose_records_carry_no_schema_keeps_working(
         spark.range(1).selectExpr("id", "'2' as twice").write.mode("append").parquet(url)
     assert spark.read.option("mergeSchema", "true").parquet(url).count() == 5
     assert [s for _, s in _history_schemas(spark, url)] == [None, "id BIGINT, twice BIGINT"]
+
+
+def test_a_streaming_batch_is_judged_as_an_append(spark: SparkSession, table: Path) -> None:
+    """The file sink's micro-batch goes through the same guard: a batch whose column changed
+    type fails the query before its record."""
+    url = str(table)
+    txcommit.enable(spark)
+    streams.configure(spark, "local")
+    spark.range(3).selectExpr("cast(id as string) as value").write.parquet(url)
+    query = streams.rate_to_parquet(spark, str(table.parent / f"{table.name}-checkpoint"), url)
+    try:
+        deadline = time.monotonic() + 90
+        while query.exception() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        failure = str(query.exception())
+    finally:
+        query.stop()
+    assert "SchemaMismatchException" in failure, failure
+    assert "column 'value': the table has STRING, this write BIGINT" in failure, failure
+    assert _history_schemas(spark, url) == [("append", "value STRING")], "the batch left no record"
