@@ -42,6 +42,11 @@ def logical_checkpoint(n: dict[str, Any]) -> log.Checkpoint:
             for c in n["committed"]
         },
         removed=tuple(removed_file(f) for f in n["removed"]),
+        # absent: a checkpoint from before it carried the schema; null: no record carries one
+        schema=None
+        if n.get("schema") is None
+        else log.SchemaMark(n["schema"]["txn"], n["schema"]["committedAt"], n["schema"]["ddl"]),
+        schema_known="schema" in n,
     )
 
 

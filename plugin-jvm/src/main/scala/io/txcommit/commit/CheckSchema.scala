@@ -30,7 +30,8 @@ object CheckSchema extends CommitStage[SchemaCheck, Option[String]] {
     if (in.replacesTable) TableSchema.ddl(written)
     else TableSchema.current(in.state) match {
       case None => TableSchema.ddl(written) // a new table, or one whose records carry no schema
-      case Some((since, ddl)) =>
+      case Some(mark) =>
+        val (since, ddl) = (mark.txn, mark.ddl)
         TableSchema.merge(TableSchema.parse(ddl), written, in.mergeSchema, in.enforceNotNull) match {
           case Right(merged) => TableSchema.ddl(merged)
           case Left(problems) => throw new SchemaMismatchException(

@@ -44,9 +44,11 @@ object JobCommitter {
       added = added,
       appId = io.txcommit.SparkApp.id,
       writer = s"txcommit/${Version.current}")
-    if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base), timings)
+    // One snapshot of the log for the conflict check and the schema guard: their listings are shared.
+    val snapshot = new TableState(ctx.table, ctx.store, ctx.conf)
+    if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base, Some(snapshot)), timings)
     val schema = CheckSchema.run(ctx, SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
-      intent.mergeSchema, new TableState(ctx.table, ctx.store, ctx.conf), intent.enforceNotNull), timings)
+      intent.mergeSchema, snapshot, intent.enforceNotNull), timings)
     PublishData.run(ctx, staged, timings)
     val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
