@@ -960,6 +960,7 @@ __all__ = [
     "is_valid_txn",
     "join",
     "replace_record_name",
+    "SchemaMark",
     "sequence_of_record_name",
     "txn_of",
     "txn_of_record_name",
