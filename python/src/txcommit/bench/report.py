@@ -405,8 +405,11 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
         slowest = max(stages.items(), key=lambda kv: kv[1], default=None)
         notes.append(
             f"txcommit's job commit at {at} files: {tx['commit_s']:.2f} s; its requests "
-            f"({_kv(tx['txcommit'].get('jobCommitRequests'))}) are the PUT of the commit record, "
-            "whatever the file count (clean-up of failed attempts runs after the job returned)"
+            f"({_kv(tx['txcommit'].get('jobCommitRequests'))}) are the schema guard's LIST of "
+            "commits/ and replace/ and the PUT of the commit record, whatever the file count "
+            "(a JVM's first commit to a table also lists checkpoints/ and reads the newest "
+            "checkpoint and the records after it, whatever the table's history; clean-up of "
+            "failed attempts runs after the job returned)"
             + (f"; the slowest stage was {slowest[0]} ({slowest[1]} ms)." if slowest else ".")
         )
     if tx and floor:

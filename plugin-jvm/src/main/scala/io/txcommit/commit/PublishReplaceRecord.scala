@@ -6,7 +6,7 @@ import java.time.Instant
 import scala.annotation.tailrec
 
 import io.txcommit.{CommitConflictException, Paths}
-import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Replacement, TableState}
+import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Replacement, TableSchema, TableState}
 
 /**
  * Job commit of a replacing transaction (overwrite, dynamic partition overwrite, write id):
@@ -40,13 +40,17 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
     }
     val scope = req.intent.scope(req.record.directories)
     conflict(replaced, req, scope).foreach(winner => throw conflictError(ctx, req, scope, winner))
+    // The schema guard again, at this snapshot: a commit since the first check may have changed it.
+    val schema = CheckSchema.decide(ctx, SchemaCheck(req.record.schema.map(TableSchema.parse),
+      req.intent.replacesTable, req.intent.mergeSchema, state, req.intent.enforceNotNull))
     val removed = toRemove(ctx, state, req, scope)
     val seq = replaced.highest + 1
     val record = req.record.copy(
       operation = req.intent.operation,
       writeId = req.intent.writeId,
       committedAt = System.currentTimeMillis(),
-      replacement = Some(Replacement(seq, scope, removed)))
+      replacement = Some(Replacement(seq, scope, removed)),
+      schema = schema)
     val target = ctx.layout.replaceRecord(seq)
     val outcome: Option[CommitRecord] =
       try { ctx.store.createExclusive(target, RecordCodec.encode(record)); Some(record) }

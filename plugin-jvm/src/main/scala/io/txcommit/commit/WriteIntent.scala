@@ -9,12 +9,19 @@ import io.txcommit.log.{CommitRecord, WriteId}
  * What a job replaces: the directories a static overwrite cleared (`deleteWithJob`, "" for
  * the whole table), whether it is a dynamic partition overwrite (its scope is the partition
  * directories it writes), and its write id. A job with none of them is a plain append.
+ * `mergeSchema` lets it add columns to the table's schema; `enforceNotNull` keeps NOT NULL columns
+ * (docs/protocol.md, I27).
  */
 final case class WriteIntent(
     staticScopes: Seq[String] = Nil,
     dynamicPartitions: Boolean = false,
     writeId: Option[String] = None,
-    policy: WriteIdPolicy = WriteIdPolicy.Replace) {
+    policy: WriteIdPolicy = WriteIdPolicy.Replace,
+    mergeSchema: Boolean = false,
+    enforceNotNull: Boolean = false) {
+
+  /** Whether the job replaces the whole table, so its schema may replace the table's. */
+  def replacesTable: Boolean = staticScopes.contains("")
 
   def isReplacing: Boolean = staticScopes.nonEmpty || dynamicPartitions || writeId.isDefined
 
@@ -39,6 +46,9 @@ object WriteIntent {
   val WriteIdPolicyOption = "txcommit.writeIdPolicy"
   val WriteIdConf = "spark.txcommit.writeId"
   val WriteIdPolicyConf = "spark.txcommit.writeIdPolicy"
+  val MergeSchemaOption = "mergeSchema"
+  val EnforceNotNullOption = "txcommit.enforceNotNull"
+  val EnforceNotNullConf = "spark.txcommit.enforceNotNull"
 
   /** A key as given, or lower-cased (Spark may lower-case writer option names). */
   private def lookup(conf: Configuration, key: String): Option[(String, String)] =
@@ -51,6 +61,20 @@ object WriteIntent {
         s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
       v
     }
+
+  def mergeSchema(conf: Configuration): Boolean = flag(lookup(conf, MergeSchemaOption))
+
+  def enforceNotNull(conf: Configuration): Boolean =
+    flag(lookup(conf, EnforceNotNullOption).orElse(lookup(conf, EnforceNotNullConf)))
+
+  private def flag(setting: Option[(String, String)]): Boolean = setting match {
+    case None => false
+    case Some((k, v)) => v.toLowerCase(java.util.Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case _ => throw new InvalidConfException(k, v, "true or false")
+    }
+  }
 
   def policy(conf: Configuration): WriteIdPolicy =
     lookup(conf, WriteIdPolicyOption).orElse(lookup(conf, WriteIdPolicyConf)) match {

@@ -12,6 +12,10 @@ package io.txcommit.log
  *              records are appends); `fence` for VACUUM's claim on a transaction it cleaned up
  *              as never committed: a record that commits nothing, so the transaction's late
  *              commit loses (docs/protocol.md, I19).
+ * @param schema the table's schema as of this commit (Spark DDL), when the write gave one
+ *              (Parquet writes do); absent in records written before the schema guard and in
+ *              writes of formats that give none: "unknown", never checked against
+ *              (docs/protocol.md, I27).
  */
 final case class CommitRecord(
     txn: String,
@@ -24,7 +28,8 @@ final case class CommitRecord(
     writer: String,
     operation: String = CommitRecord.Append,
     writeId: Option[String] = None,
-    replacement: Option[Replacement] = None) {
+    replacement: Option[Replacement] = None,
+    schema: Option[String] = None) {
 
   def files: Int = added.size
   def bytes: Long = added.iterator.map(_.size).sum

@@ -28,6 +28,9 @@ object ReplaceLog {
   private[txcommit] val cache = new BoundedCache[(String, Long, Long), CommitRecord](CacheMaxFiles,
     r => 1L + r.added.size + r.removed.size)
 
+  /** Whether this JVM holds the decoded record listed as `st` (reading it costs nothing). */
+  def isCached(st: FileStatus): Boolean = cache.get((st.getPath.toString, st.getLen, st.getModificationTime)).isDefined
+
   /**
    * Loads the log of `layout`'s table with the given store operations: the records with a
    * sequence above `after` (those up to it are not read: a checkpoint holds them). `onCorrupt`

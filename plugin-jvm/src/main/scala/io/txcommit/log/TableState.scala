@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
 import io.txcommit.{ListingChangedException, Paths}
 import io.txcommit.store.{CommitStore, FileTree}
@@ -24,10 +24,28 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
    * Listed after `commits/` (forced first), so a replacing commit whose `commits/` copy was
    * listed is in it: a copy is written only after its `replace/` record exists.
    */
-  lazy val replaceLog: ReplaceLog = {
+  lazy val replaceLog: ReplaceLog = replaceLogAfter(0L)
+
+  /** The listing of `replace/` every [[ReplaceLog]] of this snapshot is read from (after `commits/`'s). */
+  lazy val replaceListing: Seq[FileStatus] = {
     commitTxns
-    ReplaceLog.load(layout, store.list, store.read, Paths.display)
+    store.list(layout.replaceDir)
   }
+
+  /** The replacing commits of this snapshot with a sequence above `sequence` (those up to it not read). */
+  def replaceLogAfter(sequence: Long): ReplaceLog =
+    ReplaceLog.load(layout, _ => replaceListing, store.read, Paths.display, after = sequence)
+
+  /**
+   * The newest checkpoint that carries the table's schema (I27), listed and read (once per JVM)
+   * when asked: every transaction it covers is committed, so the schema guard may use it
+   * whenever it was published.
+   */
+  lazy val schemaCheckpoint: Option[Checkpoint] =
+    CheckpointLog.newest(CheckpointLog.list(layout, store.list), store.read, Paths.display, _.schema.isDefined)
+
+  /** Reads a log file through the table's store (None: absent). */
+  def readLog(path: Path): Option[Array[Byte]] = store.read(path)
 
   /** Transactions with a record in `commits/`. */
   lazy val commitTxns: Set[String] = txnsIn(layout.commitsDir)

@@ -96,7 +96,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       staticScopes = overwriteScopes.synchronized(overwriteScopes.toList),
       dynamicPartitions = dynamicPartitionOverwrite,
       writeId = WriteIntent.writeId(conf),
-      policy = WriteIntent.policy(conf))
+      policy = WriteIntent.policy(conf),
+      mergeSchema = WriteIntent.mergeSchema(conf),
+      enforceNotNull = WriteIntent.enforceNotNull(conf))
     val ctx = context(jobContext)
     val timings = new StageTimings
     nesting = CheckTableNesting.run(ctx, (), timings)

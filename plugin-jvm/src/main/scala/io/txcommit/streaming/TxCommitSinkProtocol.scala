@@ -18,7 +18,7 @@ import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException, Version}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TableSchema, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore, StagedFile}
 import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatus}
 
@@ -146,14 +146,18 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
         catch { case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}") }
         addToSinkLog(record.added)
       case None =>
+        val schema = CheckSchema.run(ctx, SchemaCheck(TableSchema.written(ctx.conf), replacesTable = false,
+          WriteIntent.mergeSchema(ctx.conf), new TableState(table, ctx.store, ctx.conf),
+          WriteIntent.enforceNotNull(ctx.conf)), timings)
         PublishData.run(ctx, staged, timings)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
         val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),
           staged.map(f => AddedFile(f.path, f.size)),
           io.txcommit.SparkApp.id,
-          s"txcommit/${Version.current}")
+          s"txcommit/${Version.current}", schema = schema)
         try PublishCommitRecord.run(ctx, record, timings)
         catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
+        TableSchema.committed(ctx.layout, record)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
         addToSinkLog(record.added)
         DerivedWork.apply(ctx, record, timings)
