@@ -20,7 +20,6 @@ from txcommit._names import (
     PLUGIN_CLASS,
     PROTOCOL_CLASS,
     READ_FILTER_CONF,
-    SPARK_DEFAULT_PROTOCOL_CLASS,  # noqa: F401 - still importable from here, as before
 )
 from txcommit._spark_home import ensure_spark_home
 from txcommit.errors import (
