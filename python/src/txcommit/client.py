@@ -111,7 +111,7 @@ def disable(spark: Any) -> None:
 
 def is_enabled(spark: Any) -> bool:
     """Whether this session's file writes use the transactional commit protocol."""
-    return spark.conf.get(COMMIT_PROTOCOL_CONF, None) == PROTOCOL_CLASS
+    return bool(spark.conf.get(COMMIT_PROTOCOL_CONF, None) == PROTOCOL_CLASS)
 
 
 @contextlib.contextmanager
@@ -163,7 +163,7 @@ def abandon(spark: Any) -> None:
     with contextlib.suppress(Exception):
         if getattr(cls, "_default_session", None) is spark:
             cls._default_session = None
-        active = getattr(cls, "_active_session", None)
+        active: Any = getattr(cls, "_active_session", None)
         if getattr(active, "session", None) is spark:
             active.session = None
 

@@ -176,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TxCommitError as e:
         return _usage(str(e))
     d = store.declaration
-    where = f" at {store.endpoint}" if getattr(store, "endpoint", None) else ""  # type: ignore[attr-defined]
+    endpoint = getattr(store, "endpoint", None)
+    where = f" at {endpoint}" if endpoint else ""
     shown = " and ".join(map(str, levels))
     print(
         f"txcommit conformance, level {shown}: adapter {d.name} ({d.primitive}, listing "

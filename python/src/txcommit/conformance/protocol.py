@@ -277,12 +277,13 @@ def fail_first_attempt_at(*ids: int) -> Any:
 
     targets = set(ids)
 
-    # No type hints on the function: Spark would guess an eval type from them.
     @F.udf(returnType=LongType(), useArrow=True)
-    def maybe_fail(i):  # type: ignore[no-untyped-def] # noqa: ANN001, ANN202
+    def maybe_fail(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         from pyspark import TaskContext
 
-        if i in targets and TaskContext.get().attemptNumber() == 0:
+        task = TaskContext.get()
+        assert task is not None  # a UDF runs inside a task
+        if i in targets and task.attemptNumber() == 0:
             raise RuntimeError(f"txcommit conformance: injected failure at id {i}")
         return i
 
@@ -294,7 +295,7 @@ def _always_fail_at(target: int) -> Any:
     from pyspark.sql.types import LongType
 
     @F.udf(returnType=LongType(), useArrow=False)
-    def oops(i):  # type: ignore[no-untyped-def] # noqa: ANN001, ANN202
+    def oops(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         if i == target:
             time.sleep(2)  # let the other tasks commit first
             raise RuntimeError("txcommit conformance: persistent injected failure")

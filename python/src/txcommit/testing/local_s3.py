@@ -324,7 +324,7 @@ class LocalS3:
                 "the local S3 endpoint needs moto's server: pip install 'txcommit[s3-local]'"
             ) from e
 
-        class QuietHandler(MotoRequestHandler):  # type: ignore[misc, valid-type]
+        class QuietHandler(MotoRequestHandler):
             def log_request(self, *args: Any, **kwargs: Any) -> None:
                 pass  # one line per request drowns the test output; the log has them all
 
