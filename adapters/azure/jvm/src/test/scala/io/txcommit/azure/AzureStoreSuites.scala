@@ -28,7 +28,7 @@ class AzureStoreContractSuite extends StoreContractSuite with WithAzurite {
 }
 
 class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
-  private def open(t: Path, conf: org.apache.hadoop.conf.Configuration = azurite.conf()) = Adapters.open(t, conf)
+  private def open(t: Path, conf: org.apache.hadoop.conf.Configuration) = Adapters.open(t, conf)
 
   test("abfs and abfss paths get the azure adapter; wasb:// says WASB is gone and what to use") {
     val t = azurite.freshTable()
