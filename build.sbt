@@ -28,7 +28,10 @@ lazy val Spark43 = SparkLine("4.3", "4.3.0", fromMaven = false, "2.13.18", "3.5.
 ThisBuild / scalaVersion := Spark43.scala
 ThisBuild / organization := "io.txcommit"
 ThisBuild / version := "0.1.0"
-ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release", "17")
+// Every lint warning on; an unused import, private member, local or implicit is an error
+// (a deliberate one is marked `@nowarn("cat=unused")` with the reason on its line).
+ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:_", "-Wconf:cat=unused:e",
+  "-release", "17")
 
 /** Spark 4.3's jars: the pyspark 4.3.0 wheel's (TXCOMMIT_SPARK_JARS, else .venv's pyspark). */
 lazy val wheelSparkJars: Seq[File] = {
@@ -64,8 +67,11 @@ def sparkSettings(l: SparkLine): Seq[Setting[_]] = Seq(
     else {
       import scala.xml._
       import scala.xml.transform._
+      // scalafmt would split the XML literal's last brace over three lines
+      // format: off
       def dep(g: String, a: String, v: String): Elem =
         <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
+      // format: on
       val provided = Seq(dep("org.apache.spark", "spark-sql_2.13", l.spark),
         dep("org.apache.hadoop", "hadoop-client-api", l.hadoop),
         dep("com.fasterxml.jackson.core", "jackson-databind", l.jackson))
@@ -235,3 +241,9 @@ lazy val line40 = lineAggregate(Spark40, pluginJvm40, adapterS340, adapterGcs40,
 lazy val root = (project in file("."))
   .aggregate(pluginJvm, adapterS3, adapterGcs, adapterAzure)
   .settings(publish / skip := true)
+
+// Formatting (.scalafmt.conf): the 4.3 projects hold every shared source; pluginJvm40 and
+// pluginJvm41 add the folders only the older lines compile (scala-spark-4.0, scala-spark-4.1-4.2).
+addCommandAlias("fmt", "scalafmtAll; pluginJvm40/scalafmtAll; pluginJvm41/scalafmtAll; scalafmtSbt")
+addCommandAlias("fmtCheck",
+  "scalafmtCheckAll; pluginJvm40/scalafmtCheckAll; pluginJvm41/scalafmtCheckAll; scalafmtSbtCheck")

@@ -58,10 +58,11 @@ object Linkage {
   /** Checks `jar` (built for another line) against this project's classpath and fails unless every
     * one of `expected` (key prefixes) is reported missing: proof that the check can fail. */
   def control(jar: TaskKey[File], expected: Seq[String]): Setting[_] = linkageControl := {
-    val found = check(jar.value, (Compile / dependencyClasspath).value.map(_.data).filter(_.exists)).map(_.key)
+    val built = jar.value
+    val found = check(built, (Compile / dependencyClasspath).value.map(_.data).filter(_.exists)).map(_.key)
     val unseen = expected.filterNot(e => found.exists(_.startsWith(e)))
-    streams.value.log.info(s"linkage control: ${jar.value.getName} of another line misses ${found.size} reference(s) here: ${found.mkString(", ")}")
-    if (unseen.nonEmpty) sys.error(s"linkage control: the check did not report ${unseen.mkString(", ")} for ${jar.value}")
+    streams.value.log.info(s"linkage control: ${built.getName} of another line misses ${found.size} reference(s) here: ${found.mkString(", ")}")
+    if (unseen.nonEmpty) sys.error(s"linkage control: the check did not report ${unseen.mkString(", ")} for $built")
   }
 
   /** A reference that does not resolve: `key` is `Owner` (a class) or `Owner#name descriptor`. */

@@ -142,7 +142,7 @@ def test_an_endpoint_that_ignores_if_none_match_is_refused(spark, workdir: Path,
     assert lying_s3.endpoint in message and "If-None-Match" in message, message
     assert "spark.txcommit.s3.verifyConditionalPut=false" in message
     assert DUMMY_SECRET not in message
-    keys = [r["key"] for r in lying_s3.front.log.since(0) if r["op"] == "PUT"]  # type: ignore[union-attr]
+    keys = [r["key"] for r in lying_s3.front.log.since(0) if r["op"] == "PUT"]
     assert not [k for k in keys if txn_of(k)], "refused before any data file was written"
     # The user's explicit, documented choice to trust the endpoint anyway:
     spark.conf.set("spark.txcommit.s3.verifyConditionalPut", "false")

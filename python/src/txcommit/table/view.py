@@ -672,7 +672,9 @@ def _cached_checkpoint(store: Store, f: StoreFile, number: int) -> Checkpoint | 
     return checkpoint
 
 
-def _parallel(fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str) -> list:
+def _parallel(
+    fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str
+) -> list[Any]:
     items = list(items)
     if not items:
         return []

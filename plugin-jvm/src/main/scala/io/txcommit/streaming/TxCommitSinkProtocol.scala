@@ -18,7 +18,7 @@ import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException, Version}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TableSchema, TableState, TxnId}
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, TableSchema, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore, StagedFile}
 import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatus}
 

@@ -32,7 +32,7 @@ class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
   private def abfsTest(name: String)(body: => Any): Unit =
     if (LocalAzurite.abfsReachesAzurite) test(name)(body) else ignore(name)(body)
 
-  private def open(t: Path, conf: org.apache.hadoop.conf.Configuration = azurite.conf()) = Adapters.open(t, conf)
+  private def open(t: Path, conf: org.apache.hadoop.conf.Configuration) = Adapters.open(t, conf)
 
   test("abfs and abfss paths get the azure adapter; wasb:// says WASB is gone and what to use") {
     val t = azurite.freshTable()

@@ -2,14 +2,11 @@ package io.txcommit.s3
 
 import java.nio.charset.StandardCharsets.UTF_8
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.conf.TxCommitConf
-import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StagedFile, StoreContractSuite}
-import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
+import io.txcommit.store.{Adapters, CommitStore, StagedFile, StoreContractSuite}
 
 /** Starts one local S3 endpoint per suite. */
 trait WithLocalS3 extends BeforeAndAfterAll { self: org.scalatest.Suite =>

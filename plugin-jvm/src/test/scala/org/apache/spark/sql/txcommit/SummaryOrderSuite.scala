@@ -6,7 +6,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.commit.{StageTimings, WriteSuccessSummary}
-import io.txcommit.log.{RecordCodec, TxnId}
+import io.txcommit.log.TxnId
 import io.txcommit.store.{AdapterDeclaration, CommitStore, StagedFile}
 import io.txcommit.testing.MemTable
 
