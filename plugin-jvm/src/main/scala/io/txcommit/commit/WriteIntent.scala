@@ -34,6 +34,7 @@ final case class WriteIntent(
 }
 
 object WriteIntent {
+
   /** Writer options (`.option(...)`) reach the job's Hadoop conf; session confs as well. */
   val WriteIdOption = "txcommit.writeId"
   val WriteIdPolicyOption = "txcommit.writeIdPolicy"
@@ -47,8 +48,9 @@ object WriteIntent {
 
   def writeId(conf: Configuration): Option[String] =
     lookup(conf, WriteIdOption).orElse(lookup(conf, WriteIdConf)).map { case (k, v) =>
-      WriteId.problem(v).foreach(why => throw new InvalidConfException(k, v,
-        s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
+      WriteId.problem(v).foreach(why =>
+        throw new InvalidConfException(k, v,
+          s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
       v
     }
 
@@ -56,6 +58,6 @@ object WriteIntent {
     lookup(conf, WriteIdPolicyOption).orElse(lookup(conf, WriteIdPolicyConf)) match {
       case None => WriteIdPolicy.Replace
       case Some((k, v)) => WriteIdPolicy.all.find(_.name == v.toLowerCase(java.util.Locale.ROOT))
-        .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
+          .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
     }
 }

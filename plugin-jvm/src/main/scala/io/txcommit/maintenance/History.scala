@@ -7,13 +7,15 @@ import io.txcommit.log.{TableState, TxnId}
 import io.txcommit.store.Adapters
 
 object History {
+
   /** Every transaction the log knows, oldest first: committed, pending, aborted and fenced
    *  (VACUUM's claim on a transaction it cleaned up as never committed; committedAt is then
    *  when it was fenced). */
   def rows(table: Path, conf: Configuration): Seq[HistoryRow] = {
     val state = new TableState(table, Adapters.open(table, conf), conf)
     val committed = state.committedRecords.map { r =>
-      HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation), r.writeId,
+      HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation),
+        r.writeId,
         Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
         r.replacement.map(_.removedBytes), r.sequence)
     }

@@ -53,6 +53,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   @transient private var sinkLog: FileStreamSinkLog = _
   private var batchId: Long = -1L
+
   /** Set when the commit record's publish ended with no answer: abort must then keep the files. */
   @volatile @transient private var outcomeUnknown = false
 
@@ -95,19 +96,22 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
       throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is not " +
         s"inside the sink directory ($why)")
     }
-    val written = store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
+    val written =
+      store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
     taskFiles += rel -> written
     written.toString
   }
 
-  override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
+  override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec)
+      : String =
     throw new UnsupportedWriteException(s"the streaming sink to ${Paths.display(table)} cannot write " +
       s"outside its directory ($absoluteDir)")
 
   override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
     val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)
-    SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
+    SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId,
+      attempt.getTaskID.getId)
     new TaskCommitMessage(manifest)
   }
 
@@ -135,7 +139,9 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
           s"before as txn ${record.txn} (a crash came before Spark's sink log); keeping that " +
           s"commit and discarding this replay's ${staged.size} file(s)")
         try ctx.store.discardData(table, staged)
-        catch { case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}") }
+        catch {
+          case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}")
+        }
         addToSinkLog(record.added)
       case None =>
         PublishData.run(ctx, staged, timings)
@@ -165,7 +171,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def abortJob(jobContext: JobContext): Unit =
     scala.util.Try(context(jobContext)) match {
       case scala.util.Success(ctx) =>
-        AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown, committedByTasks.synchronized(committedByTasks.toList))
+        AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown,
+          committedByTasks.synchronized(committedByTasks.toList))
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }

@@ -48,8 +48,9 @@ object Vectors {
       writer = n.get("writer").asText(),
       operation = n.get("operation").asText(),
       writeId = text(n, "writeId"),
-      replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
-        removedFiles(n.get("removed")))))
+      replacement = long(n, "sequence").map(seq =>
+        Replacement(seq, elements(n.get("scope")).map(_.asText()),
+          removedFiles(n.get("removed")))))
   }
 
   /** A logical checkpoint of `checkpoints.json` (or of a `tables.json` case) numbered `number`. */

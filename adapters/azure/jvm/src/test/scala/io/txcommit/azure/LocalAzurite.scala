@@ -34,6 +34,7 @@ final class LocalAzurite extends AutoCloseable {
 }
 
 object LocalAzurite {
+
   /** Azurite's well-known development account and key (public, documented by Microsoft). */
   val Account = "devstoreaccount1"
   val Key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
