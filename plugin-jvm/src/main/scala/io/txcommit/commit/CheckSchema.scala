@@ -35,12 +35,12 @@ object CheckSchema extends CommitStage[SchemaCheck, Option[String]] {
         TableSchema.merge(TableSchema.parse(ddl), written, in.mergeSchema, in.enforceNotNull) match {
           case Right(merged) => TableSchema.ddl(merged)
           case Left(problems) => throw new SchemaMismatchException(
-            s"${ctx.describe}: the write's schema cannot be read together with the table's " +
-              s"(as of txn $since: $ddl): " +
-              problems.map(_._2).mkString("; ") + ". Nothing was committed. Cast the columns to the " +
-              "table's types; write with option(\"mergeSchema\", \"true\") to add new columns; or " +
-              "overwrite the whole table (mode(\"overwrite\")) to replace its schema.",
-            problems.map(_._1))
+              s"${ctx.describe}: the write's schema cannot be read together with the table's " +
+                s"(as of txn $since: $ddl): " +
+                problems.map(_._2).mkString("; ") + ". Nothing was committed. Cast the columns to the " +
+                "table's types; write with option(\"mergeSchema\", \"true\") to add new columns; or " +
+                "overwrite the whole table (mode(\"overwrite\")) to replace its schema.",
+              problems.map(_._1))
         }
     }
   }

@@ -47,8 +47,9 @@ object JobCommitter {
     // One snapshot of the log for the conflict check and the schema guard: their listings are shared.
     val snapshot = new TableState(ctx.table, ctx.store, ctx.conf)
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base, Some(snapshot)), timings)
-    val schema = CheckSchema.run(ctx, SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
-      intent.mergeSchema, snapshot, intent.enforceNotNull), timings)
+    val schema = CheckSchema.run(ctx,
+      SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
+        intent.mergeSchema, snapshot, intent.enforceNotNull), timings)
     PublishData.run(ctx, staged, timings)
     val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)

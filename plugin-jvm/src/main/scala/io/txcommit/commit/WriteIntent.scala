@@ -41,6 +41,7 @@ final case class WriteIntent(
 }
 
 object WriteIntent {
+
   /** Writer options (`.option(...)`) reach the job's Hadoop conf; session confs as well. */
   val WriteIdOption = "txcommit.writeId"
   val WriteIdPolicyOption = "txcommit.writeIdPolicy"
@@ -57,8 +58,9 @@ object WriteIntent {
 
   def writeId(conf: Configuration): Option[String] =
     lookup(conf, WriteIdOption).orElse(lookup(conf, WriteIdConf)).map { case (k, v) =>
-      WriteId.problem(v).foreach(why => throw new InvalidConfException(k, v,
-        s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
+      WriteId.problem(v).foreach(why =>
+        throw new InvalidConfException(k, v,
+          s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
       v
     }
 
@@ -70,16 +72,16 @@ object WriteIntent {
   private def flag(setting: Option[(String, String)]): Boolean = setting match {
     case None => false
     case Some((k, v)) => v.toLowerCase(java.util.Locale.ROOT) match {
-      case "true" => true
-      case "false" => false
-      case _ => throw new InvalidConfException(k, v, "true or false")
-    }
+        case "true" => true
+        case "false" => false
+        case _ => throw new InvalidConfException(k, v, "true or false")
+      }
   }
 
   def policy(conf: Configuration): WriteIdPolicy =
     lookup(conf, WriteIdPolicyOption).orElse(lookup(conf, WriteIdPolicyConf)) match {
       case None => WriteIdPolicy.Replace
       case Some((k, v)) => WriteIdPolicy.all.find(_.name == v.toLowerCase(java.util.Locale.ROOT))
-        .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
+          .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
     }
 }

@@ -98,7 +98,8 @@ object CheckpointCodec {
       txn -> files(t, "files").map { case (p, s) => AddedFile(p, s) }
     }
     val declaredTxns = long(root, "transactions")
-    if (declaredTxns != committed.size) throw corrupt(s"it declares $declaredTxns transactions but lists ${committed.size}")
+    if (declaredTxns != committed.size)
+      throw corrupt(s"it declares $declaredTxns transactions but lists ${committed.size}")
     val byTxn = committed.toMap
     if (byTxn.size != committed.size) {
       val twice = committed.groupBy(_._1).collectFirst { case (t, v) if v.size > 1 => t }.get

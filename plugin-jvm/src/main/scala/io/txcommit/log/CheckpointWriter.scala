@@ -19,6 +19,7 @@ import io.txcommit.store.CommitStore
  */
 object CheckpointWriter {
   private val log = LoggerFactory.getLogger(getClass)
+
   /** Records read at once while building (S3 answers each GET in a round trip). */
   val ReadThreads = 16
 
@@ -41,7 +42,7 @@ object CheckpointWriter {
     val appendRecords = readAll(unread) { t =>
       val path = layout.commitRecord(t)
       val bytes = store.read(path).getOrElse(throw new java.io.IOException(
-        s"txcommit: ${Paths.display(path)} was listed but cannot be read now; no checkpoint written"))
+          s"txcommit: ${Paths.display(path)} was listed but cannot be read now; no checkpoint written"))
       RecordCodec.decode(bytes, Paths.display(path), t)
     }.filterNot(_.isReplacing) // a replacing commit's copy: its replace/ record was listed too
     val appends = appendRecords.map(r => r.txn -> r.added.toVector).toMap

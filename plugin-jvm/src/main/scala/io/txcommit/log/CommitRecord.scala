@@ -37,6 +37,7 @@ final case class CommitRecord(
   def sequence: Option[Long] = replacement.map(_.sequence)
   def isReplacing: Boolean = replacement.isDefined
   def isFence: Boolean = operation == CommitRecord.Fence
+
   /** The distinct directories (relative to the table; "" is the table itself) holding files. */
   def directories: Seq[String] = added.map(f => CommitRecord.dirOf(f.path)).distinct.sorted
 }
@@ -52,6 +53,7 @@ object CommitRecord {
   val WriteIdOp = "write-id"
   val Fence = "fence"
   val Operations: Set[String] = Set(Append, Overwrite, OverwritePartitions, WriteIdOp, Fence)
+
   /** Operations that need a sequence (a fence commits nothing, in commits/ and replace/ alike). */
   val Replacing: Set[String] = Set(Overwrite, OverwritePartitions, WriteIdOp)
 

@@ -26,6 +26,7 @@ object SchemaMark {
  * schema guard, and writes of formats that give their schema to no one, carry none: unknown.
  */
 object TableSchema {
+
   /** Where Spark's Parquet writer puts the schema it writes, in the job's conf (before setupJob). */
   val ParquetWrittenSchemaKey = "org.apache.spark.sql.parquet.row.attributes"
 
@@ -61,7 +62,8 @@ object TableSchema {
   private final case class Base(covered: Set[String], through: Long, mark: Option[SchemaMark],
       appendsListed: Set[String], replaceListed: Set[(String, Long, Long)]) {
     def validFor(txns: Set[String], listing: Set[(String, Long, Long)]): Boolean =
-      (appendsListed.nonEmpty || replaceListed.nonEmpty) && appendsListed.subsetOf(txns) && replaceListed.subsetOf(listing)
+      (appendsListed.nonEmpty || replaceListed.nonEmpty) && appendsListed.subsetOf(txns) && replaceListed.subsetOf(
+        listing)
   }
   private val bases = new BoundedCache[String, Base](1000000L, b => 1L + b.covered.size + b.replaceListed.size)
 
@@ -113,12 +115,12 @@ object TableSchema {
     val before: Seq[SchemaMark] = previous match {
       case None => Nil
       case Some(p) => p.schema match {
-        case Some(m) => m.toSeq
-        case None =>
-          val all = ReplaceLog.load(layout, list, read, Paths.display, after = 0L)
-          all.records.filter(_.sequence.exists(_ <= p.through)).flatMap(SchemaMark.of) ++
-            p.committed.keys.toSeq.filterNot(all.byTxn.contains).flatMap(markOf(layout, read, _))
-      }
+          case Some(m) => m.toSeq
+          case None =>
+            val all = ReplaceLog.load(layout, list, read, Paths.display, after = 0L)
+            all.records.filter(_.sequence.exists(_ <= p.through)).flatMap(SchemaMark.of) ++
+              p.committed.keys.toSeq.filterNot(all.byTxn.contains).flatMap(markOf(layout, read, _))
+        }
     }
     SchemaMark.latest((before ++ records.flatMap(SchemaMark.of)).filter(m => covered(m.txn)))
   }
@@ -140,7 +142,7 @@ object TableSchema {
 
   /** `schema` with every column, and everything inside one, nullable. */
   def nullable(schema: StructType): StructType = StructType(schema.fields.map(f =>
-    f.copy(dataType = nullableType(f.dataType), nullable = true)))
+      f.copy(dataType = nullableType(f.dataType), nullable = true)))
 
   private def nullableType(t: DataType): DataType = t match {
     case s: StructType => nullable(s)

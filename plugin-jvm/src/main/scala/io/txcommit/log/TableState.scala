@@ -67,10 +67,11 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
    * `commits/` copy, listed after `replace/` was, commits nothing (its removals would be missing).
    */
   def record(txn: String): Option[CommitRecord] =
-    replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn, t =>
-      if (!commitTxns(t)) None
-      else store.read(layout.commitRecord(t)).map(b =>
-        RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing)))
+    replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn,
+        t =>
+          if (!commitTxns(t)) None
+          else store.read(layout.commitRecord(t)).map(b =>
+            RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing)))
 
   private val addedSets = new ConcurrentHashMap[String, Option[Set[String]]]()
 
@@ -111,7 +112,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
       case _: java.io.FileNotFoundException if !fs.exists(base) => Seq.empty // no such directory: no file
       case e: java.io.FileNotFoundException =>
         throw new ListingChangedException(s"${Paths.display(base)} could not be listed whole: " +
-          s"${e.getMessage}. Nothing was decided from the partial listing; run again.", e)
+            s"${e.getMessage}. Nothing was decided from the partial listing; run again.", e)
     }
   }
 }
@@ -138,6 +139,6 @@ object TableState {
     val segments = rel.split("/")
     val name = segments.last
     !segments.exists(s => s.nonEmpty && hiddenName(s)) &&
-      ((name.startsWith("_") && name.contains("=")) || !SummaryPrefixes.exists(name.startsWith))
+    ((name.startsWith("_") && name.contains("=")) || !SummaryPrefixes.exists(name.startsWith))
   }
 }

@@ -7,6 +7,7 @@ import io.txcommit.log.{CommitRecord, TableState, TxnId}
 import io.txcommit.store.Adapters
 
 object History {
+
   /** Every transaction the log knows, oldest first: committed, pending, aborted and fenced
    *  (VACUUM's claim on a transaction it cleaned up as never committed; committedAt is then
    *  when it was fenced). */
@@ -15,7 +16,8 @@ object History {
     val records = state.committedRecords
     val changed = schemaChanges(records)
     val committed = records.map { r =>
-      HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation), r.writeId,
+      HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation),
+        r.writeId,
         Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
         r.replacement.map(_.removedBytes), r.sequence, changed.get(r.txn))
     }
@@ -35,9 +37,9 @@ object History {
   def schemaChanges(records: Seq[CommitRecord]): Map[String, String] =
     records.sortBy(r => (r.committedAt, r.txn)).foldLeft((Option.empty[String], Map.empty[String, String])) {
       case ((current, out), r) => r.schema.filterNot(current.contains) match {
-        case Some(s) => (Some(s), out + (r.txn -> s))
-        case None => (current, out)
-      }
+          case Some(s) => (Some(s), out + (r.txn -> s))
+          case None => (current, out)
+        }
     }._2
 
   /** The files a reader with the filter sees, by path. */

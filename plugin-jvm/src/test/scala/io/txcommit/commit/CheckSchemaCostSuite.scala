@@ -20,8 +20,9 @@ class CheckSchemaCostSuite extends AnyFunSuite {
   }
 
   private def check(t: MemTable, written: String): Option[String] =
-    CheckSchema.run(t.context(), SchemaCheck(Some(StructType.fromDDL(written)), replacesTable = false,
-      mergeSchema = false, new TableState(t.table, t.store, t.conf)), new StageTimings)
+    CheckSchema.run(t.context(),
+      SchemaCheck(Some(StructType.fromDDL(written)), replacesTable = false,
+        mergeSchema = false, new TableState(t.table, t.store, t.conf)), new StageTimings)
 
   /** The store's requests made by `body`: (reads of commits/, reads of checkpoints/, lists). */
   private def requests(t: MemTable)(body: => Unit): (Int, Int, Int) = {
@@ -57,7 +58,8 @@ class CheckSchemaCostSuite extends AnyFunSuite {
     (1 to 30).foreach(i => append(t, 100L + i, "id BIGINT"))
     assert(CheckpointWriter.write(t.table, t.store, None).written.nonEmpty)
     append(t, 5000L, "id INT")
-    assert(intercept[io.txcommit.SchemaMismatchException](check(t, "id BIGINT")).getMessage.contains("the table has INT"))
+    assert(intercept[io.txcommit.SchemaMismatchException](check(t, "id BIGINT")).getMessage.contains(
+        "the table has INT"))
     val r = t.record(TxnId.generate()).copy(committedAt = 6000L, schema = Some("id STRING"),
       operation = io.txcommit.log.CommitRecord.Overwrite,
       replacement = Some(io.txcommit.log.Replacement(1, Seq(""), Nil)))
@@ -65,7 +67,8 @@ class CheckSchemaCostSuite extends AnyFunSuite {
     assert(check(t, "id STRING") == Some("id STRING"))
   }
 
-  test("a checkpoint written before checkpoints carried the schema: the guard reads the records it covers; the next checkpoint carries it") {
+  test(
+    "a checkpoint written before checkpoints carried the schema: the guard reads the records it covers; the next checkpoint carries it") {
     val t = new MemTable
     val marked = (1 to 30).map(i => append(t, 100L + i, if (i == 30) "id BIGINT, v STRING" else "id BIGINT")).last
     val old = CheckpointWriter.write(t.table, t.store, None).written.get.copy(schema = None)

@@ -19,8 +19,9 @@ class CheckSchemaSuite extends AnyFunSuite {
 
   private def check(t: MemTable, written: String, replacesTable: Boolean = false,
       merge: Boolean = false, notNull: Boolean = true): Option[String] =
-    CheckSchema.run(t.context(), SchemaCheck(Some(ddl(written)), replacesTable, merge,
-      new TableState(t.table, t.store, t.conf), enforceNotNull = notNull), new StageTimings)
+    CheckSchema.run(t.context(),
+      SchemaCheck(Some(ddl(written)), replacesTable, merge,
+        new TableState(t.table, t.store, t.conf), enforceNotNull = notNull), new StageTimings)
 
   private def refused(t: MemTable, written: String, merge: Boolean = false): SchemaMismatchException =
     intercept[SchemaMismatchException](check(t, written, merge = merge))
@@ -57,8 +58,9 @@ class CheckSchemaSuite extends AnyFunSuite {
     val t = new MemTable
     append(t, 10L, Some("id BIGINT NOT NULL, v STRING"))
     val e = refused(t, "id BIGINT, v STRING")
-    assert(e.getMessage.contains("BIGINT NOT NULL, this write BIGINT that may be null") &&
-      e.getMessage.contains("spark.txcommit.enforceNotNull=false"), e.getMessage)
+    assert(
+      e.getMessage.contains("BIGINT NOT NULL, this write BIGINT that may be null") &&
+        e.getMessage.contains("spark.txcommit.enforceNotNull=false"), e.getMessage)
     assert(refused(t, "v STRING").getMessage.contains("lacks it"))
     assert(check(t, "id BIGINT NOT NULL, v STRING NOT NULL") == Some("id BIGINT NOT NULL, v STRING"))
     assert(check(t, "id BIGINT NOT NULL") == Some("id BIGINT NOT NULL, v STRING"), "a nullable column may be left out")
@@ -99,8 +101,9 @@ class CheckSchemaSuite extends AnyFunSuite {
   test("a write whose format gives no schema is neither checked nor recorded with one") {
     val t = new MemTable
     append(t, 10L, Some("id BIGINT"))
-    assert(CheckSchema.run(t.context(), SchemaCheck(None, replacesTable = false, mergeSchema = false,
-      new TableState(t.table, t.store, t.conf)), new StageTimings).isEmpty)
+    assert(CheckSchema.run(t.context(),
+        SchemaCheck(None, replacesTable = false, mergeSchema = false,
+          new TableState(t.table, t.store, t.conf)), new StageTimings).isEmpty)
   }
 
   test("a replacing commit judges again at its commit point: a schema set since its first check refuses it") {
@@ -108,8 +111,9 @@ class CheckSchemaSuite extends AnyFunSuite {
     append(t, 10L, Some("id BIGINT"))
     val me = TxnId.generate()
     val intent = WriteIntent(dynamicPartitions = true)
-    val schema = CheckSchema.decide(t.context(me), SchemaCheck(Some(ddl("id BIGINT")), intent.replacesTable,
-      intent.mergeSchema, new TableState(t.table, t.store, t.conf), intent.enforceNotNull))
+    val schema = CheckSchema.decide(t.context(me),
+      SchemaCheck(Some(ddl("id BIGINT")), intent.replacesTable,
+        intent.mergeSchema, new TableState(t.table, t.store, t.conf), intent.enforceNotNull))
     append(t, 20L, Some("id STRING")) // committed while this job published its data
     val req = ReplaceRequest(t.record(me, "k=1/f").copy(schema = schema), intent, ReplaceBase(0L, Set.empty))
     intercept[SchemaMismatchException](PublishReplaceRecord.run(t.context(me), req, new StageTimings))

@@ -48,8 +48,9 @@ object Vectors {
       writer = n.get("writer").asText(),
       operation = n.get("operation").asText(),
       writeId = text(n, "writeId"),
-      replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
-        removedFiles(n.get("removed")))),
+      replacement = long(n, "sequence").map(seq =>
+        Replacement(seq, elements(n.get("scope")).map(_.asText()),
+          removedFiles(n.get("removed")))),
       schema = text(n, "schema"))
   }
 
@@ -66,7 +67,8 @@ object Vectors {
         t.get("txn").asText() -> files(t.get("files")).map { case (p, s) => AddedFile(p, s) }).toMap,
       removed = removedFiles(n.get("removed")).toVector,
       // absent: a checkpoint from before it carried the schema; null: none of its records carries one
-      schema = Option(n.get("schema")).map(m => if (m.isNull) None
+      schema = Option(n.get("schema")).map(m =>
+        if (m.isNull) None
         else Some(SchemaMark(m.get("txn").asText(), m.get("committedAt").asLong(), m.get("ddl").asText()))))
   }
 

@@ -12,7 +12,9 @@ import io.txcommit.store.{Adapters, CommitStore, StagedFile, StoreContractSuite}
 trait WithLocalS3 extends BeforeAndAfterAll { self: org.scalatest.Suite =>
   protected def ignoreIfNoneMatch: Boolean = false
   protected lazy val s3 = new LocalS3Process(ignoreIfNoneMatch)
-  override protected def afterAll(): Unit = try s3.close() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try s3.close()
+    finally super.afterAll()
 }
 
 /** The `s3` (conditional-put) adapter bound to the store contract, on a real S3 endpoint. */
