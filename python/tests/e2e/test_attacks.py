@@ -15,6 +15,7 @@ import json
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -335,7 +336,7 @@ PAUSED = "at fault point 'job.afterNestingCheck'"
 
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_a_first_write_and_one_inside_it_racing_leave_one_table(
-    any_table: TableRef, open_session, server_of
+    any_table: TableRef, open_session, server_of, tmp_path: Path
 ):  # noqa: ANN001
     """Job A's setup finds no log on its path and stalls there (a long GC); meanwhile job B
     writes a table in A's partition directory `k=1`. A then writes its files: it must not
@@ -344,7 +345,10 @@ def test_a_first_write_and_one_inside_it_racing_leave_one_table(
     server: ServerProcess = server_of(table.store)
     a, b = open_session(table), open_session(table)
     a.conf.set("spark.txcommit.test.pauseAt", "job.afterNestingCheck")
-    a.conf.set("spark.txcommit.test.pauseMs", str(scaled(15_000, 30_000)))
+    # A stalls until B's write is done (the file below), however long B takes on a busy machine.
+    wake_a = tmp_path / "wake-job-a"
+    a.conf.set("spark.txcommit.test.pauseMs", "300000")
+    a.conf.set("spark.txcommit.test.resumeWhen", str(wake_a))
     paused_before = server.log_count(PAUSED)
     outcome: dict[str, BaseException | None] = {}
 
@@ -360,8 +364,11 @@ def test_a_first_write_and_one_inside_it_racing_leave_one_table(
     wait_for(
         lambda: server.log_count(PAUSED) > paused_before, 120, "job A to stall after its check"
     )
-    b.range(5).write.parquet(f"{table.url}/k=1")
-    assert thread.is_alive(), "job B ran while job A stalled (else the race never happened)"
+    try:
+        b.range(5).write.parquet(f"{table.url}/k=1")
+        assert thread.is_alive(), "job B ran while job A stalled (else the race never happened)"
+    finally:
+        wake_a.touch()
     thread.join(timeout=300)
     assert outcome["a"] is not None, "job A must not commit a table around job B's"
     assert "appeared while this job ran" in str(outcome["a"]), outcome["a"]

@@ -261,7 +261,7 @@ ZOMBIE_STORES = sorted({*STREAM_STORES, "s3-multipart", "hdfs", "gcs", "azure"})
 
 @pytest.mark.parametrize("any_table", ZOMBIE_STORES, indirect=True)
 def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
-    any_table: TableRef, server_of
+    any_table: TableRef, server_of, tmp_path: Path
 ):  # noqa: ANN001
     """Driver A stalls between claiming batch 0 and creating its record (a long GC, a frozen
     VM); driver B starts the same query from the same checkpoint and runs batch 0 again. B must
@@ -271,10 +271,13 @@ def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
     ckpt, out = any_table.child("checkpoint"), any_table.child("out")
     a = new_session(server_of(store, other=True).url)
     b = None
+    wake_a = tmp_path / "wake-driver-a"
     try:
         configure(a, store)
         a.conf.set("spark.txcommit.test.pauseAt", "streaming.beforeRecord")
-        a.conf.set("spark.txcommit.test.pauseMs", "40000")
+        # A sleeps until B has committed (the file below), however long B takes to get there.
+        a.conf.set("spark.txcommit.test.pauseMs", "300000")
+        a.conf.set("spark.txcommit.test.resumeWhen", str(wake_a))
         qa = start_query(a, ckpt, out)
         deadline = time.monotonic() + 120
         while not any(k.startswith("_txcommit/streaming/0/") for k in out.objects()):
@@ -284,6 +287,8 @@ def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
         configure(b, store)
         qb = start_query(b, ckpt, out)
         wait_for_batches(qb, 1, f"{store}: driver B")
+        assert qa.isActive and qa.exception() is None, "driver A stalled until now"
+        wake_a.touch()
         deadline = time.monotonic() + 120
         while qa.exception() is None and qa.isActive:
             assert time.monotonic() < deadline, "driver A never woke up"
@@ -293,6 +298,7 @@ def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
         qb.stop()
         verify_output(b, ckpt, out, f"{store}: after a stalled driver")
     finally:
+        wake_a.touch()
         for session in (a, b):
             if session is not None:
                 session.stop()

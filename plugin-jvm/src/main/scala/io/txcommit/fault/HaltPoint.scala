@@ -58,13 +58,21 @@ object HaltPoint {
   /**
    * Pauses the calling thread for `spark.txcommit.test.pauseMs` when `conf` names `point` in
    * `spark.txcommit.test.pauseAt` (and the server allows fault injection): a driver that stalls
-   * (a long GC, a frozen VM) and then carries on, as a zombie does.
+   * (a long GC, a frozen VM) and then carries on, as a zombie does. With
+   * `spark.txcommit.test.resumeWhen` the pause ends as soon as that local file exists, so a test
+   * wakes the zombie right after what it must overlap, however slow a loaded machine is.
    */
   private def maybePause(conf: Configuration, point: HaltPoint): Unit =
     if (Option(conf.get(TxCommitConf.PauseAt)).map(_.trim).contains(point.name) &&
       Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))) {
       val ms = conf.getLong(TxCommitConf.PauseMs, 30000L)
-      log.warn(s"txcommit: pausing $ms ms at fault point '${point.name}' (${TxCommitConf.PauseAt})")
-      Thread.sleep(ms)
+      val resume = Option(conf.get(TxCommitConf.ResumeWhen)).map(_.trim).filter(_.nonEmpty)
+      log.warn(s"txcommit: pausing $ms ms at fault point '${point.name}' (${TxCommitConf.PauseAt})" +
+        resume.fold("")(f => s" or until $f exists"))
+      val deadline = System.nanoTime() + ms * 1000000L
+      def woken = resume.exists(f => java.nio.file.Files.exists(java.nio.file.Paths.get(f)))
+      while (!woken && System.nanoTime() < deadline) {
+        Thread.sleep(math.max(1L, math.min(100L, (deadline - System.nanoTime()) / 1000000L)))
+      }
     }
 }
