@@ -28,7 +28,10 @@ lazy val Spark43 = SparkLine("4.3", "4.3.0", fromMaven = false, "2.13.18", "3.5.
 ThisBuild / scalaVersion := Spark43.scala
 ThisBuild / organization := "io.txcommit"
 ThisBuild / version := "0.1.0"
-ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release", "17")
+// Every lint warning on; an unused import, private member, local or implicit is an error
+// (a deliberate one is marked `@nowarn("cat=unused")` with the reason on its line).
+ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:_", "-Wconf:cat=unused:e",
+  "-release", "17")
 
 /** Spark 4.3's jars: the pyspark 4.3.0 wheel's (TXCOMMIT_SPARK_JARS, else .venv's pyspark). */
 lazy val wheelSparkJars: Seq[File] = {
@@ -38,8 +41,8 @@ lazy val wheelSparkJars: Seq[File] = {
     case dirs => dirs.toSeq.map(_ / "site-packages" / "pyspark" / "jars").find(_.isDirectory)
   }
   val dir = fromEnv.orElse(fromVenv).getOrElse(sys.error(
-    "txcommit: cannot find the Spark 4.3.0 jars. Run `bash .ci/setup` (it installs pyspark 4.3.0 " +
-      "into .venv), or set TXCOMMIT_SPARK_JARS to a directory holding Spark 4.3.0's jars."))
+      "txcommit: cannot find the Spark 4.3.0 jars. Run `bash .ci/setup` (it installs pyspark 4.3.0 " +
+        "into .venv), or set TXCOMMIT_SPARK_JARS to a directory holding Spark 4.3.0's jars."))
   val jars = Option(dir.listFiles()).toSeq.flatten.filter(_.getName.endsWith(".jar"))
   if (!jars.exists(_.getName.startsWith("spark-sql_2.13-4.3.")))
     sys.error(s"txcommit: $dir holds no spark-sql_2.13-4.3.x jar; point TXCOMMIT_SPARK_JARS at Spark 4.3's jars.")
@@ -54,18 +57,22 @@ def sparkSettings(l: SparkLine): Seq[Setting[_]] = Seq(
   scalaVersion := l.scala,
   autoScalaLibrary := false,
   libraryDependencies += "org.scala-lang" % "scala-library" % l.scala % Provided,
-  libraryDependencies ++= (if (!l.fromMaven) Nil else Seq(
-    "org.apache.spark" %% "spark-sql" % l.spark % Provided,
-    "org.apache.hadoop" % "hadoop-client-api" % l.hadoop % Provided,
-    "com.fasterxml.jackson.core" % "jackson-databind" % l.jackson % Provided)),
+  libraryDependencies ++= (if (!l.fromMaven) Nil
+                           else Seq(
+                             "org.apache.spark" %% "spark-sql" % l.spark % Provided,
+                             "org.apache.hadoop" % "hadoop-client-api" % l.hadoop % Provided,
+                             "com.fasterxml.jackson.core" % "jackson-databind" % l.jackson % Provided)),
   Compile / unmanagedJars ++= (if (l.fromMaven) Nil else wheelSparkJars.map(Attributed.blank)),
   pomPostProcess := { (node: scala.xml.Node) =>
     if (l.fromMaven) node
     else {
       import scala.xml._
       import scala.xml.transform._
+      // scalafmt would split the XML literal's last brace over three lines
+      // format: off
       def dep(g: String, a: String, v: String): Elem =
         <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
+      // format: on
       val provided = Seq(dep("org.apache.spark", "spark-sql_2.13", l.spark),
         dep("org.apache.hadoop", "hadoop-client-api", l.hadoop),
         dep("com.fasterxml.jackson.core", "jackson-databind", l.jackson))
@@ -115,9 +122,9 @@ lazy val publishSettings: Seq[Setting[_]] = Seq(
   // The project's public home; confirm it before the first upload.
   homepage := Some(url("https://github.com/txcommit/txcommit")),
   scmInfo := Some(ScmInfo(url("https://github.com/txcommit/txcommit"),
-    "scm:git:https://github.com/txcommit/txcommit.git")),
+      "scm:git:https://github.com/txcommit/txcommit.git")),
   developers := List(Developer("txcommit", "txcommit maintainers", "dev@txcommit.invalid",
-    url("https://github.com/txcommit"))),
+      url("https://github.com/txcommit"))),
   publishMavenStyle := true,
   Test / publishArtifact := false,
   // Scaladoc of sources that refer to Spark's internals: warnings, not failures.
@@ -139,16 +146,18 @@ lazy val testSettings: Seq[Setting[_]] = Seq(
 
 /** What every module of a line shares: its Spark, its sources, tests, POM and linkage check. */
 def lineModule(l: SparkLine, moduleDir: String, artifact: String, jarName: String): Seq[Setting[_]] =
-  Seq[Setting[_]](name := artifact, moduleName := artifact, Compile / packageBin / artifactPath := target.value / jarName) ++
+  Seq[Setting[_]](name := artifact, moduleName := artifact,
+    Compile / packageBin / artifactPath := target.value / jarName) ++
     sparkSettings(l) ++ lineSources(l, moduleDir) ++ testSettings ++ publishSettings ++ Linkage.settings(l.line)
 
-def pluginModule(l: SparkLine) = Project(if (l == Spark43) "pluginJvm" else s"pluginJvm${l.id}", lineBase(l, "plugin-jvm"))
+def pluginModule(
+    l: SparkLine) = Project(if (l == Spark43) "pluginJvm" else s"pluginJvm${l.id}", lineBase(l, "plugin-jvm"))
   .settings(
     lineModule(l, "plugin-jvm", s"txcommit-spark-${l.line}", "txcommit-plugin.jar"),
     Compile / resourceGenerators += declarations("local", "hdfs").taskValue,
     // A real NameNode and DataNode for the HDFS suites (one shaded jar; the Hadoop client it
     // runs against is Spark's own hadoop-client-api/-runtime).
-    libraryDependencies += "org.apache.hadoop" % "hadoop-client-minicluster" % l.hadoop % Test intransitive(),
+    libraryDependencies += "org.apache.hadoop" % "hadoop-client-minicluster" % l.hadoop % Test intransitive (),
     Compile / resourceGenerators += Def.task {
       val out = (Compile / resourceManaged).value / "io" / "txcommit" / "version.properties"
       IO.write(out, s"version=${version.value}\nspark.line=${l.line}\n")
@@ -163,11 +172,11 @@ def s3Module(l: SparkLine, core: Project) =
       // S3A and its AWS SDK must match the cluster's Hadoop: the cluster provides them
       // (`txcommit jars --store s3` fetches the line's), as Delta's S3 LogStore module declares them.
       libraryDependencies ++= Seq(
-        "org.apache.hadoop" % "hadoop-aws" % l.hadoop % Provided intransitive(),
-        "software.amazon.awssdk" % "bundle" % l.awsSdk % Provided intransitive()),
+        "org.apache.hadoop" % "hadoop-aws" % l.hadoop % Provided intransitive (),
+        "software.amazon.awssdk" % "bundle" % l.awsSdk % Provided intransitive ()),
       libraryDependencies ++= (if (l.hadoop == "3.5.0")
-        Seq("software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" % Provided intransitive())
-      else Nil),
+                                 Seq("software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" % Provided intransitive ())
+                               else Nil),
       Compile / resourceGenerators += declarations("s3", "s3-multipart").taskValue)
 
 def gcsModule(l: SparkLine, core: Project) =
@@ -179,7 +188,7 @@ def gcsModule(l: SparkLine, core: Project) =
       // cannot clash with Spark's guava or jackson). The cluster provides it (`txcommit jars
       // --store gcs` fetches it): Hadoop 3.5's own hadoop-gcp has no endpoint setting, so it
       // could not be tested against an emulator.
-      libraryDependencies += "com.google.cloud.bigdataoss" % "gcs-connector" % "4.0.4" % Provided classifier "shaded" intransitive(),
+      libraryDependencies += "com.google.cloud.bigdataoss" % "gcs-connector" % "4.0.4" % Provided classifier "shaded" intransitive (),
       Compile / resourceGenerators += declarations("gcs").taskValue)
 
 def azureModule(l: SparkLine, core: Project) =
@@ -190,11 +199,12 @@ def azureModule(l: SparkLine, core: Project) =
       // ABFS must match the cluster's Hadoop: the cluster provides it (`txcommit jars --store
       // azure` fetches the line's). Everything else it needs is in Spark's own jars, except
       // HdrHistogram. The adapter's own Blob requests use the JDK's HTTP client: no Azure SDK.
-      libraryDependencies += "org.apache.hadoop" % "hadoop-azure" % l.hadoop % Provided intransitive(),
+      libraryDependencies += "org.apache.hadoop" % "hadoop-azure" % l.hadoop % Provided intransitive (),
       libraryDependencies += "org.hdrhistogram" % "HdrHistogram" % "2.1.12" % Test,
       // ABFS builds its URLs with Apache HttpClient, which Spark's distribution ships (its jars/)
       // but spark-sql's POM does not bring: the Maven lines' suites need it named.
-      libraryDependencies ++= (if (l.fromMaven) Seq("org.apache.httpcomponents" % "httpclient" % "4.5.14" % Test) else Nil),
+      libraryDependencies ++= (if (l.fromMaven) Seq("org.apache.httpcomponents" % "httpclient" % "4.5.14" % Test)
+                               else Nil),
       Compile / resourceGenerators += declarations("azure").taskValue)
 
 def lineAggregate(l: SparkLine, modules: Project*) =
@@ -221,10 +231,11 @@ lazy val adapterAzure41 = azureModule(Spark41, pluginJvm41)
 lazy val line41 = lineAggregate(Spark41, pluginJvm41, adapterS341, adapterGcs41, adapterAzure41)
 
 // The linkage check's negative control: the 4.3 plugin jar on Spark 4.0 must show what 4.0 lacks.
-lazy val pluginJvm40 = pluginModule(Spark40).settings(Linkage.control(pluginJvm / Compile / packageBin, Seq(
-  "org.apache.spark.sql.catalyst.parser.ParserInterface#$init$",
-  "org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager",
-  "org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog")))
+lazy val pluginJvm40 = pluginModule(Spark40).settings(Linkage.control(pluginJvm / Compile / packageBin,
+    Seq(
+      "org.apache.spark.sql.catalyst.parser.ParserInterface#$init$",
+      "org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager",
+      "org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog")))
 lazy val adapterS340 = s3Module(Spark40, pluginJvm40)
 lazy val adapterGcs40 = gcsModule(Spark40, pluginJvm40)
 lazy val adapterAzure40 = azureModule(Spark40, pluginJvm40)
@@ -235,3 +246,9 @@ lazy val line40 = lineAggregate(Spark40, pluginJvm40, adapterS340, adapterGcs40,
 lazy val root = (project in file("."))
   .aggregate(pluginJvm, adapterS3, adapterGcs, adapterAzure)
   .settings(publish / skip := true)
+
+// Formatting (.scalafmt.conf): the 4.3 projects hold every shared source; pluginJvm40 and
+// pluginJvm41 add the folders only the older lines compile (scala-spark-4.0, scala-spark-4.1-4.2).
+addCommandAlias("fmt", "scalafmtAll; pluginJvm40/scalafmtAll; pluginJvm41/scalafmtAll; scalafmtSbt")
+addCommandAlias("fmtCheck",
+  "scalafmtCheckAll; pluginJvm40/scalafmtCheckAll; pluginJvm41/scalafmtCheckAll; scalafmtSbtCheck")

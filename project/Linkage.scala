@@ -24,7 +24,8 @@ import sbt.Keys._
  * target/linkage.txt.
  */
 object Linkage {
-  val linkageCheck = taskKey[File]("Resolves every class, method and field the packaged jar refers to against its Spark line's jars")
+  val linkageCheck =
+    taskKey[File]("Resolves every class, method and field the packaged jar refers to against its Spark line's jars")
 
   def settings(line: String): Seq[Setting[_]] = Seq(
     linkageCheck := {
@@ -45,7 +46,8 @@ object Linkage {
       excused.foreach(m => log.info(s"linkage: allowed on Spark $line: ${m.key}"))
       if (missing.nonEmpty || stale.nonEmpty) {
         missing.foreach(m => log.error(s"linkage: missing on Spark $line: ${m.key} (from ${m.from})"))
-        stale.foreach(k => log.error(s"linkage: $allowedFile lists $k for Spark $line, but ${jar.getName} no longer refers to it"))
+        stale.foreach(k =>
+          log.error(s"linkage: $allowedFile lists $k for Spark $line, but ${jar.getName} no longer refers to it"))
         sys.error(s"linkage check of ${jar.getName} against Spark $line failed: ${missing.size} missing " +
           s"reference(s), ${stale.size} stale allowed entr(y/ies); see $out")
       }
@@ -53,15 +55,18 @@ object Linkage {
       out
     })
 
-  val linkageControl = taskKey[Unit]("The check's negative control: a jar built for another line must show the references this line lacks")
+  val linkageControl =
+    taskKey[Unit]("The check's negative control: a jar built for another line must show the references this line lacks")
 
   /** Checks `jar` (built for another line) against this project's classpath and fails unless every
     * one of `expected` (key prefixes) is reported missing: proof that the check can fail. */
   def control(jar: TaskKey[File], expected: Seq[String]): Setting[_] = linkageControl := {
-    val found = check(jar.value, (Compile / dependencyClasspath).value.map(_.data).filter(_.exists)).map(_.key)
+    val built = jar.value
+    val found = check(built, (Compile / dependencyClasspath).value.map(_.data).filter(_.exists)).map(_.key)
     val unseen = expected.filterNot(e => found.exists(_.startsWith(e)))
-    streams.value.log.info(s"linkage control: ${jar.value.getName} of another line misses ${found.size} reference(s) here: ${found.mkString(", ")}")
-    if (unseen.nonEmpty) sys.error(s"linkage control: the check did not report ${unseen.mkString(", ")} for ${jar.value}")
+    streams.value.log.info(
+      s"linkage control: ${built.getName} of another line misses ${found.size} reference(s) here: ${found.mkString(", ")}")
+    if (unseen.nonEmpty) sys.error(s"linkage control: the check did not report ${unseen.mkString(", ")} for $built")
   }
 
   /** A reference that does not resolve: `key` is `Owner` (a class) or `Owner#name descriptor`. */
@@ -73,7 +78,8 @@ object Linkage {
       if (!f.exists) Set.empty
       else IO.readLines(f).map(_.takeWhile(_ != '#').trim).filter(_.nonEmpty).flatMap { l =>
         l.split("\\s+", 3) match {
-          case Array(lines, jar, key) if (lines == "*" || lines.split(',').contains(line)) && jar == jarName => Some(key)
+          case Array(lines, jar, key) if (lines == "*" || lines.split(',').contains(line)) && jar == jarName =>
+            Some(key)
           case Array(_, _, _) => None
           case _ => sys.error(s"$f: cannot read '$l': expected '<line|*> <jar name> <Owner#name descriptor>  # why'")
         }
@@ -97,9 +103,10 @@ object Linkage {
       } else if (e.getName.endsWith(".jar")) {
         val z = new ZipFile(e)
         zips += z
-        z.entries().asScala.filter(en => en.getName.endsWith(".class") && !en.getName.startsWith("META-INF/")).foreach { en =>
-          val n = en.getName.stripSuffix(".class")
-          if (!index.contains(n)) index(n) = () => z.getInputStream(en)
+        z.entries().asScala.filter(en => en.getName.endsWith(".class") && !en.getName.startsWith("META-INF/")).foreach {
+          en =>
+            val n = en.getName.stripSuffix(".class")
+            if (!index.contains(n)) index(n) = () => z.getInputStream(en)
         }
       }
     }
@@ -116,7 +123,8 @@ object Linkage {
       }
       open.map { o =>
         val in = o()
-        try parse(new ClassReader(in)) finally in.close()
+        try parse(new ClassReader(in))
+        finally in.close()
       }
     }
 
@@ -124,13 +132,14 @@ object Linkage {
       val methods = mutable.Map.empty[(String, String), Int]
       val fields = mutable.Set.empty[(String, String)]
       r.accept(new ClassVisitor(Opcodes.ASM9) {
-        override def visitMethod(access: Int, name: String, desc: String, sig: String, ex: Array[String]): MethodVisitor = {
-          methods((name, desc)) = access; null
-        }
-        override def visitField(access: Int, name: String, desc: String, sig: String, v: Any): FieldVisitor = {
-          fields += ((name, desc)); null
-        }
-      }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES)
+          override def visitMethod(access: Int, name: String, desc: String, sig: String, ex: Array[String])
+              : MethodVisitor = {
+            methods((name, desc)) = access; null
+          }
+          override def visitField(access: Int, name: String, desc: String, sig: String, v: Any): FieldVisitor = {
+            fields += ((name, desc)); null
+          }
+        }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES)
       Info(r.getClassName, Option(r.getSuperName), r.getInterfaces.toSeq, methods.toMap, fields.toSet)
     }
 
@@ -172,9 +181,11 @@ object Linkage {
           case Left(m) => note(m.replace('/', '.'), from)
           case Right(types) =>
             val found =
-              if (method) types.exists(i => i.methods.contains((name, desc)) ||
-                (SignaturePolymorphic(i.name) && i.methods.exists { case ((n, _), acc) =>
-                  n == name && (acc & Opcodes.ACC_NATIVE) != 0 && (acc & Opcodes.ACC_VARARGS) != 0 }))
+              if (method) types.exists(i =>
+                i.methods.contains((name, desc)) ||
+                  (SignaturePolymorphic(i.name) && i.methods.exists { case ((n, _), acc) =>
+                    n == name && (acc & Opcodes.ACC_NATIVE) != 0 && (acc & Opcodes.ACC_VARARGS) != 0
+                  }))
               else types.exists(_.fields.contains((name, desc)))
             if (!found) note(s"${o.replace('/', '.')}#$name $desc", from)
         }
@@ -192,30 +203,34 @@ object Linkage {
 
       val z = new ZipFile(jar)
       try {
-        z.entries().asScala.filter(e => e.getName.endsWith(".class") && !e.getName.startsWith("META-INF/")).foreach { e =>
-          val in = z.getInputStream(e)
-          val reader = try new ClassReader(in) finally in.close()
-          val from = reader.getClassName.replace('/', '.')
-          Option(reader.getSuperName).foreach(classRef(_, from))
-          reader.getInterfaces.foreach(classRef(_, from))
-          reader.accept(new ClassVisitor(Opcodes.ASM9) {
-            override def visitMethod(access: Int, name: String, desc: String, sig: String, ex: Array[String]): MethodVisitor =
-              new MethodVisitor(Opcodes.ASM9) {
-                override def visitMethodInsn(op: Int, owner: String, n: String, d: String, itf: Boolean): Unit =
-                  member(owner, n, d, method = true, from)
-                override def visitFieldInsn(op: Int, owner: String, n: String, d: String): Unit =
-                  member(owner, n, d, method = false, from)
-                override def visitTypeInsn(op: Int, t: String): Unit = classRef(t, from)
-                override def visitMultiANewArrayInsn(d: String, dims: Int): Unit = constant(Type.getType(d), from)
-                override def visitLdcInsn(c: Any): Unit = constant(c, from)
-                override def visitTryCatchBlock(s: Label, e: Label, h: Label, t: String): Unit =
-                  if (t != null) classRef(t, from)
-                override def visitInvokeDynamicInsn(n: String, d: String, bsm: Handle, args: AnyRef*): Unit = {
-                  handle(bsm, from)
-                  args.foreach(constant(_, from))
-                }
-              }
-          }, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES)
+        z.entries().asScala.filter(e => e.getName.endsWith(".class") && !e.getName.startsWith("META-INF/")).foreach {
+          e =>
+            val in = z.getInputStream(e)
+            val reader =
+              try new ClassReader(in)
+              finally in.close()
+            val from = reader.getClassName.replace('/', '.')
+            Option(reader.getSuperName).foreach(classRef(_, from))
+            reader.getInterfaces.foreach(classRef(_, from))
+            reader.accept(new ClassVisitor(Opcodes.ASM9) {
+                override def visitMethod(access: Int, name: String, desc: String, sig: String, ex: Array[String])
+                    : MethodVisitor =
+                  new MethodVisitor(Opcodes.ASM9) {
+                    override def visitMethodInsn(op: Int, owner: String, n: String, d: String, itf: Boolean): Unit =
+                      member(owner, n, d, method = true, from)
+                    override def visitFieldInsn(op: Int, owner: String, n: String, d: String): Unit =
+                      member(owner, n, d, method = false, from)
+                    override def visitTypeInsn(op: Int, t: String): Unit = classRef(t, from)
+                    override def visitMultiANewArrayInsn(d: String, dims: Int): Unit = constant(Type.getType(d), from)
+                    override def visitLdcInsn(c: Any): Unit = constant(c, from)
+                    override def visitTryCatchBlock(s: Label, e: Label, h: Label, t: String): Unit =
+                      if (t != null) classRef(t, from)
+                    override def visitInvokeDynamicInsn(n: String, d: String, bsm: Handle, args: AnyRef*): Unit = {
+                      handle(bsm, from)
+                      args.foreach(constant(_, from))
+                    }
+                  }
+              }, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES)
         }
       } finally z.close()
       missing.toSeq.map { case (k, f) => Missing(k, f) }

@@ -9,6 +9,7 @@ final case class SparkLine(
     awsSdk: String,
     jackson: String) {
   val id: String = line.replace(".", "")
+
   /** The scala-spark-<range> source folders this line compiles besides the shared ones. */
   def sourceRanges: Seq[String] = line match {
     case "4.0" => Seq("4.0")

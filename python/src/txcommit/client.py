@@ -20,7 +20,6 @@ from txcommit._names import (
     PLUGIN_CLASS,
     PROTOCOL_CLASS,
     READ_FILTER_CONF,
-    SPARK_DEFAULT_PROTOCOL_CLASS,  # noqa: F401 - still importable from here, as before
 )
 from txcommit._spark_home import ensure_spark_home
 from txcommit.errors import (
@@ -112,7 +111,7 @@ def disable(spark: Any) -> None:
 
 def is_enabled(spark: Any) -> bool:
     """Whether this session's file writes use the transactional commit protocol."""
-    return spark.conf.get(COMMIT_PROTOCOL_CONF, None) == PROTOCOL_CLASS
+    return bool(spark.conf.get(COMMIT_PROTOCOL_CONF, None) == PROTOCOL_CLASS)
 
 
 @contextlib.contextmanager
@@ -164,7 +163,7 @@ def abandon(spark: Any) -> None:
     with contextlib.suppress(Exception):
         if getattr(cls, "_default_session", None) is spark:
             cls._default_session = None
-        active = getattr(cls, "_active_session", None)
+        active: Any = getattr(cls, "_active_session", None)
         if getattr(active, "session", None) is spark:
             active.session = None
 

@@ -23,6 +23,7 @@ CorruptCheckpointError         CorruptCheckpointException                  give 
 TaskFileMissingError           TaskFileMissingException                    retry the job
 ListingChangedError            ListingChangedException                     retry the job
 StorePermissionError           StorePermissionException                    give up (fix access)
+SchemaMismatchError            SchemaMismatchException                     give up (fix the data)
 =============================  ==========================================  =====================
 """
 
@@ -179,6 +180,14 @@ class StorePermissionError(TxCommitError):
     permission to grant. Nothing was written."""
 
 
+class SchemaMismatchError(TxCommitError):
+    """The write's schema cannot be read together with the table's (a column's type changed, a
+    column was added without ``mergeSchema``, or, under ``spark.txcommit.enforceNotNull``, a
+    NOT NULL column may get nulls): nothing was committed. The message names each column with
+    both types and what to do: cast to the table's type, ``option("mergeSchema", "true")`` for
+    added columns, or an overwrite of the whole table to replace its schema."""
+
+
 #: The server plugin's exception (simple name) -> its Python twin.
 SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "CommitConflictException": CommitConflictError,
@@ -193,6 +202,7 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "TaskFileMissingException": TaskFileMissingError,
     "ListingChangedException": ListingChangedError,
     "StorePermissionException": StorePermissionError,
+    "SchemaMismatchException": SchemaMismatchError,
 }
 
 # How pyspark shows a server error's class: "(io.txcommit.X) txcommit: why" (the message of

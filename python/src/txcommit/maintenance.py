@@ -17,7 +17,7 @@ from typing import Any
 VACUUM_COLUMNS = ("path", "kind", "reason", "bytes", "deleted")
 HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
-    "rows", "removedFiles", "removedBytes", "sequence",
+    "rows", "removedFiles", "removedBytes", "sequence", "schema",
 )  # fmt: skip
 
 

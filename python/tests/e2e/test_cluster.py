@@ -101,6 +101,7 @@ def slow_rows(spark, n: int, parts: int, pause_ms: Callable[[int, int], int]):  
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
+        assert ctx is not None  # a UDF runs inside a task
         return (i, ctx.attemptNumber(), pause_ms(ctx.partitionId(), ctx.attemptNumber()))
 
     # Nondeterministic: else the optimiser inlines `t` into the filter and the projection
@@ -250,7 +251,9 @@ def run_executor_killed_mid_write(  # noqa: ANN001 - spark: pyspark's connect Sp
 
     # The executor is gone, and the cluster launched a replacement for the application.
     assert not alive(victim)
-    wait_for(lambda: set(cluster.executor_pids(app_id)) - set(before), 60, "a replacement executor")
+    wait_for(
+        lambda: bool(set(cluster.executor_pids(app_id)) - set(before)), 60, "a replacement executor"
+    )
 
     rows = read_rows(spark, table)
     assert [i for i, _ in rows] == list(range(n)), "every row exactly once"

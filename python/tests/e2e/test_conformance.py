@@ -6,18 +6,19 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from txcommit.conformance import FAIL, PASS
-from txcommit.conformance.protocol import HALT_POINTS
+from txcommit.conformance.protocol import VISIBLE_AFTER_HALT
 
 from support.servers import server_python
 
 
-def results(report: dict) -> dict[str, str]:  # type: ignore[type-arg]
+def results(report: dict[str, Any]) -> dict[str, str]:
     return {c["name"]: c["result"] for c in report["checks"]}
 
 
-def run_kit(argv: list[str], tmp_path: Path) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+def run_kit(argv: list[str], tmp_path: Path) -> tuple[int, dict[str, Any], str]:
     """The kit as a user runs it for Level 2: in the server-side venv (it starts a server)."""
     out = tmp_path / "report.json"
     done = subprocess.run(
@@ -39,7 +40,7 @@ def test_level_2_certifies_the_local_file_system(tmp_path: Path) -> None:
     got = results(report)
     expected = ["task-retry", "duplicate-attempts", "persistent-task-failure"]
     expected += [f"driver-killed:{p}" for p in points] + ["reader-check"]
-    assert set(points) < set(HALT_POINTS)
+    assert set(points) < set(VISIBLE_AFTER_HALT)
     assert list(got) == expected and set(got.values()) == {PASS}, printed
     reader = next(c for c in report["checks"] if c["name"] == "reader-check")
     hidden = int(reader["explanation"].split("(")[1].split(" ")[0])

@@ -22,8 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
 import txcommit
-from txcommit.conformance.protocol import HALT_POINTS as VISIBLE_AFTER
-from txcommit.conformance.protocol import KEEP_JUNK, fail_first_attempt_at
+from txcommit.conformance.protocol import KEEP_JUNK, VISIBLE_AFTER_HALT, fail_first_attempt_at
 
 from support.servers import (
     ServerProcess,
@@ -40,7 +39,7 @@ from support.waiting import wait_for
 
 # Shared with the conformance kit's Level 2 (txcommit.conformance.protocol), which runs these
 # scenarios on any store: leave the files of failed attempts on disk (KEEP_JUNK), and which
-# fault points leave the interrupted job visible (VISIBLE_AFTER).
+# fault points leave the interrupted job visible (VISIBLE_AFTER_HALT).
 
 
 #: Server kills of the random-kill soak: 2 in CI; a longer soak is one variable away
@@ -185,7 +184,7 @@ def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  #
 #: restart for each would prove nothing new. Every point on S3 too:
 #: TXCOMMIT_TEST_ALL_KILL_POINTS=1 (the soak sets it).
 KILL_POINTS_BY_STORE = {
-    "local": [p for p in VISIBLE_AFTER if p != "job.duringPublishData"],
+    "local": [p for p in VISIBLE_AFTER_HALT if p != "job.duringPublishData"],
     "s3": ["job.beforeRecord", "job.afterRecord"],
     "s3-multipart": [
         "task.beforeCommit", "job.duringPublishData", "job.beforeRecord", "job.afterRecord",
@@ -197,7 +196,9 @@ KILL_POINTS_BY_STORE = {
 if os.environ.get("TXCOMMIT_TEST_ALL_KILL_POINTS") == "1":
     KILL_POINTS_BY_STORE.update(
         {
-            s: [p for p in VISIBLE_AFTER if p != "job.duringPublishData" or s == "s3-multipart"]
+            s: [
+                p for p in VISIBLE_AFTER_HALT if p != "job.duringPublishData" or s == "s3-multipart"
+            ]
             for s in STORES
         }  # fmt: skip
     )
@@ -239,7 +240,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
     # Another server reads the table as any reader would after the crash.
     reader = new_session(server.url, one_clock=True)
     try:
-        expected = base + (n if VISIBLE_AFTER[point] else 0)
+        expected = base + (n if VISIBLE_AFTER_HALT[point] else 0)
         df = reader.read.parquet(table.url)
         assert df.count() == expected
         assert df.distinct().count() == expected
@@ -255,7 +256,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
             assert len(halted_txns) == 2 and table.open_uploads()
         else:
             assert len(halted_txns) == 2, "the crashed job's files are in the store either way"
-        assert len(table.committed()) == (2 if VISIBLE_AFTER[point] else 1)
+        assert len(table.committed()) == (2 if VISIBLE_AFTER_HALT[point] else 1)
 
         # The table stays writable: the next job commits, and rolls the crashed one forward.
         table.prepare(reader)

@@ -74,7 +74,7 @@ class LosingRenameAnswers(requests.Session):
         super().__init__()
         self.rename_losses = rename_losses
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+    def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         response = super().request(method, url, *args, **kwargs)
         params = kwargs.get("params") or {}
         if params.get("op") == "RENAME" and self.rename_losses > 0:

@@ -62,10 +62,10 @@ def test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows(
     the record. Counting it as an earlier run of the write id would remove the job's own files."""
     table = make_table(store, workdir, s3_client)
     table.prepare(spark)
-    spark.range(10).write.mode("append").parquet(table.url)
+    load = spark.range(1000).withColumn("k", F.col("id") % 4)
+    load.limit(10).write.mode("append").parquet(table.url)  # the table's columns, as the load's
     lost(local_s3)
     lose(local_s3, log_key(table, "replace"))
-    load = spark.range(1000).withColumn("k", F.col("id") % 4)
     load.write.option(WRITE_ID, "load-2026-11-23").mode("append").parquet(table.url)
     assert [k for k in lost(local_s3) if "/_txcommit/replace/" in k], "the fault was injected"
     (record,) = replace_records(table)

@@ -79,7 +79,8 @@ def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
 def test_appends_over_many_partitions_are_read_all_or_nothing(sessions, any_table: TableRef):  # noqa: ANN001
-    appends_race(*sessions, any_table)
+    writer, reader = sessions
+    appends_race(writer, reader, any_table)
 
 
 def test_executors_of_a_cluster_list_one_cut(

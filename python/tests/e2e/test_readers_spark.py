@@ -43,7 +43,9 @@ def fail_first_attempt_at(target: int):  # noqa: ANN201
     def maybe_fail(i):  # noqa: ANN001, ANN202
         from pyspark import TaskContext
 
-        if i == target and TaskContext.get().attemptNumber() == 0:
+        task = TaskContext.get()
+        assert task is not None  # a UDF runs inside a task
+        if i == target and task.attemptNumber() == 0:
             raise RuntimeError(f"injected failure at id {i}")
         return i
 

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from txcommit.table import format as log
 
@@ -59,7 +60,7 @@ def write(table: Path, rel: str, data: bytes = b"abc") -> None:
     f.write_bytes(data)
 
 
-def record(txn: str, added: list[str], **v2: object) -> log.CommitRecord:
+def record(txn: str, added: list[str], **v2: Any) -> log.CommitRecord:
     """A commit record of ``txn`` adding ``added`` (3 bytes each); ``v2``: format 2 fields."""
     return log.CommitRecord(
         txn=txn,
@@ -69,5 +70,5 @@ def record(txn: str, added: list[str], **v2: object) -> log.CommitRecord:
         committed_at=2,
         added=tuple(log.AddedFile(p, 3) for p in added),
         writer="test",
-        **v2,  # type: ignore[arg-type]
+        **v2,
     )

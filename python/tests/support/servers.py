@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from txcommit._names import ALLOW_FAULT_INJECTION_CONF
 from txcommit.testing.local_s3 import LocalS3, s3a_confs
@@ -294,7 +294,7 @@ FAULTS_ALLOWED = {ALLOW_FAULT_INJECTION_CONF: "true"}
 #: Every session the tests opened. `abandon_sessions` closes them at the end of the run without
 #: a request: a test that failed while its session pointed at a server it had killed would
 #: otherwise leave pyspark's exit hook retrying that server for ten minutes.
-_SESSIONS: list = []  # type: ignore[type-arg]
+_SESSIONS: list[Any] = []
 
 
 def new_session(url: str, *, one_clock: bool = False):  # noqa: ANN201 - a connect SparkSession
@@ -330,19 +330,19 @@ def rows_per_b(url: str, table_url: str, *, one_clock: bool = False) -> dict[int
 
 
 def server_with_s3(
-    workdir: Path, local_s3: LocalS3, confs: dict[str, str] | None = None, **kwargs: object
+    workdir: Path, local_s3: LocalS3, confs: dict[str, str] | None = None, **kwargs: Any
 ) -> ServerProcess:
     """A `txcommit server --store s3` that reaches the shared local S3 endpoint."""
     return ServerProcess(
         workdir,
         confs={**FAULTS_ALLOWED, **s3a_confs(local_s3.endpoint), **(confs or {})},
         extra_args=["--store", "s3", "--no-local-s3"],
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 
 def server_with_gcs(
-    workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: object
+    workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: Any
 ) -> ServerProcess:
     """A `txcommit server --store gcs` that reaches the shared fake-gcs-server."""
     from txcommit.server import gcs_emulator_confs
@@ -351,19 +351,19 @@ def server_with_gcs(
         workdir,
         confs={**FAULTS_ALLOWED, **gcs_emulator_confs(fake_gcs.endpoint), **(confs or {})},
         extra_args=["--store", "gcs", "--no-local-gcs"],
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 
 def server_with_azure(
-    workdir: Path, azurite: Azurite, confs: dict[str, str] | None = None, **kwargs: object
+    workdir: Path, azurite: Azurite, confs: dict[str, str] | None = None, **kwargs: Any
 ) -> ServerProcess:
     """A `txcommit server --store azure` that reaches the shared Azurite through ABFS."""
     return ServerProcess(
         workdir,
         confs={**FAULTS_ALLOWED, **azurite.abfs_confs(), **(confs or {})},
         extra_args=["--store", "azure", "--no-local-azure"],
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 

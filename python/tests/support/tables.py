@@ -103,8 +103,8 @@ class TableRef:
             obj = self.s3.get_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
         except self.s3.exceptions.NoSuchKey:
             return None
-        data: bytes = obj["Body"].read()
-        return data
+        body: bytes = obj["Body"].read()
+        return body
 
     def write(self, rel: str, data: bytes) -> None:
         if self.local is not None:

@@ -25,6 +25,7 @@ def logical(n: dict[str, Any]) -> log.CommitRecord:
         sequence=n["sequence"],
         scope=tuple(n["scope"]),
         removed=tuple(removed_file(f) for f in n["removed"]),
+        schema=n.get("schema"),
     )
 
 
@@ -41,6 +42,11 @@ def logical_checkpoint(n: dict[str, Any]) -> log.Checkpoint:
             for c in n["committed"]
         },
         removed=tuple(removed_file(f) for f in n["removed"]),
+        # absent: a checkpoint from before it carried the schema; null: no record carries one
+        schema=None
+        if n.get("schema") is None
+        else log.SchemaMark(n["schema"]["txn"], n["schema"]["committedAt"], n["schema"]["ddl"]),
+        schema_known="schema" in n,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -63,7 +64,7 @@ def keys_under(s3: LocalS3, url: str) -> list[str]:
     return [p for p in fs.find(root)] if fs.exists(root) else []
 
 
-def results(report: dict) -> dict[str, str]:  # type: ignore[type-arg]
+def results(report: dict[str, Any]) -> dict[str, str]:
     return {c["name"]: c["result"] for c in report["checks"]}
 
 

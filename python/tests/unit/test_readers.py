@@ -406,7 +406,7 @@ def test_txcommit_log_shows_the_history(
     assert all(r["rows"] is None for r in rows.values())
     assert set(d) == {
         "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
-        "rows", "removedFiles", "removedBytes", "sequence",
+        "rows", "removedFiles", "removedBytes", "sequence", "schema",
     }  # fmt: skip
     assert log_main([built.url, "--progress", *cli_args(built)]) == 0
     captured = capsys.readouterr()

@@ -132,3 +132,24 @@ def test_encoding_refuses_inconsistent_records() -> None:
         log.encode_record(replace(append, operation="overwrite"))
     with pytest.raises(ValueError, match="no sequence"):
         log.encode_record(replace(append, scope=("k=1",)))
+
+
+def test_the_schema_a_record_carries_decodes_and_marks_where_history_changed() -> None:
+    from txcommit.table.view import schema_changes
+
+    append = log.decode_record(golden("append-schema-v2"), "commits/x.json", TXN)
+    assert append.schema == "id BIGINT NOT NULL, `a b` STRING, s STRUCT<x: INT, y: ARRAY<DOUBLE>>"
+    assert log.decode_record(golden("append-v2"), "commits/x.json", TXN).schema is None
+
+    def rec(txn: str, at: int, schema: str | None) -> log.CommitRecord:
+        return log.CommitRecord(txn, "t", "j", 1, at, schema=schema)
+
+    ids = [f"mwrb6d3zh3ckkd3{c}" for c in "abcde"]
+    records = [
+        rec(ids[4], 10, None),  # written before the guard: changes nothing
+        rec(ids[3], 20, "id BIGINT"),
+        rec(ids[2], 30, "id BIGINT"),
+        rec(ids[1], 40, "id BIGINT, extra STRING"),
+        rec(ids[0], 50, "id BIGINT, extra STRING"),
+    ]
+    assert schema_changes(records) == {ids[3]: "id BIGINT", ids[1]: "id BIGINT, extra STRING"}

@@ -31,3 +31,9 @@ def test_class_names_are_the_jvms() -> None:
 
 def test_fault_points_are_the_jvms_in_order() -> None:
     assert list(_names.HALT_POINTS) == NAMES["haltPoints"]
+
+
+def test_level2_fault_points_are_the_jvms() -> None:
+    from txcommit.conformance.protocol import VISIBLE_AFTER_HALT
+
+    assert set(VISIBLE_AFTER_HALT) <= set(_names.HALT_POINTS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,7 +117,7 @@ def cold(reads: list[str]) -> None:
     reads.clear()
 
 
-def visible(table: Path, **options: bool) -> set[str]:
+def visible(table: Path, **options: Any) -> set[str]:
     return {f.path for f in open_table(table, **options).visible_files()}
 
 

@@ -27,7 +27,6 @@ from txcommit.adapters.declarations import (
 )
 from txcommit.adapters.local import LocalStore
 from txcommit.adapters.registry import (
-    CONF_PREFIX,
     adapter_for,
     declaration_named,
     known_adapters,
@@ -37,7 +36,6 @@ from txcommit.adapters.registry import (
 )
 
 __all__ = [
-    "CONF_PREFIX",
     "AdapterDeclaration",
     "LocalStore",
     "MultipartStore",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import builtins
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import obstore
@@ -31,6 +31,7 @@ from txcommit.table.format import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
+    from obstore.store import AzureConfig
 
     from txcommit.adapters.declarations import AdapterDeclaration
 
@@ -97,16 +98,15 @@ class AzureBlobStore(ObstoreStore):
         if emulator:
             account = account or EMULATOR_ACCOUNT
             account_key = account_key or EMULATOR_KEY
-        self.account: str | None = (
-            account or url_account or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
-        )
-        if not self.account:
+        named = account or url_account or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
+        if not named:
             raise StoreError(
                 f"txcommit: {self.root_url} names no storage account; pass account=... or set "
                 "AZURE_STORAGE_ACCOUNT_NAME (or use abfss://<container>@<account>.dfs.core."
                 "windows.net/<path>)",
                 url=self.root_url,
             )
+        self.account: str = named
         key = account_key or os.environ.get("AZURE_STORAGE_ACCOUNT_KEY")
         self._key = Secret(key) if key else None
         self.endpoint: str | None = endpoint.rstrip("/") if endpoint else None
@@ -115,7 +115,7 @@ class AzureBlobStore(ObstoreStore):
         self._obstore = _ObstoreAzure(
             self.container,
             prefix=self.prefix or None,
-            config=self._config(),  # type: ignore[arg-type]
+            config=self._config(),
             client_options={"allow_http": self._allow_http},
         )
 
@@ -124,8 +124,8 @@ class AzureBlobStore(ObstoreStore):
         server settings; never printed)."""
         return self._key.reveal() if self._key is not None else None
 
-    def _config(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"account_name": self.account}
+    def _config(self) -> AzureConfig:
+        config: AzureConfig = {"account_name": self.account}
         if self._key is not None:
             config["account_key"] = self._key.reveal()
         if self.endpoint:
@@ -199,7 +199,7 @@ class AzureBlobStore(ObstoreStore):
 
         fs = FsspecStore(
             "azure",
-            config=self._config(),  # type: ignore[arg-type]
+            config=self._config(),
             client_options={"allow_http": self._allow_http},
         )
         return fs, join(self.container, self.prefix)

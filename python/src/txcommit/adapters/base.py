@@ -16,7 +16,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import obstore
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
 
     from txcommit.adapters.declarations import AdapterDeclaration
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -391,49 +393,44 @@ class ObstoreStore(Store):
         if self._root_missing(action, error):
             raise self._failure(action, key, error) from None
 
-    def read(self, key: str) -> bytes | None:
+    def _keyed(
+        self, verb: str, action: str, key: str, call: Callable[[Any], _T], missing: _T
+    ) -> _T:
+        """One request (``verb``, counted) on ``key``: ``call`` on the obstore client, or
+        ``missing`` when the root or the key is not there; any other error is a StoreError
+        naming ``action``."""
         self.check_key(key)
         store = self._obstore_client()
-        self.requests.add("GET")
+        self.requests.add(verb)
         if store is None:
-            return None
+            return missing
         try:
-            return bytes(obstore.get(store, key).bytes())
+            return call(store)
         except FileNotFoundError as e:
-            self._missing("read", key, e)
-            return None
+            self._missing(action, key, e)
+            return missing
         except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("read", key, e) from None
+            raise self._failure(action, key, e) from None
+
+    def read(self, key: str) -> bytes | None:
+        def get(store: Any) -> bytes | None:
+            return bytes(obstore.get(store, key).bytes())
+
+        return self._keyed("GET", "read", key, get, None)
 
     def exists(self, key: str) -> bool:
-        self.check_key(key)
-        store = self._obstore_client()
-        self.requests.add("HEAD")
-        if store is None:
-            return False
-        try:
+        def head(store: Any) -> bool:
             obstore.head(store, key)
-        except FileNotFoundError as e:
-            self._missing("check", key, e)
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("check", key, e) from None
-        return True
+            return True
+
+        return self._keyed("HEAD", "check", key, head, False)
 
     def delete(self, key: str) -> bool:
-        self.check_key(key)
-        store = self._obstore_client()
-        self.requests.add("DELETE")
-        if store is None:
-            return False
-        try:
+        def delete(store: Any) -> bool:
             obstore.delete(store, key)
-        except FileNotFoundError as e:
-            self._missing("delete", key, e)
-            return False
-        except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("delete", key, e) from None
-        return True
+            return True
+
+        return self._keyed("DELETE", "delete", key, delete, False)
 
 
 class MultipartStore(Store):

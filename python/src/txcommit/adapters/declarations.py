@@ -133,7 +133,7 @@ def parse_declaration(
     notes = root.get("notes", "")
     if not isinstance(notes, str):
         raise bad(f"'notes' must be a string (found {_show(notes)})")
-    implementations = DEFAULT_IMPLEMENTATIONS
+    implementations: tuple[str, ...] = DEFAULT_IMPLEMENTATIONS
     if "implementations" in root:
         implementations = texts("implementations")
         if not implementations:

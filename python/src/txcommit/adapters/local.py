@@ -128,9 +128,10 @@ class LocalStore(ObstoreStore):
         target = self._path(key)
         if not self.durable:
             store = self._obstore_client(create=True)
+            assert store is not None  # create=True makes the root (or raises)
             self.requests.add("PUT")
             try:
-                obstore.put(store, key, data, mode="create")  # type: ignore[arg-type]
+                obstore.put(store, key, data, mode="create")
             except obstore.exceptions.AlreadyExistsError:
                 raise self._conflict(key) from None
             except OSError as e:
@@ -155,9 +156,10 @@ class LocalStore(ObstoreStore):
         target = self._path(key)
         if not self.durable:
             store = self._obstore_client(create=True)
+            assert store is not None  # create=True makes the root (or raises)
             self.requests.add("PUT")
             try:
-                obstore.put(store, key, data)  # type: ignore[arg-type]
+                obstore.put(store, key, data)
             except OSError as e:
                 raise self._failure("write", key, e) from None
             return

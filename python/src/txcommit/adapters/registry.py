@@ -21,9 +21,6 @@ from txcommit.adapters.declarations import AdapterDeclaration, load_declarations
 from txcommit.errors import UnknownAdapterError, UnsupportedStoreError
 from txcommit.table.format import display_url
 
-#: ``spark.txcommit.adapter.<scheme>``: the adapter for tables with that scheme.
-CONF_PREFIX = ADAPTER_CONF_PREFIX
-
 #: Adapters with a Python mirror: name -> (module, class). Exactly the declarations whose
 #: ``implementations`` list ``python`` (a test keeps the two in step).
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
@@ -71,9 +68,9 @@ def scheme_of(url_or_path: str) -> str:
 def overrides_from_conf(conf: Mapping[str, str]) -> dict[str, str]:
     """The per-scheme adapter overrides among Spark confs (``spark.txcommit.adapter.*``)."""
     return {
-        k[len(CONF_PREFIX) :]: v.strip()
+        k[len(ADAPTER_CONF_PREFIX) :]: v.strip()
         for k, v in conf.items()
-        if k.startswith(CONF_PREFIX) and v.strip()
+        if k.startswith(ADAPTER_CONF_PREFIX) and v.strip()
     }
 
 
@@ -84,7 +81,7 @@ def adapter_for(url_or_path: str, overrides: Mapping[str, str] | None = None) ->
     an adapter name and wins over the scheme's default adapter.
     """
     scheme = scheme_of(url_or_path)
-    key = CONF_PREFIX + scheme
+    key = ADAPTER_CONF_PREFIX + scheme
     chosen: str | None = None
     for k, v in (overrides or {}).items():
         if k.lower() in (scheme, key) and v.strip():
@@ -145,7 +142,6 @@ def open_store(
 
 
 __all__ = [
-    "CONF_PREFIX",
     "adapter_for",
     "declaration_named",
     "implementation",

@@ -48,6 +48,7 @@ from txcommit.table.format import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
+    from obstore.store import RetryConfig, S3Config
 
     from txcommit.adapters.declarations import AdapterDeclaration
 
@@ -154,7 +155,7 @@ class S3Store(ObstoreStore):
         self._key = Secret(key) if key else None
         self._secret = Secret(secret) if secret else None
         self._token = Secret(token) if token else None
-        self._retry: dict[str, Any] = {}
+        self._retry: RetryConfig = {}
         if max_retries is not None:
             self._retry["max_retries"] = max_retries
         if retry_timeout is not None:
@@ -164,11 +165,11 @@ class S3Store(ObstoreStore):
             prefix=self.location.prefix or None,
             config=self._obstore_config(),
             client_options={"allow_http": self.allow_http},
-            retry_config=self._retry or None,  # type: ignore[arg-type]
+            retry_config=self._retry or None,
         )
 
-    def _obstore_config(self) -> dict[str, Any]:
-        config: dict[str, Any] = {
+    def _obstore_config(self) -> S3Config:
+        config: S3Config = {
             "region": self.region,
             "virtual_hosted_style_request": not self.path_style,
             # One DELETE per key: bulk delete (POST ?delete) is missing on some S3-compatibles.
@@ -268,9 +269,9 @@ class S3Store(ObstoreStore):
 
         fs = FsspecStore(
             "s3",
-            config=self._obstore_config(),  # type: ignore[arg-type]
+            config=self._obstore_config(),
             client_options={"allow_http": self.allow_http},
-            retry_config=self._retry or None,  # type: ignore[arg-type]
+            retry_config=self._retry or None,
         )
         return fs, join(self.location.bucket, self.location.prefix)
 
@@ -309,7 +310,7 @@ class S3MultipartStore(S3Store, MultipartStore):
                 "region_name": self.region,
                 "config": Config(
                     s3={"addressing_style": "path" if self.path_style else "virtual"},
-                    retries=retries,  # type: ignore[arg-type]
+                    retries=retries,
                 ),
             }
             if self.endpoint:

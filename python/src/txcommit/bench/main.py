@@ -354,7 +354,7 @@ def run(
     protocols: list[Any],
     sizes: Any,
     partial: Path | None = None,
-) -> dict:
+) -> dict[str, Any]:
     import txcommit  # noqa: F401 - before pyspark.sql.connect (see txcommit._spark_home)
     from txcommit.bench.jvm import HADOOP_CLOUD, floor_jar, hadoop_cloud_jar
     from txcommit.bench.runner import BUCKET, Bench

@@ -64,10 +64,11 @@ def _model_ms(on: dict[str, Any], off: dict[str, Any]) -> float:
 
     ms = {op: float(v) for op, v, _ in S3_FIGURES}
     ops = set(on["requests"]) | set(off["requests"])
-    return sum(
+    total: float = sum(
         (on["requests"].get(op, 0) - off["requests"].get(op, 0)) * ms.get(op, S3_DEFAULT_MS)
         for op in ops
     )
+    return total
 
 
 def _span(r: dict[str, Any]) -> str:
@@ -100,7 +101,7 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"{temp} filtered plan <= {limit:g}x unfiltered ({most} transactions, with a "
             "checkpoint)",
             None if ratio is None else ratio <= limit,
-            _why_not(info) if ratio is None else _vs(on, off),  # type: ignore[arg-type]
+            _why_not(info) if ratio is None else _vs(on, off),
         )
     bare = max((r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]),
                default=None)  # fmt: skip
@@ -112,27 +113,28 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 f"(also) {temp} filtered plan <= {limit:g}x unfiltered ({bare} transactions, "
                 "no checkpoint)",
                 ratio <= limit,
-                _vs(on, off),  # type: ignore[arg-type]
+                _vs(on, off),
             )
     plain = [r for r in reads if r["case"] == "plain"]
     dirs = plain[0]["dirs"] if plain else None
     pairs = {t: _pair(plain, temp=t) for t in ("cold", "warm")}
-    ratios = {t: _ratio(*p) for t, p in pairs.items()}
-    measured = all(v is not None for v in ratios.values())
+    ratios = [r for r in (_ratio(*p) for p in pairs.values()) if r is not None]
+    measured = len(ratios) == len(pairs)
     add(
         f"plain Hive-style table ({dirs} directories): filtered plan <= {PLAIN_RATIO:g}x "
         "unfiltered, cold and warm",
-        all(v <= PLAIN_RATIO for v in ratios.values()) if measured else None,  # type: ignore[operator]
+        all(v <= PLAIN_RATIO for v in ratios) if measured else None,
         "; ".join(f"{t} {_vs(*pairs[t])}" for t in ("cold", "warm")) if measured
         else "not measured",
     )  # fmt: skip
     if measured:
+        assert dirs is not None  # measured: the plain table's rows exist
         extra = {t: _total(pairs[t][0]) - _total(pairs[t][1]) for t in ("cold", "warm")}
         add(
             "plain Hive-style table: no extra request per directory with the filter, cold and warm",
-            all(e < dirs for e in extra.values()),  # type: ignore[operator]
+            all(e < dirs for e in extra.values()),
             "; ".join(
-                f"{t}: {_extra(*pairs[t])} per plan = {extra[t] / dirs:.1f} per directory"  # type: ignore[operator]
+                f"{t}: {_extra(*pairs[t])} per plan = {extra[t] / dirs:.1f} per directory"
                 for t in ("cold", "warm")
             ),
         )

@@ -73,7 +73,10 @@ class Table:
 
     @property
     def files(self) -> int:
-        return self.txns if self.kind == "txcommit" else self.dirs  # type: ignore[return-value]
+        if self.kind == "txcommit":
+            assert self.txns is not None  # every "txcommit" table has its transaction count
+            return self.txns
+        return self.dirs
 
 
 def log_area(entry: dict[str, Any]) -> str | None:

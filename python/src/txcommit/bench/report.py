@@ -133,13 +133,13 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     # results of runs before the read section planned cold and warm
     most = max((r["txns"] for r in reads), default=None)
     on, off = _clean(reads, most, "on"), _clean(reads, most, "off")
-    ratio = _ratio(on and on["plan_s"], off and off["plan_s"])
+    ratio = _ratio(on["plan_s"] if on else None, off["plan_s"] if off else None)
     add(
         f"filtered read plan <= 1.1x unfiltered {on['state'] if on else 'after vacuum'} "
         f"({most} transactions)",
         None if ratio is None else ratio <= 1.1,
-        "not measured" if ratio is None
-        else f"{ratio:.2f}x ({on['plan_s']:.3f} s vs {off['plan_s']:.3f} s)",  # type: ignore[index]
+        "not measured" if ratio is None or on is None or off is None
+        else f"{ratio:.2f}x ({on['plan_s']:.3f} s vs {off['plan_s']:.3f} s)",
     )  # fmt: skip
     return out
 
@@ -287,9 +287,10 @@ def _why_commit_grows(rows: list[dict[str, Any]]) -> str:
         )
 
     def record_ms(r: dict[str, Any]) -> int:
-        return ((r.get("txcommit") or {}).get("stageDurationsMs") or {}).get(
+        ms: int = ((r.get("txcommit") or {}).get("stageDurationsMs") or {}).get(
             "publish-commit-record", 0
         )
+        return ms
 
     return (
         f"the commit record names every data file, so it grows with the file count: "
@@ -405,8 +406,11 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
         slowest = max(stages.items(), key=lambda kv: kv[1], default=None)
         notes.append(
             f"txcommit's job commit at {at} files: {tx['commit_s']:.2f} s; its requests "
-            f"({_kv(tx['txcommit'].get('jobCommitRequests'))}) are the PUT of the commit record, "
-            "whatever the file count (clean-up of failed attempts runs after the job returned)"
+            f"({_kv(tx['txcommit'].get('jobCommitRequests'))}) are the schema guard's LIST of "
+            "commits/ and replace/ and the PUT of the commit record, whatever the file count "
+            "(a JVM's first commit to a table also lists checkpoints/ and reads the newest "
+            "checkpoint and the records after it, whatever the table's history; clean-up of "
+            "failed attempts runs after the job returned)"
             + (f"; the slowest stage was {slowest[0]} ({slowest[1]} ms)." if slowest else ".")
         )
     if tx and floor:
@@ -586,7 +590,7 @@ def _seed_section(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]
     body = []
     for r in rows:
         floor = _find(rows, store=r["store"], protocol="floor")
-        ratio = _ratio(r["total_s"], floor and floor["total_s"])
+        ratio = _ratio(r["total_s"], floor["total_s"] if floor else None)
         req = r.get("requests")
         body.append([r["store"], r["label"], r["total_s"],
                      None if ratio is None else f"{ratio:.2f}x", r["commit_s"],
@@ -618,7 +622,7 @@ def _read_section(rows: list[dict[str, Any]]) -> list[str]:
     body = []
     for r in rows:
         off = _find(rows, txns=r["txns"], state=r["state"], filter="off")
-        ratio = _ratio(r["plan_s"], off and off["plan_s"])
+        ratio = _ratio(r["plan_s"], off["plan_s"] if off else None)
         body.append([r["txns"], r["state"], r["filter"], r["plan_s"],
                      None if ratio is None else f"{ratio:.2f}x", r["files"],
                      _kv(r["requests"])] + ([r.get("run")] if "run" in r else []))  # fmt: skip

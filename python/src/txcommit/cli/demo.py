@@ -171,14 +171,16 @@ def _register_udfs(spark: Any, delay: float) -> None:
     9999 sleeps ``delay`` s (the other tasks commit meanwhile), then fails every attempt."""
     from pyspark.sql.types import LongType
 
-    def fail_once(i):  # noqa: ANN001, ANN202 - no hints: Spark would guess an eval type
+    def fail_once(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         from pyspark import TaskContext
 
-        if i == 9999 and TaskContext.get().attemptNumber() == 0:
+        task = TaskContext.get()
+        assert task is not None  # a UDF runs inside a task
+        if i == 9999 and task.attemptNumber() == 0:
             raise RuntimeError("oops! (first attempt)")
         return i
 
-    def fail(i):  # noqa: ANN001, ANN202
+    def fail(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         import time as _t
 
         if i == 9999:

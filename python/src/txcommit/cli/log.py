@@ -1,8 +1,8 @@
 """``txcommit log PATH``: the transaction history of a table, newest first, as a table in the
 terminal or as JSON (``--json``): each transaction's id, state (committed, pending, aborted),
 start and commit time, operation, write id, files, bytes, rows (as Spark counted them, recorded
-just after the commit; "not counted" where Spark counted none), what it removed and its
-replace sequence.
+just after the commit; "not counted" where Spark counted none), what it removed, its
+replace sequence and, where the commit changed the table's schema, the schema it set.
 
     txcommit log /data/events
     txcommit log s3://bucket/events --endpoint http://127.0.0.1:9000 --json
@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         "COMMITTED, OPERATION (append, overwrite, overwrite-partitions, write-id), WRITE ID, "
         "FILES and BYTES added, ROWS (as Spark counted them; 'not counted' for a streaming "
         "batch or a driver that died right after the commit point), "
-        "REMOVED files and bytes, SEQ (the replace sequence of a replacing commit).",
+        "REMOVED files and bytes, SEQ (the replace sequence of a replacing commit), "
+        "SCHEMA (the schema a commit set, where it changed the table's schema).",
     )
     add_table_arguments(parser)
     parser.add_argument(
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
         return 0
     headers = ["TXN", "STATE", "STARTED", "COMMITTED", "OPERATION", "WRITE ID", "FILES"]
-    headers += ["BYTES", "ROWS", "REMOVED", "SEQ"]
+    headers += ["BYTES", "ROWS", "REMOVED", "SEQ", "SCHEMA"]
     table = [
         [
             r.txn,
@@ -91,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _rows(r),
             _removed(r.removed_files, r.removed_bytes),
             _text(r.sequence),
+            _text(r.schema),
         ]
         for r in rows
     ]

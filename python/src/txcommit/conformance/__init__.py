@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from txcommit.conformance.checks import CHECKS, Check, CheckContext, CheckFailed
 from txcommit.conformance.cli import main
-from txcommit.conformance.protocol import HALT_POINTS, ProtocolTarget, run_level2, target_for
+from txcommit.conformance.protocol import (
+    VISIBLE_AFTER_HALT,
+    ProtocolTarget,
+    run_level2,
+    target_for,
+)
 from txcommit.conformance.runner import (
     EXIT_CERTIFIED,
     EXIT_FAILED,
@@ -46,7 +51,7 @@ __all__ = [
     "CheckFailed",
     "Report",
     "Row",
-    "HALT_POINTS",
+    "VISIBLE_AFTER_HALT",
     "ProtocolTarget",
     "main",
     "run_level1",

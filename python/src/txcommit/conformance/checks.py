@@ -12,6 +12,7 @@ Every key a check writes is relative to the store's root, below the check's own 
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import threading
@@ -421,7 +422,12 @@ def missing_key(ctx: CheckContext) -> None:
         "list of its directory": store.list(directory),
         "delete": store.delete(key),
     }
-    expected = {"read": None, "exists": False, "list of its directory": [], "delete": False}
+    expected: dict[str, object] = {
+        "read": None,
+        "exists": False,
+        "list of its directory": [],
+        "delete": False,
+    }
     wrong = {k: v for k, v in answers.items() if v != expected[k]}
     if wrong:
         what = ", ".join(f"{k} gave {v!r} (not {expected[k]!r})" for k, v in wrong.items())
@@ -460,8 +466,8 @@ def unsafe_keys(ctx: CheckContext) -> None:
     store = ctx.store
     for bad in unsafe_paths():  # the golden vectors: the cases the JVM refuses too
         for op, call in (
-            ("create_exclusive", lambda k=bad: store.create_exclusive(k, b"x")),
-            ("read", lambda k=bad: store.read(k)),
+            ("create_exclusive", functools.partial(store.create_exclusive, bad, b"x")),
+            ("read", functools.partial(store.read, bad)),
         ):
             try:
                 call()

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from txcommit.adapters.local import LocalStore
 from txcommit.adapters.registry import adapter_for, open_store, scheme_of
 from txcommit.conformance.checks import CHECKS
-from txcommit.conformance.protocol import HALT_POINTS, run_level2, scenarios, target_for
+from txcommit.conformance.protocol import VISIBLE_AFTER_HALT, run_level2, scenarios, target_for
 from txcommit.conformance.runner import (
     EXIT_USAGE,
     Report,
@@ -32,6 +32,7 @@ from txcommit.conformance.runner import (
     write_report,
 )
 from txcommit.errors import TxCommitError
+from txcommit.server import STORES
 from txcommit.table.format import display_url, join
 
 _S3_SCHEMES = ("s3", "s3a")
@@ -91,14 +92,14 @@ def _parser() -> argparse.ArgumentParser:
         default="1",
         help="1: the primitive against the store (seconds; default); 2: the protocol through "
         "Spark, fault scenarios and the reader check (minutes; needs txcommit[server], Java "
-        "17 and an adapter with a JVM implementation: local, s3, s3-multipart); all: both",
+        f"17 and an adapter with a JVM implementation: {', '.join(STORES)}); all: both",
     )
     p.add_argument(
         "--halt-points",
         default="all",
         metavar="LIST",
         help="level 2: the fault points at which the driver is killed, comma-separated, "
-        f"'all' (default: {', '.join(HALT_POINTS)}) or 'none'; each costs a server restart",
+        f"'all' (default: {', '.join(VISIBLE_AFTER_HALT)}) or 'none'; each costs a server restart",
     )
     p.add_argument(
         "--server-conf",
@@ -147,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         server_confs = _pairs(ns.server_conf, "--server-conf")
         session_confs = _pairs(ns.session_conf, "--session-conf")
-        points = {"all": list(HALT_POINTS), "none": []}.get(
+        points = {"all": list(VISIBLE_AFTER_HALT), "none": []}.get(
             ns.halt_points, [p.strip() for p in ns.halt_points.split(",") if p.strip()]
         )
         scenarios(points)  # validates the names
@@ -175,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TxCommitError as e:
         return _usage(str(e))
     d = store.declaration
-    where = f" at {store.endpoint}" if getattr(store, "endpoint", None) else ""  # type: ignore[attr-defined]
+    endpoint = getattr(store, "endpoint", None)
+    where = f" at {endpoint}" if endpoint else ""
     shown = " and ".join(map(str, levels))
     print(
         f"txcommit conformance, level {shown}: adapter {d.name} ({d.primitive}, listing "

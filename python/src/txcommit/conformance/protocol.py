@@ -1,10 +1,10 @@
 """Level 2 of the conformance kit: the commit protocol, end to end, through Spark on the store.
 
 A real Spark Connect server with the txcommit plugin is started on the store (the adapter's
-JVM implementation: ``local``, ``s3``, ``s3-multipart``) with fault injection allowed, and a
-Spark Connect client (pyspark's, in the same environment: the kit runs where
-``txcommit[server]`` is installed) runs these scenarios against tables below the run's scratch
-root:
+JVM implementation: every store ``txcommit server --store`` serves, ``txcommit.server.STORES``)
+with fault injection allowed, and a Spark Connect client (pyspark's, in the same environment:
+the kit runs where ``txcommit[server]`` is installed) runs these scenarios against tables below
+the run's scratch root:
 
 * ``task-retry``: a task fails on its first attempt, at its first row; the retry succeeds.
   Every row is visible exactly once.
@@ -57,6 +57,7 @@ from txcommit._names import (
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.conformance.checks import CheckFailed
+from txcommit.server import STORES
 from txcommit.table.format import (
     LogLayout,
     decode_record,
@@ -65,10 +66,12 @@ from txcommit.table.format import (
     txn_of,
     txn_of_record_name,
 )
+from txcommit.testing.local_s3 import DEFAULT_REGION, s3a_confs
 
-#: Fault points of the protocol (``HaltPoint.scala``) and whether the interrupted job must be
-#: visible afterwards: only once its commit record exists.
-HALT_POINTS: dict[str, bool] = {
+#: The fault points Level 2 kills the driver at (``HaltPoint.scala``; every point is in
+#: ``txcommit._names.HALT_POINTS``), and whether the interrupted job must be visible afterwards:
+#: only once its commit record exists.
+VISIBLE_AFTER_HALT: dict[str, bool] = {
     TASK_BEFORE_COMMIT: False,
     JOB_DURING_PUBLISH_DATA: False,
     JOB_BEFORE_RECORD: False,
@@ -76,17 +79,6 @@ HALT_POINTS: dict[str, bool] = {
     JOB_DURING_CLEANUP: True,
     JOB_BEFORE_SUCCESS: True,
 }
-#: Adapters the JVM plugin serves, with the ``txcommit server --store`` that loads them.
-SERVER_STORES = {
-    "local": "local",
-    "s3": "s3",
-    "s3-multipart": "s3-multipart",
-    "gcs": "gcs",
-    "azure": "azure",
-    "hdfs": "hdfs",
-}
-FAULTS_ALLOWED = ALLOW_FAULT_INJECTION_CONF
-HALT_AT = HALT_AT_CONF
 #: Leave the files of failed attempts in the store, as a dead executor would, so that the
 #: reader check proves the READ side hides them rather than a cleanup that happened to run.
 KEEP_JUNK = {
@@ -120,10 +112,10 @@ def unavailable_reason(declaration: AdapterDeclaration) -> str | None:
             f"not available: no JVM adapter ('{declaration.name}' is implemented in "
             f"{', '.join(declaration.implementations)} only), so Spark cannot write through it"
         )
-    if declaration.name not in SERVER_STORES:
+    if declaration.name not in STORES:
         return (
             f"not available: the kit cannot start a server for adapter '{declaration.name}' "
-            f"(it starts servers for {', '.join(SERVER_STORES)})"
+            f"(it starts servers for {', '.join(STORES)})"
         )
     return None
 
@@ -135,24 +127,6 @@ def spark_url(store_root: str) -> str:
     if store_root.startswith("file:"):
         return urlsplit(store_root).path
     return store_root
-
-
-def s3a_confs(endpoint: str | None, region: str) -> dict[str, str]:
-    """S3A settings for an S3-compatible endpoint. Credentials are NOT passed as confs (they
-    would show on the command line): S3A's default chain reads the AWS_* environment
-    variables the server inherits."""
-    confs = {"spark.hadoop.fs.s3a.endpoint.region": region}
-    if endpoint:
-        confs.update(
-            {
-                "spark.hadoop.fs.s3a.endpoint": endpoint,
-                "spark.hadoop.fs.s3a.path.style.access": "true",
-                "spark.hadoop.fs.s3a.connection.ssl.enabled": str(
-                    endpoint.startswith("https:")
-                ).lower(),
-            }
-        )
-    return confs
 
 
 # --- the running server and sessions --------------------------------------------------------
@@ -198,7 +172,7 @@ class Level2Context:
             local_azure=False,
             local_hdfs=False,  # the kit certifies the NameNode it was given
             confs={
-                FAULTS_ALLOWED: "true",
+                ALLOW_FAULT_INJECTION_CONF: "true",
                 "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
                 "spark.ui.enabled": "false",
                 **self.target.server_confs,
@@ -303,12 +277,13 @@ def fail_first_attempt_at(*ids: int) -> Any:
 
     targets = set(ids)
 
-    # No type hints on the function: Spark would guess an eval type from them.
     @F.udf(returnType=LongType(), useArrow=True)
-    def maybe_fail(i):  # type: ignore[no-untyped-def] # noqa: ANN001, ANN202
+    def maybe_fail(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         from pyspark import TaskContext
 
-        if i in targets and TaskContext.get().attemptNumber() == 0:
+        task = TaskContext.get()
+        assert task is not None  # a UDF runs inside a task
+        if i in targets and task.attemptNumber() == 0:
             raise RuntimeError(f"txcommit conformance: injected failure at id {i}")
         return i
 
@@ -320,7 +295,7 @@ def _always_fail_at(target: int) -> Any:
     from pyspark.sql.types import LongType
 
     @F.udf(returnType=LongType(), useArrow=False)
-    def oops(i):  # type: ignore[no-untyped-def] # noqa: ANN001, ANN202
+    def oops(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         if i == target:
             time.sleep(2)  # let the other tasks commit first
             raise RuntimeError("txcommit conformance: persistent injected failure")
@@ -405,7 +380,7 @@ def _halted(ctx: Level2Context, point: str) -> None:
     base, n = 1000, 6000
     with ctx.session() as spark:
         spark.range(base).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(url)
-        spark.conf.set(HALT_AT, point)
+        spark.conf.set(HALT_AT_CONF, point)
         server = ctx.server
         append = (
             spark.range(base, base + n, 1, 3)
@@ -432,12 +407,13 @@ def _halted(ctx: Level2Context, point: str) -> None:
             raise CheckFailed(
                 f"the server did not halt at fault point {point} ({how} for "
                 f"{HALT_TIMEOUT_S - max(0.0, deadline - time.monotonic()):.0f} s; log: "
-                f"{server.log_path}); does this plugin honour {HALT_AT} with {FAULTS_ALLOWED}?"
+                f"{server.log_path}); does this plugin honour {HALT_AT_CONF} with "
+                f"{ALLOW_FAULT_INJECTION_CONF}?"
             )
     # The session is closed now (its server died): the append's request fails at once instead
     # of being retried for minutes. Wait for it, so that no thread is left inside gRPC.
     writer.join(60)
-    visible = HALT_POINTS[point]
+    visible = VISIBLE_AFTER_HALT[point]
     expected = base + (n if visible else 0)
     ctx.tables[key] = expected
     with ctx.session() as reader:  # a new server, as any reader after the crash
@@ -513,12 +489,12 @@ class Scenario:
     proves: str
 
 
-def scenarios(halt_points: Sequence[str] = tuple(HALT_POINTS)) -> list[Scenario]:
+def scenarios(halt_points: Sequence[str] = tuple(VISIBLE_AFTER_HALT)) -> list[Scenario]:
     """The Level 2 scenarios, in the order they run (the reader check last)."""
-    unknown = [p for p in halt_points if p not in HALT_POINTS]
+    unknown = [p for p in halt_points if p not in VISIBLE_AFTER_HALT]
     if unknown:
         raise ValueError(
-            f"unknown fault point(s) {', '.join(unknown)}; known: {', '.join(HALT_POINTS)}"
+            f"unknown fault point(s) {', '.join(unknown)}; known: {', '.join(VISIBLE_AFTER_HALT)}"
         )
     found = [
         Scenario(
@@ -545,7 +521,7 @@ def scenarios(halt_points: Sequence[str] = tuple(HALT_POINTS)) -> list[Scenario]
                 f"driver-killed:{point}",
                 halt_scenario(point),
                 f"a driver killed at {point} leaves the append "
-                f"{'wholly visible' if HALT_POINTS[point] else 'wholly invisible'}, and the "
+                f"{'wholly visible' if VISIBLE_AFTER_HALT[point] else 'wholly invisible'}, and the "
                 "table writable",
             )
         )
@@ -563,7 +539,7 @@ def scenarios(halt_points: Sequence[str] = tuple(HALT_POINTS)) -> list[Scenario]
 def run_level2(
     target: ProtocolTarget,
     *,
-    halt_points: Sequence[str] = tuple(HALT_POINTS),
+    halt_points: Sequence[str] = tuple(VISIBLE_AFTER_HALT),
     workdir: Path | None = None,
     on_row: Callable[[Any], None] | None = None,
 ) -> list[Any]:
@@ -637,7 +613,7 @@ def target_for(
         # The store's own settings (from its arguments or AWS_ENDPOINT_URL/AWS_REGION).
         endpoint = endpoint or getattr(store, "endpoint", None)
         region = region or getattr(store, "region", None) or os.environ.get("AWS_REGION")
-        confs.update(s3a_confs(endpoint, region or "us-east-1"))
+        confs.update(s3a_confs(endpoint, region or DEFAULT_REGION, local=False))
     if name == "gcs":
         from txcommit.server import gcs_emulator_confs
 
@@ -654,7 +630,7 @@ def target_for(
     return ProtocolTarget(
         store=store,
         spark_root=spark_root,
-        server_store=SERVER_STORES.get(name, "local"),
+        server_store=name if name in STORES else "local",
         server_confs=confs,
         session_confs=dict(session_confs or {}),
     )
@@ -689,8 +665,8 @@ def _abfs_target(store: Store) -> tuple[str, dict[str, str]]:
 
 
 __all__ = [
-    "HALT_POINTS",
     "KEEP_JUNK",
+    "VISIBLE_AFTER_HALT",
     "ProtocolTarget",
     "Scenario",
     "cleanup",

@@ -65,7 +65,7 @@ class _TableIndex:
         return [dict(e) for e in sorted(found.values(), key=lambda e: e["name"])]
 
 
-class _CommittedFileSystem(AbstractFileSystem):
+class _CommittedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec has no type hints
     """The shared logic; subclasses give the store's plain file system, how to tell a table
     directory, and a path's store URL."""
 
@@ -157,7 +157,8 @@ class _CommittedFileSystem(AbstractFileSystem):
         path = self._strip_protocol(path)
         table = self._table_of(path)
         if table is None:
-            return self.inner.ls(path, detail=detail, **kwargs)
+            listed: list[Any] = self.inner.ls(path, detail=detail, **kwargs)
+            return listed
         rel = self._rel(table, path)
         entries = self._entries(table, rel)
         if entries is None:
@@ -171,7 +172,8 @@ class _CommittedFileSystem(AbstractFileSystem):
         path = self._strip_protocol(path)
         table = self._table_of(path)
         if table is None:
-            return self.inner.info(path, **kwargs)
+            info: dict[str, Any] = self.inner.info(path, **kwargs)
+            return info
         rel = self._rel(table, path)
         file = self._visible_file(table, rel) if rel else None
         if file is not None:

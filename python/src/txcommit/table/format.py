@@ -329,7 +329,9 @@ class CommitRecord:
     Version 2 fields: ``operation`` (one of :data:`OPERATIONS`), ``write_id``, and, for a
     *replacing* commit only (an overwrite, or any write with a write id), ``sequence`` (its
     number in ``replace/``), ``scope`` (the replaced directories relative to the table, ""
-    for the whole table) and ``removed`` (the files it logically deletes).
+    for the whole table) and ``removed`` (the files it logically deletes). ``schema``: the
+    table's schema as of this commit (Spark DDL), absent in records written before the schema
+    guard and for formats that give none (unknown: nothing is checked against it).
     """
 
     txn: str
@@ -345,6 +347,7 @@ class CommitRecord:
     sequence: int | None = None
     scope: tuple[str, ...] = field(default_factory=tuple)
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
+    schema: str | None = None
 
     @property
     def files(self) -> int:
@@ -379,7 +382,7 @@ def encode_record(record: CommitRecord) -> bytes:
     """The record as the JVM's ``RecordCodec.encode`` writes it (format version 2), byte for
     byte: the version 1 fields in their order, then ``operation``, ``writeId`` (only with a
     write id) and, for a replacing commit only, ``sequence``, ``scope``, ``removedFiles``,
-    ``removedBytes`` and ``removed``."""
+    ``removedBytes`` and ``removed``; last ``schema``, when the record carries one."""
     if record.operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}: {record.operation!r}")
     if record.operation in REPLACING_OPERATIONS and record.sequence is None:
@@ -414,6 +417,8 @@ def encode_record(record: CommitRecord) -> bytes:
             ("removedBytes", record.removed_bytes),
             ("removed", [_removed_entry(f) for f in record.removed]),
         ]
+    if record.schema is not None:
+        fields.append(("schema", record.schema))
     return _jackson_pretty(fields, 0).encode("utf-8")
 
 
@@ -435,6 +440,13 @@ def _jackson_string(s: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True)
+class _Object:
+    """A nested JSON object as a field's value (its key/value pairs, in order)."""
+
+    fields: list[tuple[str, Any]]
+
+
 def _jackson_pretty(fields: Sequence[tuple[str, Any]], depth: int) -> str:
     """An object in the layout of Jackson's ``DefaultPrettyPrinter`` (2-space indent,
     ``"key" : value``, arrays as ``[ {`` ... ``}, {`` ... ``} ]``, an empty array ``[ ]``)."""
@@ -448,6 +460,10 @@ def _jackson_pretty(fields: Sequence[tuple[str, Any]], depth: int) -> str:
                 rendered = "[ " + ", ".join(_jackson_value(v, depth + 1) for v in value) + " ]"
         elif isinstance(value, str):
             rendered = _jackson_string(value)
+        elif value is None:
+            rendered = "null"
+        elif isinstance(value, _Object):
+            rendered = _jackson_pretty(value.fields, depth + 1)
         else:
             rendered = str(int(value))
         lines.append(f"{pad}{_jackson_string(key)} : {rendered}")
@@ -568,6 +584,9 @@ def decode_record(
     if declared != len(added):
         raise corrupt(f"it declares {declared} files but lists {len(added)}")
     app_id = root.get("appId")
+    schema = root.get("schema")
+    if schema is not None and not isinstance(schema, str):
+        raise corrupt("field 'schema' is not a string")
     record = CommitRecord(
         txn=txn,
         token=text("token"),
@@ -577,6 +596,7 @@ def decode_record(
         added=added,
         app_id=app_id if isinstance(app_id, str) else None,
         writer=text("writer"),
+        schema=schema,
     )
     if version == 1:
         if expected_sequence is not None:
@@ -652,6 +672,16 @@ _REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")
 
 
 @dataclass(frozen=True)
+class SchemaMark:
+    """A schema a committed record carries, with the record's txn and ``committedAt``
+    (``SchemaMark`` on the JVM): the table's schema is the one that committed last."""
+
+    txn: str
+    committed_at: int
+    ddl: str
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """A checkpoint of a table's log (``_txcommit/checkpoints/<number>.json``,
     ``Checkpoint.scala``): the committed state up to a point, so a reader reads it and the
@@ -663,7 +693,11 @@ class Checkpoint:
     commits up to ``through`` (possibly none: a fence, or every file replaced). ``removed``
     holds the paths those replacing commits hide that no covered transaction accounts for
     (files without a transaction id, files of transactions it does not cover). ``created_at``
-    is when it was published (epoch milliseconds, its writer's clock).
+    is when it was published (epoch milliseconds, its writer's clock). ``schema`` is the
+    table's schema as of the transactions it covers (docs/protocol.md, I27): the mark of the
+    covered record carrying a schema that committed last, or None when none carries one;
+    ``schema_known`` is False for a checkpoint written before checkpoints carried it (then
+    ``schema`` is None and says nothing).
     """
 
     number: int
@@ -673,6 +707,8 @@ class Checkpoint:
     through: int
     committed: Mapping[str, tuple[AddedFile, ...]] = field(default_factory=dict)
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
+    schema: SchemaMark | None = None
+    schema_known: bool = False
 
     @property
     def files(self) -> int:
@@ -743,6 +779,18 @@ def encode_checkpoint(checkpoint: Checkpoint) -> bytes:
         ("removedFiles", len(removals := _distinct_removals(c.removed))),
         ("removed", [_removed_entry(f) for f in removals]),
     ]
+    if c.schema_known:
+        m = c.schema
+        fields.append(
+            (
+                "schema",
+                None
+                if m is None
+                else _Object([("txn", m.txn), ("committedAt", m.committed_at), ("ddl", m.ddl)]),
+            )
+        )
+    elif c.schema is not None:
+        raise ValueError(f"checkpoint {c.number} has a schema but schema_known is False")
     return _jackson_pretty(fields, 0).encode("utf-8")
 
 
@@ -829,6 +877,16 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
     through = long(root, "through")
     if through < 0:
         raise corrupt(f"field 'through' is {through}; sequences start at 1 (0: none)")
+    schema: SchemaMark | None = None
+    schema_known = "schema" in root
+    node = root.get("schema")
+    if node is not None:
+        if not isinstance(node, dict):
+            raise corrupt("field 'schema' is not an object or null")
+        txn = text(node, "txn")
+        if txn not in by_txn:
+            raise corrupt(f"its schema is of transaction '{txn}', which it does not cover")
+        schema = SchemaMark(txn, long(node, "committedAt"), text(node, "ddl"))
     created_at = long(root, "createdAt")
     app_id = root.get("appId")
     return Checkpoint(
@@ -839,6 +897,8 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
         through=through,
         committed=by_txn,
         removed=removed,
+        schema=schema,
+        schema_known=schema_known,
     )
 
 
@@ -900,6 +960,7 @@ __all__ = [
     "is_valid_txn",
     "join",
     "replace_record_name",
+    "SchemaMark",
     "sequence_of_record_name",
     "txn_of",
     "txn_of_record_name",

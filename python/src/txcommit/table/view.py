@@ -140,6 +140,7 @@ class HistoryRow:
     removed_files: int | None
     removed_bytes: int | None
     sequence: int | None
+    schema: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The row with the history's column names (shared with the JVM's history)."""
@@ -156,7 +157,20 @@ class HistoryRow:
             "removedFiles": self.removed_files,
             "removedBytes": self.removed_bytes,
             "sequence": self.sequence,
+            "schema": self.schema,
         }
+
+
+def schema_changes(records: Iterable[CommitRecord]) -> dict[str, str]:
+    """The commits that changed the table's schema, with the schema each set: in commit order
+    (``committed_at``, then txn), a record's schema when it differs from the one in force before
+    it; records without one change nothing (``History.schemaChanges`` on the JVM)."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    for r in sorted(records, key=lambda r: (r.committed_at, r.txn)):
+        if r.schema is not None and r.schema != current:
+            current = out[r.txn] = r.schema
+    return out
 
 
 class Progress:
@@ -354,6 +368,7 @@ class TableView:
         """Every transaction the log knows, newest first (txn ids are time-ordered)."""
         rows: list[HistoryRow] = []
         records = self.records
+        changed = schema_changes(records.values())
         for txn, r in records.items():
             replacing = r.is_replacing
             rows.append(
@@ -370,6 +385,7 @@ class TableView:
                     removed_files=r.removed_files if replacing else 0,
                     removed_bytes=r.removed_bytes if replacing else 0,
                     sequence=r.sequence,
+                    schema=changed.get(txn),
                 )
             )
         for state, markers in (("aborted", self.aborted), ("pending", self.pending)):
@@ -656,7 +672,9 @@ def _cached_checkpoint(store: Store, f: StoreFile, number: int) -> Checkpoint | 
     return checkpoint
 
 
-def _parallel(fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str) -> list:
+def _parallel(
+    fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str
+) -> list[Any]:
     items = list(items)
     if not items:
         return []

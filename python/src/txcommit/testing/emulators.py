@@ -38,12 +38,14 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
 from txcommit._cache import cache_root
 from txcommit.errors import TxCommitError
 
 AZURITE_VERSION = "3.37.0"
 START_TIMEOUT = 60.0
+_E = TypeVar("_E", bound="_Emulator")
 
 
 class EmulatorError(TxCommitError):
@@ -85,7 +87,7 @@ class _Emulator:
     #: Seconds to wait for the port to accept connections (a JVM needs more).
     start_timeout = START_TIMEOUT
 
-    def start(self) -> _Emulator:
+    def start(self: _E) -> _E:
         self.process = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -124,7 +126,7 @@ class _Emulator:
             self._log.close()
             os.unlink(self._log.name)
 
-    def __enter__(self) -> _Emulator:
+    def __enter__(self: _E) -> _E:
         return self.start()
 
     def __exit__(

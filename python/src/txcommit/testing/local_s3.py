@@ -324,7 +324,7 @@ class LocalS3:
                 "the local S3 endpoint needs moto's server: pip install 'txcommit[s3-local]'"
             ) from e
 
-        class QuietHandler(MotoRequestHandler):  # type: ignore[misc, valid-type]
+        class QuietHandler(MotoRequestHandler):
             def log_request(self, *args: Any, **kwargs: Any) -> None:
                 pass  # one line per request drowns the test output; the log has them all
 
@@ -364,22 +364,38 @@ class LocalS3:
         self.stop()
 
 
-def s3a_confs(endpoint: str, *, prefix: str = "spark.hadoop.") -> dict[str, str]:
-    """Hadoop S3A settings that reach a local endpoint: path-style, plain HTTP, dummy keys."""
-    confs = {
-        "fs.s3a.endpoint": endpoint,
-        "fs.s3a.endpoint.region": DEFAULT_REGION,
-        "fs.s3a.path.style.access": "true",
-        "fs.s3a.connection.ssl.enabled": "false",
-        "fs.s3a.access.key": DUMMY_KEY,
-        "fs.s3a.secret.key": DUMMY_SECRET,
-        "fs.s3a.aws.credentials.provider": (
-            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
-        ),
-        # Serve s3:// with S3A too, as EMR-style paths are common in user code.
-        "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-    }
-    return {prefix + k: v for k, v in confs.items()}
+def s3a_confs(
+    endpoint: str | None, region: str = DEFAULT_REGION, *, local: bool = True
+) -> dict[str, str]:
+    """Spark confs for Hadoop S3A on an S3-compatible ``endpoint`` (None: AWS itself, by
+    ``region``): path-style, plain HTTP unless the endpoint is https.
+
+    ``local`` (a LocalS3 endpoint): its dummy keys too, and s3:// served by S3A as well, as
+    EMR-style paths are common in user code. Otherwise no credentials are passed as confs (they
+    would show on the command line): S3A's default chain reads the AWS_* environment variables
+    the server inherits.
+    """
+    confs = {"fs.s3a.endpoint.region": region}
+    if endpoint:
+        confs.update(
+            {
+                "fs.s3a.endpoint": endpoint,
+                "fs.s3a.path.style.access": "true",
+                "fs.s3a.connection.ssl.enabled": str(endpoint.startswith("https:")).lower(),
+            }
+        )
+    if local:
+        confs.update(
+            {
+                "fs.s3a.access.key": DUMMY_KEY,
+                "fs.s3a.secret.key": DUMMY_SECRET,
+                "fs.s3a.aws.credentials.provider": (
+                    "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+                ),
+                "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            }
+        )
+    return {f"spark.hadoop.{k}": v for k, v in confs.items()}
 
 
 def lose_responses(endpoint: str, pattern: str, count: int = 1) -> dict[str, Any]:

@@ -64,3 +64,11 @@ final class ListingChangedException(message: String, cause: Throwable)
  * (HTTP 403 or the local equivalent). The message names the path and the permission needed.
  */
 final class StorePermissionException(message: String, cause: Throwable) extends TxCommitException(message, cause)
+
+/**
+ * A write whose schema cannot be read together with its table's (a column's type changed, a
+ * column added without `mergeSchema`, under `enforceNotNull` a NOT NULL column that may get
+ * nulls). Raised before the
+ * commit point: nothing of the write is visible. `columns` names the columns at fault.
+ */
+final class SchemaMismatchException(message: String, val columns: Seq[String]) extends TxCommitException(message)

@@ -7,7 +7,8 @@ object Version {
   lazy val current: String = {
     val props = new Properties()
     Option(getClass.getResourceAsStream("/io/txcommit/version.properties")).foreach { in =>
-      try props.load(in) finally in.close()
+      try props.load(in)
+      finally in.close()
     }
     props.getProperty("version", "unknown")
   }

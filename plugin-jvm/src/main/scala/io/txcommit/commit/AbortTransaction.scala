@@ -14,6 +14,7 @@ import io.txcommit.store.StagedFile
  * committed and abort must not remove a single file.
  */
 object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
+
   /**
    * What a protocol's `abortJob` runs: this stage, unless the job's commit point ended with an
    * unknown outcome. Then the record may exist or still appear (a request that timed out may be
@@ -34,14 +35,15 @@ object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
       log.warn(s"txcommit: ${ctx.describe}: VACUUM fenced this transaction; discarding its files")
       discard(ctx, taskFiles)
     } else if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn)) ||
-        new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.byTxn.contains(ctx.txn)) {
+      new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.byTxn.contains(ctx.txn)) {
       log.warn(s"txcommit: ${ctx.describe}: abort requested, but the transaction is committed; " +
         "nothing is removed")
       0
     } else {
-      try ctx.store.writeReplacing(ctx.layout.abortedRecord(ctx.txn), RecordCodec.marker(
-        "txn" -> ctx.txn, "jobId" -> ctx.sparkJobId, "startedAt" -> ctx.startedAt,
-        "abortedAt" -> System.currentTimeMillis(), "state" -> "aborted"))
+      try ctx.store.writeReplacing(ctx.layout.abortedRecord(ctx.txn),
+          RecordCodec.marker(
+            "txn" -> ctx.txn, "jobId" -> ctx.sparkJobId, "startedAt" -> ctx.startedAt,
+            "abortedAt" -> System.currentTimeMillis(), "state" -> "aborted"))
       catch { case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: abort marker not written: ${e.getMessage}") }
       discard(ctx, taskFiles)
     }

@@ -11,7 +11,7 @@ import io.txcommit.log.TableState
 object CheckConflicts extends CommitStage[ReplaceRequest, Unit] {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): Unit = {
     val scope = req.intent.scope(req.record.directories)
-    val log = new TableState(ctx.table, ctx.store, ctx.conf).replaceLog
+    val log = req.snapshot.getOrElse(new TableState(ctx.table, ctx.store, ctx.conf)).replaceLog
     PublishReplaceRecord.conflict(log, req, scope)
       .foreach(winner => throw PublishReplaceRecord.conflictError(ctx, req, scope, winner))
   }

@@ -76,12 +76,13 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen] {
     } catch { case e: AccessDeniedException => throw cannotLook(dir, e) }
 
   private[commit] def cannotLook(path: Path, e: AccessDeniedException): StorePermissionException =
-    new StorePermissionException(s"access to ${Paths.display(path)} was denied (${e.getMessage}), " +
-      "so txcommit cannot tell whether a transaction log lies there, and a second log on one path " +
-      "could cost committed data. Nothing was written or deleted. Grant these credentials list and " +
-      "read permission on that path (on S3: s3:ListBucket on its prefix and s3:GetObject; on GCS: " +
-      "storage.objects.list and storage.objects.get; on Azure: the Storage Blob Data Reader role), " +
-      "or write to a path whose every ancestor they may read.", e)
+    new StorePermissionException(
+      s"access to ${Paths.display(path)} was denied (${e.getMessage}), " +
+        "so txcommit cannot tell whether a transaction log lies there, and a second log on one path " +
+        "could cost committed data. Nothing was written or deleted. Grant these credentials list and " +
+        "read permission on that path (on S3: s3:ListBucket on its prefix and s3:GetObject; on GCS: " +
+        "storage.objects.list and storage.objects.get; on Azure: the Storage Blob Data Reader role), " +
+        "or write to a path whose every ancestor they may read.", e)
 
   private[commit] def insideTable(path: Path, root: Path, fs: FileSystem): UnsupportedWriteException = {
     val rel = Paths.relativize(root, path).getOrElse(path.getName)
@@ -98,7 +99,8 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen] {
     // A tree nested already (by an older version, a deleted table, a race): name both logs.
     val nested =
       if (Try(isTable(fs, path)).getOrElse(false))
-        s" ${Paths.display(path)} holds a transaction log of its own (${Paths.display(new Path(path, LogLayout.LogDirName))}) " +
+        s" ${Paths.display(path)} holds a transaction log of its own (${Paths.display(
+            new Path(path, LogLayout.LogDirName))}) " +
           s"inside the log of ${Paths.display(root)} (${Paths.display(new Path(root, LogLayout.LogDirName))}): " +
           "move one of the two tables out of the other before writing to either."
       else ""
@@ -137,8 +139,8 @@ object RecheckTableNesting extends CommitStage[NestingSeen, Unit] {
 
   private def raced(e: UnsupportedWriteException): UnsupportedWriteException =
     new UnsupportedWriteException(e.getMessage.stripPrefix("txcommit: ").replace("Nothing was written.",
-      "The other log appeared while this job ran (a concurrent first write); this job committed " +
-        "nothing and removes its files."))
+        "The other log appeared while this job ran (a concurrent first write); this job committed " +
+          "nothing and removes its files."))
 }
 
 /**
@@ -151,7 +153,8 @@ object RemoveCreatedLog extends CommitStage[Unit, Boolean] {
   override protected def execute(ctx: TxnContext, in: Unit): Boolean = {
     val fs = ctx.table.getFileSystem(ctx.conf)
     val logDir = ctx.layout.logDir
-    val own = Set(ctx.layout.pendingRecord(ctx.txn), ctx.layout.abortedRecord(ctx.txn)).map(p => Paths.relativize(ctx.table, p))
+    val own =
+      Set(ctx.layout.pendingRecord(ctx.txn), ctx.layout.abortedRecord(ctx.txn)).map(p => Paths.relativize(ctx.table, p))
     val files = if (fs.exists(logDir)) FileTree.files(fs, logDir).map(_.getPath).toList else Nil
     val (mine, others) = files.partition(p => own.contains(Paths.relativize(ctx.table, p)))
     // Through the store, as every other delete of the protocol: Google's connector answers
@@ -180,7 +183,8 @@ object CheckReplaceScope extends CommitStage[Seq[String], Unit] {
     val fs = ctx.table.getFileSystem(ctx.conf)
     val dirs = if (scopes.contains("")) Seq(ctx.table) else scopes.distinct.map(s => new Path(ctx.table, s))
     dirs.foreach { dir =>
-      val inner = if (dir != ctx.table && CheckTableNesting.isTable(fs, dir)) Some(dir) else CheckTableNesting.tableBelow(fs, dir)
+      val inner =
+        if (dir != ctx.table && CheckTableNesting.isTable(fs, dir)) Some(dir) else CheckTableNesting.tableBelow(fs, dir)
       inner.foreach { t =>
         throw new UnsupportedWriteException(s"the replacing write to ${Paths.display(ctx.table)} " +
           s"(${if (dir == ctx.table) "the whole table" else Paths.relativize(ctx.table, dir).getOrElse(dir.toString)}) " +

@@ -21,10 +21,10 @@ object CheckWriteId extends CommitStage[WriteIntent, Option[CommitRecord]] {
           s"at ${Instant.ofEpochMilli(e.committedAt)} (${e.files} file(s))"
         intent.policy match {
           case WriteIdPolicy.Fail => throw new WriteIdCommittedException(s"${ctx.describe}: $what, " +
-            s"and the write id policy is 'fail'. Use a new write id, or set " +
-            s"${WriteIntent.WriteIdPolicyOption} to 'replace' (replace that run) or 'skip'.")
+              s"and the write id policy is 'fail'. Use a new write id, or set " +
+              s"${WriteIntent.WriteIdPolicyOption} to 'replace' (replace that run) or 'skip'.")
           case WriteIdPolicy.Skip => log.warn(s"txcommit: ${ctx.describe}: $what; policy 'skip': " +
-            "this run commits nothing")
+              "this run commits nothing")
           case WriteIdPolicy.Replace => log.info(s"txcommit: ${ctx.describe}: $what; this run replaces it")
         }
       }

@@ -14,7 +14,7 @@ object CollectManifests extends CommitStage[Seq[TaskCommitMessage], Seq[StagedFi
     val files = in.flatMap(_.obj match {
       case m: TaskManifest => m.files
       case other => throw new IllegalStateException(
-        s"txcommit: unexpected task commit message ${other.getClass.getName} for ${ctx.describe}")
+          s"txcommit: unexpected task commit message ${other.getClass.getName} for ${ctx.describe}")
     })
     val dupes = files.groupBy(_.path).collect { case (p, fs) if fs.size > 1 => p }
     if (dupes.nonEmpty) {

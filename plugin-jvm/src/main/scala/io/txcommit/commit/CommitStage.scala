@@ -36,6 +36,7 @@ abstract class CommitStage[I, O] {
 }
 
 object CommitStage {
+
   /** `SkipTransaction$` (a stage object's class) -> `skip-transaction`. */
   def nameOf(cls: Class[_]): String =
     cls.getSimpleName.stripSuffix("$").replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT)

@@ -42,18 +42,20 @@ object DerivedWork {
       WriteSuccessSummary.run(ctx, (record, timings), timings)
       WriteCheckpoint.run(ctx, record, timings)
     }
-    if (completed) cleanup(() => guarded(ctx) {
-      CleanupAttempts.run(ctx, record, timings)
-      CleanupStaging.run(ctx, record, timings)
-    })
+    if (completed) cleanup(() =>
+      guarded(ctx) {
+        CleanupAttempts.run(ctx, record, timings)
+        CleanupStaging.run(ctx, record, timings)
+      })
   }
 
   private def guarded(ctx: TxnContext)(work: => Unit): Boolean =
     try { work; true }
     catch {
       case NonFatal(e) =>
-        log.warn(s"txcommit: ${ctx.describe}: committed, but derived work failed (${e.getMessage}); " +
-          "readers are not affected, and the next write to this table rolls it forward", e)
+        log.warn(
+          s"txcommit: ${ctx.describe}: committed, but derived work failed (${e.getMessage}); " +
+            "readers are not affected, and the next write to this table rolls it forward", e)
         false
     }
 }

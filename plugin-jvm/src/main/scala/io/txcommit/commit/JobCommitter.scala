@@ -5,7 +5,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.Version
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord}
+import io.txcommit.log.{AddedFile, CommitRecord, TableSchema, TableState}
 
 /**
  * Job commit: collect, publish the record (the commit point), then the derived work. Once the
@@ -44,13 +44,18 @@ object JobCommitter {
       added = added,
       appId = io.txcommit.SparkApp.id,
       writer = s"txcommit/${Version.current}")
-    if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base), timings)
+    // One snapshot of the log for the conflict check and the schema guard: their listings are shared.
+    val snapshot = new TableState(ctx.table, ctx.store, ctx.conf)
+    if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base, Some(snapshot)), timings)
+    val schema = CheckSchema.run(ctx,
+      SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
+        intent.mergeSchema, snapshot, intent.enforceNotNull), timings)
     PublishData.run(ctx, staged, timings)
-    val stamped = record.copy(committedAt = System.currentTimeMillis())
+    val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
     HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
     val committed =
       if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(stamped, intent, base), timings)
-      else { PublishCommitRecord.run(ctx, stamped, timings); stamped }
+      else { PublishCommitRecord.run(ctx, stamped, timings); TableSchema.committed(ctx.layout, stamped); stamped }
     log.info(s"txcommit: ${ctx.describe}: COMMITTED ${committed.files} file(s), ${committed.bytes} " +
       s"bytes (${committed.operation}" + committed.replacement.map(r =>
         s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")

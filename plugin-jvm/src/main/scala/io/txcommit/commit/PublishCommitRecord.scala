@@ -22,13 +22,13 @@ object PublishCommitRecord extends CommitStage[CommitRecord, Unit] {
     try ctx.store.createExclusive(target, RecordCodec.encode(record))
     catch {
       case e: IOException => RecordOwner.ofCommit(ctx, record.token) match {
-        case RecordOwner.Mine =>
-          log.warn(s"txcommit: ${ctx.describe}: publish reported '${e.getMessage}', but the record " +
-            "in place is this job's own (its first attempt landed); the transaction is committed")
-        case RecordOwner.Other(other) => throw RecordOwner.taken(ctx, other, Paths.display(target))
-        // Absent now proves nothing: a request that timed out may still be applied by the store.
-        case RecordOwner.Absent | RecordOwner.Unreadable => throw RecordOwner.unknown(ctx, target, e)
-      }
+          case RecordOwner.Mine =>
+            log.warn(s"txcommit: ${ctx.describe}: publish reported '${e.getMessage}', but the record " +
+              "in place is this job's own (its first attempt landed); the transaction is committed")
+          case RecordOwner.Other(other) => throw RecordOwner.taken(ctx, other, Paths.display(target))
+          // Absent now proves nothing: a request that timed out may still be applied by the store.
+          case RecordOwner.Absent | RecordOwner.Unreadable => throw RecordOwner.unknown(ctx, target, e)
+        }
     }
   }
 }

@@ -6,7 +6,7 @@ import java.time.Instant
 import scala.annotation.tailrec
 
 import io.txcommit.{CommitConflictException, Paths}
-import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Replacement, TableState}
+import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Replacement, TableSchema, TableState}
 
 /**
  * Job commit of a replacing transaction (overwrite, dynamic partition overwrite, write id):
@@ -35,36 +35,41 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
           s"${own.sequence.getOrElse(0L)}: an earlier attempt landed); the transaction is committed")
         return own
       case Some(other) => throw RecordOwner.taken(ctx, other,
-        Paths.display(ctx.layout.replaceRecord(other.sequence.getOrElse(0L))))
+          Paths.display(ctx.layout.replaceRecord(other.sequence.getOrElse(0L))))
       case None =>
     }
     val scope = req.intent.scope(req.record.directories)
     conflict(replaced, req, scope).foreach(winner => throw conflictError(ctx, req, scope, winner))
+    // The schema guard again, at this snapshot: a commit since the first check may have changed it.
+    val schema = CheckSchema.decide(ctx,
+      SchemaCheck(req.record.schema.map(TableSchema.parse),
+        req.intent.replacesTable, req.intent.mergeSchema, state, req.intent.enforceNotNull))
     val removed = toRemove(ctx, state, req, scope)
     val seq = replaced.highest + 1
     val record = req.record.copy(
       operation = req.intent.operation,
       writeId = req.intent.writeId,
       committedAt = System.currentTimeMillis(),
-      replacement = Some(Replacement(seq, scope, removed)))
+      replacement = Some(Replacement(seq, scope, removed)),
+      schema = schema)
     val target = ctx.layout.replaceRecord(seq)
     val outcome: Option[CommitRecord] =
       try { ctx.store.createExclusive(target, RecordCodec.encode(record)); Some(record) }
       catch {
         case e: IOException => RecordOwner.ofReplace(ctx, seq, record.token) match {
-          case RecordOwner.Mine =>
-            log.warn(s"txcommit: ${ctx.describe}: publish reported '${e.getMessage}', but " +
-              s"${Paths.display(target)} is this job's own record (its first attempt landed); the " +
-              "transaction is committed")
-            Some(record)
-          // Another commit holds the number, so this job's request can never land there.
-          case RecordOwner.Other(_) if tries < 100 =>
-            log.info(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
-              "commit; checking it for conflicts and trying the next number")
-            None
-          case RecordOwner.Other(_) => throw e
-          case RecordOwner.Absent | RecordOwner.Unreadable => throw RecordOwner.unknown(ctx, target, e)
-        }
+            case RecordOwner.Mine =>
+              log.warn(s"txcommit: ${ctx.describe}: publish reported '${e.getMessage}', but " +
+                s"${Paths.display(target)} is this job's own record (its first attempt landed); the " +
+                "transaction is committed")
+              Some(record)
+            // Another commit holds the number, so this job's request can never land there.
+            case RecordOwner.Other(_) if tries < 100 =>
+              log.info(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
+                "commit; checking it for conflicts and trying the next number")
+              None
+            case RecordOwner.Other(_) => throw e
+            case RecordOwner.Absent | RecordOwner.Unreadable => throw RecordOwner.unknown(ctx, target, e)
+          }
       }
     outcome match {
       case Some(r) => r

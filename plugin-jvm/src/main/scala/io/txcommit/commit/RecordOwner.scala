@@ -15,9 +15,11 @@ private[commit] sealed trait RecordOwner
 
 private[commit] object RecordOwner {
   case object Mine extends RecordOwner
+
   /** Another driver's record of this transaction, or VACUUM's fence. */
   final case class Other(record: CommitRecord) extends RecordOwner
   case object Absent extends RecordOwner
+
   /** The record could not be read back (the store failed again, or the bytes are not a record). */
   case object Unreadable extends RecordOwner
 
@@ -33,17 +35,19 @@ private[commit] object RecordOwner {
 
   private def of(ctx: TxnContext, path: Path, token: String, decode: Array[Byte] => CommitRecord): RecordOwner =
     try ctx.store.read(path) match {
-      case None => Absent
-      case Some(bytes) => val r = decode(bytes); if (r.token == token) Mine else Other(r)
-    } catch { case scala.util.control.NonFatal(_) => Unreadable }
+        case None => Absent
+        case Some(bytes) => val r = decode(bytes); if (r.token == token) Mine else Other(r)
+      }
+    catch { case scala.util.control.NonFatal(_) => Unreadable }
 
   /** The error of a commit that met another record of its own transaction. */
   def taken(ctx: TxnContext, other: CommitRecord, where: String): CommitConflictException =
-    if (other.isFence && other.jobId == io.txcommit.maintenance.Fence.ByVacuum) new CommitConflictException(s"${ctx.describe} was " +
-      s"fenced by VACUUM at ${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was " +
-      "silent for longer than VACUUM's retention horizon, so VACUUM took the transaction for dead " +
-      "and deleted its files. Nothing of this job is visible; re-run the write, and give VACUUM a " +
-      "horizon longer than your longest job.")
+    if (other.isFence && other.jobId == io.txcommit.maintenance.Fence.ByVacuum)
+      new CommitConflictException(s"${ctx.describe} was " +
+        s"fenced by VACUUM at ${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was " +
+        "silent for longer than VACUUM's retention horizon, so VACUUM took the transaction for dead " +
+        "and deleted its files. Nothing of this job is visible; re-run the write, and give VACUUM a " +
+        "horizon longer than your longest job.")
     else if (other.isFence) new CommitConflictException(s"${ctx.describe} was fenced at " +
       s"${java.time.Instant.ofEpochMilli(other.committedAt)} by another driver of the same streaming " +
       s"query, which took over the batch (${other.jobId}) while this driver was stalled. Nothing of " +
@@ -54,9 +58,10 @@ private[commit] object RecordOwner {
       "if its data is still wanted.")
 
   def unknown(ctx: TxnContext, target: Path, cause: Throwable): CommitOutcomeUnknownException =
-    new CommitOutcomeUnknownException(s"${ctx.describe} may have committed: publishing " +
-      s"${Paths.display(target)} failed with '${cause.getMessage}' and the record could not be " +
-      "read back to tell. Readers see the whole job or none of it. Its files are kept (VACUUM " +
-      "removes them if no record appears); check with TXCOMMIT HISTORY before re-running the write.",
+    new CommitOutcomeUnknownException(
+      s"${ctx.describe} may have committed: publishing " +
+        s"${Paths.display(target)} failed with '${cause.getMessage}' and the record could not be " +
+        "read back to tell. Readers see the whole job or none of it. Its files are kept (VACUUM " +
+        "removes them if no record appears); check with TXCOMMIT HISTORY before re-running the write.",
       cause)
 }

@@ -12,10 +12,11 @@ import io.txcommit.store.StagedFile
 object SkipTransaction extends CommitStage[(Seq[StagedFile], CommitRecord), Int] {
   override protected def execute(ctx: TxnContext, in: (Seq[StagedFile], CommitRecord)): Int = {
     val (files, earlier) = in
-    try ctx.store.writeReplacing(ctx.layout.abortedRecord(ctx.txn), RecordCodec.marker(
-      "txn" -> ctx.txn, "jobId" -> ctx.sparkJobId, "startedAt" -> ctx.startedAt,
-      "abortedAt" -> System.currentTimeMillis(), "state" -> "aborted",
-      "reason" -> s"skipped: write id ${earlier.writeId.getOrElse("")} already committed by txn ${earlier.txn}"))
+    try ctx.store.writeReplacing(ctx.layout.abortedRecord(ctx.txn),
+        RecordCodec.marker(
+          "txn" -> ctx.txn, "jobId" -> ctx.sparkJobId, "startedAt" -> ctx.startedAt,
+          "abortedAt" -> System.currentTimeMillis(), "state" -> "aborted",
+          "reason" -> s"skipped: write id ${earlier.writeId.getOrElse("")} already committed by txn ${earlier.txn}"))
     catch { case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: skip marker not written: ${e.getMessage}") }
     val discarded = ctx.store.discardData(ctx.table, files) + ctx.store.cleanupStaging(ctx.table, ctx.txn, Set.empty)
     log.warn(s"txcommit: ${ctx.describe}: SKIPPED (write id '${earlier.writeId.getOrElse("")}' is " +

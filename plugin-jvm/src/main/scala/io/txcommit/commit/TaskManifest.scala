@@ -23,13 +23,14 @@ object TaskManifest {
    * before the task asks to commit, so a failure here is an ordinary task failure.
    */
   def of(store: CommitStore, table: Path, attempt: String, written: Seq[(String, Path)]): TaskManifest =
-    TaskManifest(attempt, inParallel(written) { case (rel, at) =>
-      store.stagedFile(table, rel, at).getOrElse(throw new TaskFileMissingException(
-        s"task attempt $attempt cannot find the file it wrote, ${Paths.display(at)}: something " +
-          "deleted it while the job ran (a VACUUM with a short horizon, or a tool cleaning the " +
-          "directory). The attempt fails and Spark retries it; nothing of it is committed. If " +
-          "this repeats, stop whatever deletes files under the table while jobs write to it."))
-    })
+    TaskManifest(attempt,
+      inParallel(written) { case (rel, at) =>
+        store.stagedFile(table, rel, at).getOrElse(throw new TaskFileMissingException(
+            s"task attempt $attempt cannot find the file it wrote, ${Paths.display(at)}: something " +
+              "deleted it while the job ran (a VACUUM with a short horizon, or a tool cleaning the " +
+              "directory). The attempt fails and Spark retries it; nothing of it is committed. If " +
+              "this repeats, stop whatever deletes files under the table while jobs write to it."))
+      })
 
   /** Stat requests in flight at once per executor JVM, across its tasks. */
   val StatThreads = 32
@@ -37,13 +38,14 @@ object TaskManifest {
   // A task of a partitioned write holds one file per directory: on an object store one
   // request each, which in turn would add a round trip per file to the task's time.
   private lazy val stats: ExecutionContext = ExecutionContext.fromExecutorService(
-    Executors.newFixedThreadPool(StatThreads, new ThreadFactory {
-      override def newThread(r: Runnable): Thread = {
-        val t = new Thread(r, "txcommit-task-stat")
-        t.setDaemon(true)
-        t
-      }
-    }))
+    Executors.newFixedThreadPool(StatThreads,
+      new ThreadFactory {
+        override def newThread(r: Runnable): Thread = {
+          val t = new Thread(r, "txcommit-task-stat")
+          t.setDaemon(true)
+          t
+        }
+      }))
 
   private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
     if (items.size <= 1) items.map(f)

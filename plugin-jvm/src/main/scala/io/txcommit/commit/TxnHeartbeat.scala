@@ -23,10 +23,10 @@ final class TxnHeartbeat private (ctx: TxnContext, replacing: Boolean, intervalM
 
   private def beat(): Unit =
     try ctx.store.writeReplacing(ctx.layout.pendingRecord(ctx.txn),
-      StartTransaction.pendingMarker(ctx, replacing, Some(System.currentTimeMillis())))
+        StartTransaction.pendingMarker(ctx, replacing, Some(System.currentTimeMillis())))
     catch {
       case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: heartbeat not written (retried in " +
-        s"$intervalMs ms): ${e.getMessage}")
+          s"$intervalMs ms): ${e.getMessage}")
     }
 
   def stop(): Unit = timer.shutdownNow()

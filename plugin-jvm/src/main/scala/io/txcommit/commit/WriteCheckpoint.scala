@@ -1,6 +1,5 @@
 package io.txcommit.commit
 
-
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointWriter, CommitRecord}
 
@@ -18,5 +17,5 @@ object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter
   override protected def execute(ctx: TxnContext, record: CommitRecord): Option[CheckpointWriter.Outcome] =
     if (!due(record.txn, TxCommitConf.checkpointInterval(ctx.conf))) None
     else Some(CheckpointWriter.write(ctx.table, ctx.store,
-      io.txcommit.SparkApp.id))
+        io.txcommit.SparkApp.id))
 }

@@ -9,12 +9,19 @@ import io.txcommit.log.{CommitRecord, WriteId}
  * What a job replaces: the directories a static overwrite cleared (`deleteWithJob`, "" for
  * the whole table), whether it is a dynamic partition overwrite (its scope is the partition
  * directories it writes), and its write id. A job with none of them is a plain append.
+ * `mergeSchema` lets it add columns to the table's schema; `enforceNotNull` keeps NOT NULL columns
+ * (docs/protocol.md, I27).
  */
 final case class WriteIntent(
     staticScopes: Seq[String] = Nil,
     dynamicPartitions: Boolean = false,
     writeId: Option[String] = None,
-    policy: WriteIdPolicy = WriteIdPolicy.Replace) {
+    policy: WriteIdPolicy = WriteIdPolicy.Replace,
+    mergeSchema: Boolean = false,
+    enforceNotNull: Boolean = false) {
+
+  /** Whether the job replaces the whole table, so its schema may replace the table's. */
+  def replacesTable: Boolean = staticScopes.contains("")
 
   def isReplacing: Boolean = staticScopes.nonEmpty || dynamicPartitions || writeId.isDefined
 
@@ -34,11 +41,15 @@ final case class WriteIntent(
 }
 
 object WriteIntent {
+
   /** Writer options (`.option(...)`) reach the job's Hadoop conf; session confs as well. */
   val WriteIdOption = "txcommit.writeId"
   val WriteIdPolicyOption = "txcommit.writeIdPolicy"
   val WriteIdConf = "spark.txcommit.writeId"
   val WriteIdPolicyConf = "spark.txcommit.writeIdPolicy"
+  val MergeSchemaOption = "mergeSchema"
+  val EnforceNotNullOption = "txcommit.enforceNotNull"
+  val EnforceNotNullConf = "spark.txcommit.enforceNotNull"
 
   /** A key as given, or lower-cased (Spark may lower-case writer option names). */
   private def lookup(conf: Configuration, key: String): Option[(String, String)] =
@@ -47,15 +58,30 @@ object WriteIntent {
 
   def writeId(conf: Configuration): Option[String] =
     lookup(conf, WriteIdOption).orElse(lookup(conf, WriteIdConf)).map { case (k, v) =>
-      WriteId.problem(v).foreach(why => throw new InvalidConfException(k, v,
-        s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
+      WriteId.problem(v).foreach(why =>
+        throw new InvalidConfException(k, v,
+          s"a write id of 1 to ${WriteId.MaxLength} characters of [A-Za-z0-9._:@=+-] (it $why)"))
       v
     }
+
+  def mergeSchema(conf: Configuration): Boolean = flag(lookup(conf, MergeSchemaOption))
+
+  def enforceNotNull(conf: Configuration): Boolean =
+    flag(lookup(conf, EnforceNotNullOption).orElse(lookup(conf, EnforceNotNullConf)))
+
+  private def flag(setting: Option[(String, String)]): Boolean = setting match {
+    case None => false
+    case Some((k, v)) => v.toLowerCase(java.util.Locale.ROOT) match {
+        case "true" => true
+        case "false" => false
+        case _ => throw new InvalidConfException(k, v, "true or false")
+      }
+  }
 
   def policy(conf: Configuration): WriteIdPolicy =
     lookup(conf, WriteIdPolicyOption).orElse(lookup(conf, WriteIdPolicyConf)) match {
       case None => WriteIdPolicy.Replace
       case Some((k, v)) => WriteIdPolicy.all.find(_.name == v.toLowerCase(java.util.Locale.ROOT))
-        .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
+          .getOrElse(throw new InvalidConfException(k, v, "replace, skip or fail"))
     }
 }

@@ -18,19 +18,24 @@ object TxCommitConf {
   val ReadFilter = "spark.txcommit.read.filter"
   val IgnoreCorruptRecords = "spark.txcommit.read.ignoreCorruptRecords"
   val DelegateFilter = "spark.txcommit.read.delegateFilterClass"
+
   /** How far the clocks of two drivers (a writer's and a reader's) may disagree, in ms. */
   val MaxClockSkewMs = "spark.txcommit.read.maxClockSkewMs"
   val DefaultMaxClockSkewMs = 1000L
+
   /** At most this many files in one tree listing that finds the logs below a table directory. */
   val TreeListingMaxFiles = "spark.txcommit.read.treeListingMaxFiles"
   val DefaultTreeListingMaxFiles = 10000L
   val CleanupAttempts = "spark.txcommit.commit.cleanupAttempts"
+
   /** How often (ms) a running job refreshes its pending marker, so VACUUM sees it is alive. */
   val HeartbeatIntervalMs = "spark.txcommit.commit.heartbeatIntervalMs"
   val DefaultHeartbeatIntervalMs = 300000L
+
   /** About every how many commits a commit writes a checkpoint of the log (0: never). */
   val CheckpointInterval = "spark.txcommit.checkpoint.interval"
   val DefaultCheckpointInterval = 10L
+
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"
@@ -39,6 +44,7 @@ object TxCommitConf {
   val PauseMs = "spark.txcommit.test.pauseMs"
   /** A local file: a pause at `PauseAt` ends as soon as it exists (`PauseMs` still caps it). */
   val ResumeWhen = "spark.txcommit.test.resumeWhen"
+
   /** Static (server start only): fault injection does nothing unless this is true. */
   val AllowFaultInjection = "spark.txcommit.test.allowFaultInjection"
 
@@ -67,19 +73,20 @@ object TxCommitConf {
     Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {
       case None => default
       case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= 0)
-        .getOrElse(throw new InvalidConfException(key, v, "a whole number, 0 or more"))
+          .getOrElse(throw new InvalidConfException(key, v, "a whole number, 0 or more"))
     }
 
   private def millis(conf: Configuration, key: String, default: Long, min: Long): Long =
     Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {
       case None => default
       case Some(v) => scala.util.Try(v.toLong).toOption.filter(_ >= min)
-        .getOrElse(throw new InvalidConfException(key, v, s"a number of milliseconds, $min or more"))
+          .getOrElse(throw new InvalidConfException(key, v, s"a number of milliseconds, $min or more"))
     }
 
   def haltAt(conf: Configuration): Option[HaltPoint] =
     Option(conf.get(HaltAt)).map(_.trim).filter(_.nonEmpty).map { v =>
-      HaltPoint.byName.getOrElse(v, throw new InvalidConfException(HaltAt, v,
-        "one of " + HaltPoint.all.map(_.name).mkString(", ")))
+      HaltPoint.byName.getOrElse(v,
+        throw new InvalidConfException(HaltAt, v,
+          "one of " + HaltPoint.all.map(_.name).mkString(", ")))
     }
 }

@@ -11,23 +11,23 @@ sealed abstract class HaltPoint(val name: String, val description: String)
 
 object HaltPoint {
   case object JobAfterNestingCheck extends HaltPoint("job.afterNestingCheck",
-    "job setup found no other table's log on the path; the job's own log does not exist yet")
+      "job setup found no other table's log on the path; the job's own log does not exist yet")
   case object TaskBeforeCommit extends HaltPoint("task.beforeCommit",
-    "a task has written its files and is about to ask to commit")
+      "a task has written its files and is about to ask to commit")
   case object JobDuringPublishData extends HaltPoint("job.duringPublishData",
-    "half of the staged data files are published (multipart uploads completed), half not")
+      "half of the staged data files are published (multipart uploads completed), half not")
   case object JobBeforeRecord extends HaltPoint("job.beforeRecord",
-    "every task committed; the commit record is not yet created")
+      "every task committed; the commit record is not yet created")
   case object JobAfterRecord extends HaltPoint("job.afterRecord",
-    "the commit record exists; no derived work (cleanup, _SUCCESS) is done")
+      "the commit record exists; no derived work (cleanup, _SUCCESS) is done")
   case object JobDuringCleanup extends HaltPoint("job.duringCleanup",
-    "the background clean-up (after the job returned) has finished its first directory of several")
+      "the background clean-up (after the job returned) has finished its first directory of several")
   case object JobBeforeSuccess extends HaltPoint("job.beforeSuccess",
-    "the record is complete (copied to commits/ for a replacing commit); _SUCCESS is not yet written")
+      "the record is complete (copied to commits/ for a replacing commit); _SUCCESS is not yet written")
   case object StreamingBeforeSinkLog extends HaltPoint("streaming.beforeSinkLog",
-    "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
+      "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
   case object StreamingBeforeRecord extends HaltPoint("streaming.beforeRecord",
-    "a streaming batch is claimed by this driver's txn; its commit record is not yet created")
+      "a streaming batch is claimed by this driver's txn; its commit record is not yet created")
 
   val all: Seq[HaltPoint] =
     Seq(JobAfterNestingCheck, TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
@@ -64,7 +64,7 @@ object HaltPoint {
    */
   private def maybePause(conf: Configuration, point: HaltPoint): Unit =
     if (Option(conf.get(TxCommitConf.PauseAt)).map(_.trim).contains(point.name) &&
-        Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))) {
+      Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))) {
       val ms = conf.getLong(TxCommitConf.PauseMs, 30000L)
       val resume = Option(conf.get(TxCommitConf.ResumeWhen)).map(_.trim).filter(_.nonEmpty)
       log.warn(s"txcommit: pausing $ms ms at fault point '${point.name}' (${TxCommitConf.PauseAt})" +

@@ -14,6 +14,10 @@ package io.txcommit.log
  *                  identity, see [[RemovedFile]]), and files of transactions it does not cover
  * @param createdAt when it was published (its writer's clock): every transaction it covers
  *                  committed before, so a read that began after may apply all of it
+ * @param schema    the table's schema as of the transactions it covers (I27): the mark of the
+ *                  covered record carrying a schema that committed last, Some(None) when none
+ *                  carries one; None for a checkpoint written before checkpoints carried it
+ *                  (unknown: the schema guard reads the records it covers instead)
  */
 final case class Checkpoint(
     number: Long,
@@ -22,7 +26,8 @@ final case class Checkpoint(
     writer: String,
     through: Long,
     committed: Map[String, Vector[AddedFile]],
-    removed: Vector[RemovedFile]) {
+    removed: Vector[RemovedFile],
+    schema: Option[Option[SchemaMark]] = None) {
   def files: Int = committed.valuesIterator.map(_.size).sum
   lazy val removals: Removals = Removals(removed)
   lazy val livePaths: Map[String, Set[String]] = committed.map { case (t, fs) => t -> fs.iterator.map(_.path).toSet }

@@ -38,6 +38,10 @@ object CheckpointCodec {
     root.put("removedFiles", removals.size)
     val removed = root.putArray("removed")
     removals.foreach(f => Removals.encode(f, removed.addObject()))
+    c.schema.foreach {
+      case None => root.putNull("schema")
+      case Some(m) => root.putObject("schema").put("txn", m.txn).put("committedAt", m.committedAt).put("ddl", m.ddl)
+    }
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
@@ -94,7 +98,8 @@ object CheckpointCodec {
       txn -> files(t, "files").map { case (p, s) => AddedFile(p, s) }
     }
     val declaredTxns = long(root, "transactions")
-    if (declaredTxns != committed.size) throw corrupt(s"it declares $declaredTxns transactions but lists ${committed.size}")
+    if (declaredTxns != committed.size)
+      throw corrupt(s"it declares $declaredTxns transactions but lists ${committed.size}")
     val byTxn = committed.toMap
     if (byTxn.size != committed.size) {
       val twice = committed.groupBy(_._1).collectFirst { case (t, v) if v.size > 1 => t }.get
@@ -112,6 +117,15 @@ object CheckpointCodec {
     }
     val through = long(root, "through")
     if (through < 0) throw corrupt(s"field 'through' is $through; sequences start at 1 (0: none)")
+    val schema = Option(root.get("schema")).map { n =>
+      if (n.isNull) None
+      else if (!n.isObject) throw corrupt("field 'schema' is not an object or null")
+      else {
+        val txn = text(n, "txn")
+        if (!byTxn.contains(txn)) throw corrupt(s"its schema is of transaction '$txn', which it does not cover")
+        Some(SchemaMark(txn, long(n, "committedAt"), text(n, "ddl")))
+      }
+    }
     Checkpoint(
       number = number,
       createdAt = long(root, "createdAt"),
@@ -119,6 +133,7 @@ object CheckpointCodec {
       writer = text(root, "writer"),
       through = through,
       committed = byTxn,
-      removed = removed)
+      removed = removed,
+      schema = schema)
   }
 }

@@ -15,12 +15,14 @@ import io.txcommit.CorruptCheckpointException
  * stay in the log, so the read stays exact and reads those records instead.
  */
 final case class CheckpointLog(listed: Seq[(Long, FileStatus)]) {
+
   /** The highest number listed (0: none), usable or not: the next checkpoint's number is one more. */
   val highest: Long = listed.headOption.map(_._1).getOrElse(0L)
 }
 
 object CheckpointLog {
   private val log = LoggerFactory.getLogger(getClass)
+
   /** At most this many file entries of decoded checkpoints stay cached in a JVM. */
   val CacheMaxFiles: Long = 2000000L
   private[txcommit] val cache = new BoundedCache[(String, Long, Long), Checkpoint](CacheMaxFiles,

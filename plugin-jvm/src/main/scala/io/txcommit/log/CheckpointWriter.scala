@@ -19,6 +19,7 @@ import io.txcommit.store.CommitStore
  */
 object CheckpointWriter {
   private val log = LoggerFactory.getLogger(getClass)
+
   /** Records read at once while building (S3 answers each GET in a round trip). */
   val ReadThreads = 16
 
@@ -38,16 +39,19 @@ object CheckpointWriter {
     if (previous.isDefined && unread.isEmpty && replaced.records.isEmpty) {
       return Outcome(None, s"checkpoint ${previous.get.number} is up to date")
     }
-    val appends = readAll(unread) { t =>
+    val appendRecords = readAll(unread) { t =>
       val path = layout.commitRecord(t)
       val bytes = store.read(path).getOrElse(throw new java.io.IOException(
-        s"txcommit: ${Paths.display(path)} was listed but cannot be read now; no checkpoint written"))
+          s"txcommit: ${Paths.display(path)} was listed but cannot be read now; no checkpoint written"))
       RecordCodec.decode(bytes, Paths.display(path), t)
     }.filterNot(_.isReplacing) // a replacing commit's copy: its replace/ record was listed too
-      .map(r => r.txn -> r.added.toVector).toMap
+    val appends = appendRecords.map(r => r.txn -> r.added.toVector).toMap
     val (committed, removed) = fold(previous, appends, replaced)
+    // The table's schema as of what it covers (I27), so the schema guard need not read those records.
+    val schema = TableSchema.checkpointMark(previous, appendRecords ++ replaced.records, committed.contains,
+      layout, store.list, store.read)
     val checkpoint = Checkpoint(listed.highest + 1, now(), appId, s"txcommit/${Version.current}",
-      math.max(through, replaced.highest), committed, removed)
+      math.max(through, replaced.highest), committed, removed, schema = Some(schema))
     val target = layout.checkpoint(checkpoint.number)
     try {
       store.createExclusive(target, CheckpointCodec.encode(checkpoint))

@@ -12,6 +12,10 @@ package io.txcommit.log
  *              records are appends); `fence` for VACUUM's claim on a transaction it cleaned up
  *              as never committed: a record that commits nothing, so the transaction's late
  *              commit loses (docs/protocol.md, I19).
+ * @param schema the table's schema as of this commit (Spark DDL), when the write gave one
+ *              (Parquet writes do); absent in records written before the schema guard and in
+ *              writes of formats that give none: "unknown", never checked against
+ *              (docs/protocol.md, I27).
  */
 final case class CommitRecord(
     txn: String,
@@ -24,7 +28,8 @@ final case class CommitRecord(
     writer: String,
     operation: String = CommitRecord.Append,
     writeId: Option[String] = None,
-    replacement: Option[Replacement] = None) {
+    replacement: Option[Replacement] = None,
+    schema: Option[String] = None) {
 
   def files: Int = added.size
   def bytes: Long = added.iterator.map(_.size).sum
@@ -32,6 +37,7 @@ final case class CommitRecord(
   def sequence: Option[Long] = replacement.map(_.sequence)
   def isReplacing: Boolean = replacement.isDefined
   def isFence: Boolean = operation == CommitRecord.Fence
+
   /** The distinct directories (relative to the table; "" is the table itself) holding files. */
   def directories: Seq[String] = added.map(f => CommitRecord.dirOf(f.path)).distinct.sorted
 }
@@ -47,6 +53,7 @@ object CommitRecord {
   val WriteIdOp = "write-id"
   val Fence = "fence"
   val Operations: Set[String] = Set(Append, Overwrite, OverwritePartitions, WriteIdOp, Fence)
+
   /** Operations that need a sequence (a fence commits nothing, in commits/ and replace/ alike). */
   val Replacing: Set[String] = Set(Overwrite, OverwritePartitions, WriteIdOp)
 

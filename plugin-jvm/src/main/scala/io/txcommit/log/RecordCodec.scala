@@ -46,6 +46,7 @@ object RecordCodec {
       val removed = root.putArray("removed")
       rep.removed.foreach(f => Removals.encode(f, removed.addObject()))
     }
+    r.schema.foreach(root.put("schema", _))
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
@@ -156,6 +157,10 @@ object RecordCodec {
       if (!replacement.exists(_.sequence == seq)) throw corrupt(s"it is in the replacement log as " +
         s"sequence $seq but records ${replacement.map(r => s"sequence ${r.sequence}").getOrElse("no sequence")}")
     }
+    val schema = Option(root.get("schema")).map { n =>
+      if (!n.isTextual) throw corrupt("field 'schema' is not a string")
+      n.asText()
+    }
     CommitRecord(
       txn = txn,
       token = text("token"),
@@ -167,7 +172,8 @@ object RecordCodec {
       writer = text("writer"),
       operation = operation,
       writeId = writeId,
-      replacement = replacement)
+      replacement = replacement,
+      schema = schema)
   }
 
   /** A small JSON object from string/number pairs (pending and aborted markers). */

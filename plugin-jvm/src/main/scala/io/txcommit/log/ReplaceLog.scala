@@ -10,9 +10,11 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  * lists `replace/` once and fetches only records it has not seen.
  */
 final case class ReplaceLog(records: Seq[CommitRecord]) {
+
   /** The highest sequence (0 when there is no replacing commit). */
   val highest: Long = records.lastOption.flatMap(_.sequence).getOrElse(0L)
   lazy val byTxn: Map[String, CommitRecord] = records.map(r => r.txn -> r).toMap
+
   /** Every path some replacing commit logically deleted (the file there then, see [[Removals]]). */
   lazy val removedPaths: Set[String] = records.iterator.flatMap(_.removed.iterator.map(_.path)).toSet
   lazy val removals: Removals = Removals(records.iterator.flatMap(_.removed))
@@ -27,6 +29,9 @@ object ReplaceLog {
   val CacheMaxFiles: Long = 1000000L
   private[txcommit] val cache = new BoundedCache[(String, Long, Long), CommitRecord](CacheMaxFiles,
     r => 1L + r.added.size + r.removed.size)
+
+  /** Whether this JVM holds the decoded record listed as `st` (reading it costs nothing). */
+  def isCached(st: FileStatus): Boolean = cache.get((st.getPath.toString, st.getLen, st.getModificationTime)).isDefined
 
   /**
    * Loads the log of `layout`'s table with the given store operations: the records with a

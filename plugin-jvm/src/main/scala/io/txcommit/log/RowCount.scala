@@ -28,6 +28,7 @@ object RowCount {
     val n = new com.fasterxml.jackson.databind.ObjectMapper().readTree(bytes)
     val rows = n.get("rows")
     if (n.path("format").asText() == Format && n.path("txn").asText() == txn && rows != null &&
-        rows.isIntegralNumber && rows.asLong() >= 0) Some(RowCount(txn, rows.asLong())) else None
+      rows.isIntegralNumber && rows.asLong() >= 0) Some(RowCount(txn, rows.asLong()))
+    else None
   }.toOption.flatten
 }

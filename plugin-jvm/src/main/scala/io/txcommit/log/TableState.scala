@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
 import io.txcommit.{ListingChangedException, Paths}
 import io.txcommit.store.{CommitStore, FileTree}
@@ -24,10 +24,28 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
    * Listed after `commits/` (forced first), so a replacing commit whose `commits/` copy was
    * listed is in it: a copy is written only after its `replace/` record exists.
    */
-  lazy val replaceLog: ReplaceLog = {
+  lazy val replaceLog: ReplaceLog = replaceLogAfter(0L)
+
+  /** The listing of `replace/` every [[ReplaceLog]] of this snapshot is read from (after `commits/`'s). */
+  lazy val replaceListing: Seq[FileStatus] = {
     commitTxns
-    ReplaceLog.load(layout, store.list, store.read, Paths.display)
+    store.list(layout.replaceDir)
   }
+
+  /** The replacing commits of this snapshot with a sequence above `sequence` (those up to it not read). */
+  def replaceLogAfter(sequence: Long): ReplaceLog =
+    ReplaceLog.load(layout, _ => replaceListing, store.read, Paths.display, after = sequence)
+
+  /**
+   * The newest checkpoint that carries the table's schema (I27), listed and read (once per JVM)
+   * when asked: every transaction it covers is committed, so the schema guard may use it
+   * whenever it was published.
+   */
+  lazy val schemaCheckpoint: Option[Checkpoint] =
+    CheckpointLog.newest(CheckpointLog.list(layout, store.list), store.read, Paths.display, _.schema.isDefined)
+
+  /** Reads a log file through the table's store (None: absent). */
+  def readLog(path: Path): Option[Array[Byte]] = store.read(path)
 
   /** Transactions with a record in `commits/`. */
   lazy val commitTxns: Set[String] = txnsIn(layout.commitsDir)
@@ -49,10 +67,11 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
    * `commits/` copy, listed after `replace/` was, commits nothing (its removals would be missing).
    */
   def record(txn: String): Option[CommitRecord] =
-    replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn, t =>
-      if (!commitTxns(t)) None
-      else store.read(layout.commitRecord(t)).map(b =>
-        RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing)))
+    replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn,
+        t =>
+          if (!commitTxns(t)) None
+          else store.read(layout.commitRecord(t)).map(b =>
+            RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing)))
 
   private val addedSets = new ConcurrentHashMap[String, Option[Set[String]]]()
 
@@ -93,7 +112,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
       case _: java.io.FileNotFoundException if !fs.exists(base) => Seq.empty // no such directory: no file
       case e: java.io.FileNotFoundException =>
         throw new ListingChangedException(s"${Paths.display(base)} could not be listed whole: " +
-          s"${e.getMessage}. Nothing was decided from the partial listing; run again.", e)
+            s"${e.getMessage}. Nothing was decided from the partial listing; run again.", e)
     }
   }
 }
@@ -120,6 +139,6 @@ object TableState {
     val segments = rel.split("/")
     val name = segments.last
     !segments.exists(s => s.nonEmpty && hiddenName(s)) &&
-      ((name.startsWith("_") && name.contains("=")) || !SummaryPrefixes.exists(name.startsWith))
+    ((name.startsWith("_") && name.contains("=")) || !SummaryPrefixes.exists(name.startsWith))
   }
 }

@@ -48,7 +48,7 @@ object Fence {
       case _: CommitConflictException =>
         val found = store.read(commitPoint).map(b => RecordCodec.decode(b, Paths.display(commitPoint), fence.txn))
           .getOrElse(throw new java.io.IOException(s"txcommit: ${Paths.display(commitPoint)} was " +
-            "refused as existing but cannot be read"))
+              "refused as existing but cannot be read"))
         if (found.isFence) Right(()) else Left(found)
     }
   }

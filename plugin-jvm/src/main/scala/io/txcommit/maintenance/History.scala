@@ -3,19 +3,23 @@ package io.txcommit.maintenance
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-import io.txcommit.log.{TableState, TxnId}
+import io.txcommit.log.{CommitRecord, TableState, TxnId}
 import io.txcommit.store.Adapters
 
 object History {
+
   /** Every transaction the log knows, oldest first: committed, pending, aborted and fenced
    *  (VACUUM's claim on a transaction it cleaned up as never committed; committedAt is then
    *  when it was fenced). */
   def rows(table: Path, conf: Configuration): Seq[HistoryRow] = {
     val state = new TableState(table, Adapters.open(table, conf), conf)
-    val committed = state.committedRecords.map { r =>
-      HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation), r.writeId,
+    val records = state.committedRecords
+    val changed = schemaChanges(records)
+    val committed = records.map { r =>
+      HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation),
+        r.writeId,
         Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
-        r.replacement.map(_.removedBytes), r.sequence)
+        r.replacement.map(_.removedBytes), r.sequence, changed.get(r.txn))
     }
     val done = committed.map(_.txn).toSet
     val others = (state.pendingTxns ++ state.abortedTxns).toSeq.filterNot(done).map { t =>
@@ -24,6 +28,19 @@ object History {
     }
     (committed ++ others).sortBy(r => (r.startedAt, r.txn))
   }
+
+  /**
+   * The commits that changed the table's schema, with the schema each set: in commit order, a
+   * record's schema when it differs from the one in force before it (records without one
+   * change nothing). The same rule as `TableView.history` in Python.
+   */
+  def schemaChanges(records: Seq[CommitRecord]): Map[String, String] =
+    records.sortBy(r => (r.committedAt, r.txn)).foldLeft((Option.empty[String], Map.empty[String, String])) {
+      case ((current, out), r) => r.schema.filterNot(current.contains) match {
+          case Some(s) => (Some(s), out + (r.txn -> s))
+          case None => (current, out)
+        }
+    }._2
 
   /** The files a reader with the filter sees, by path. */
   def committedFiles(table: Path, conf: Configuration): Seq[CommittedFile] = {

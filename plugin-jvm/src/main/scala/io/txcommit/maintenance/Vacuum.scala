@@ -8,7 +8,17 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
 import io.txcommit.commit.CheckTableNesting
-import io.txcommit.log.{CheckpointWriter, CommitRecord, DataFileName, LogLayout, RecordCodec, RemovedFile, TableFile, TableState, TxnId}
+import io.txcommit.log.{
+  CheckpointWriter,
+  CommitRecord,
+  DataFileName,
+  LogLayout,
+  RecordCodec,
+  RemovedFile,
+  TableFile,
+  TableState,
+  TxnId
+}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
@@ -78,8 +88,9 @@ object Vacuum {
     val uploadsOpen = store.openUploads(table)
     // The last sign of life of each transaction, by the store's clock where there is one.
     val lastActive: Map[String, Long] = (files.flatMap(f => activityOf(f).map(_ -> f.modifiedAt)) ++
-      uploadsOpen.flatMap(u => DataFileName.txnOf(u.path.substring(u.path.lastIndexOf('/') + 1))
-        .map(_ -> u.initiatedAt))).groupMapReduce(_._1)(_._2)(math.max(_, _))
+      uploadsOpen.flatMap(u =>
+        DataFileName.txnOf(u.path.substring(u.path.lastIndexOf('/') + 1))
+          .map(_ -> u.initiatedAt))).groupMapReduce(_._1)(_._2)(math.max(_, _))
     def old(txn: String): Boolean =
       math.max(lastActive.getOrElse(txn, 0L), TxnId.startedAt(txn).getOrElse(0L)) < horizon
     val nested = files.flatMap { f =>
@@ -99,8 +110,10 @@ object Vacuum {
     val checkpoints = files.filter(f => f.path.startsWith(s"${LogLayout.LogDirName}/checkpoints/"))
       .flatMap(f => LogLayout.sequenceOfRecordName(f.name).map(_ -> f)).sortBy(-_._1)
     val supersededBefore = checkpoints.find(_._2.modifiedAt < horizon).map(_._1)
-    val superseded = checkpoints.collect { case (n, f) if supersededBefore.exists(n < _) =>
-      (f, "checkpoint", s"checkpoint $n, superseded by checkpoint ${supersededBefore.get} published before the horizon")
+    val superseded = checkpoints.collect {
+      case (n, f) if supersededBefore.exists(n < _) =>
+        (f, "checkpoint",
+          s"checkpoint $n, superseded by checkpoint ${supersededBefore.get} published before the horizon")
     }
     val garbage: Seq[(TableFile, String, String)] = superseded ++ files.flatMap { f =>
       val segments = f.path.split("/")
@@ -108,7 +121,8 @@ object Vacuum {
       else segments.find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)) match {
         case Some(txn) =>
           if (finished(txn)) Some((f, "staging", s"S3A staging marker of committed txn $txn"))
-          else if (old(txn)) Some((f, "staging", s"S3A staging marker of txn $txn, never committed, silent since before the horizon"))
+          else if (old(txn))
+            Some((f, "staging", s"S3A staging marker of txn $txn, never committed, silent since before the horizon"))
           else None
         case None if TableState.isData(f.path) => dataFile(f, state, removedBy, horizon, old)
         case None => None
@@ -179,18 +193,20 @@ object Vacuum {
     val removal = removedBy.getOrElse(f.path, Nil).collectFirst {
       case (e, r) if e.appliesTo(f.size, f.modifiedAt) && r.committedAt < horizon => r
     }.map { r =>
-      (f, "data", s"removed by ${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
-        s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
+      (f, "data",
+        s"removed by ${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
+          s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
     }
     f.txn match {
       case Some(t) => state.added(t) match {
-        case Some(paths) if !paths.contains(f.path) =>
-          Some((f, "data", s"file of a failed attempt of committed txn $t"))
-        case Some(_) => removal
-        case None if old(t) => Some((f, "data",
-          s"file of txn $t, never committed (aborted, or its driver died or was fenced), silent since before the horizon"))
-        case None => None
-      }
+          case Some(paths) if !paths.contains(f.path) =>
+            Some((f, "data", s"file of a failed attempt of committed txn $t"))
+          case Some(_) => removal
+          case None if old(t) =>
+            Some((f, "data",
+                s"file of txn $t, never committed (aborted, or its driver died or was fenced), silent since before the horizon"))
+          case None => None
+        }
       case None => removal
     }
   }

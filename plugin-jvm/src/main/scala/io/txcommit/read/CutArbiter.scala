@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory
  * the txcommit plugin's RPC channel (`spark.plugins=io.txcommit.spark.TxCommitPlugin`).
  */
 trait CutArbiter {
+
   /** The highest `replace/` sequence of `table` in the read's snapshot. */
   def agreeHighest(cut: ReadCut, table: String, proposed: Long): Long
 
@@ -26,13 +27,14 @@ trait CutArbiter {
 sealed trait CutQuestion extends Serializable
 final case class AgreeHighest(readId: String, table: String, proposed: Long) extends CutQuestion
 final case class AgreeCommitted(readId: String, table: String, txn: String, proposed: Boolean)
-    extends CutQuestion
+  extends CutQuestion
 
 object CutArbiter {
   private val log = LoggerFactory.getLogger(classOf[CutArbiter])
 
   /** The decisions of this JVM's reads (on the driver: every read of the application). */
   object Local extends CutArbiter {
+
     /** Reads remembered; a listing job is long over when its read is evicted. */
     val MaxReads = 10000
     private val reads = new java.util.LinkedHashMap[String, ConcurrentHashMap[(String, String), Any]](
@@ -56,13 +58,13 @@ object CutArbiter {
     /** The fixed answer to `q`: its own proposal if it is the first. */
     def answer(q: CutQuestion): Any = q match {
       case AgreeHighest(read, table, p) => decisions(read).putIfAbsent((table, ""), p) match {
-        case null => p
-        case fixed => fixed
-      }
+          case null => p
+          case fixed => fixed
+        }
       case AgreeCommitted(read, table, txn, p) => decisions(read).putIfAbsent((table, txn), p) match {
-        case null => p
-        case fixed => fixed
-      }
+          case null => p
+          case fixed => fixed
+        }
     }
   }
 
@@ -89,6 +91,7 @@ object CutArbiter {
   /** Set by the plugin: true in the driver's JVM; the executor plugin's context elsewhere. */
   @volatile private[txcommit] var isDriver: Boolean = false
   @volatile private var remote: Option[Remote] = None
+
   /** On an executor: ask this driver (the executor plugin calls it). */
   private[txcommit] def askDriverThrough(ctx: PluginContext): Unit = remote = Some(new Remote(ctx))
   private val warned = new AtomicBoolean(false)

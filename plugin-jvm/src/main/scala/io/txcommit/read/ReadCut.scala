@@ -2,7 +2,6 @@ package io.txcommit.read
 
 import java.util.UUID
 
-
 import io.txcommit.log.CommitRecord
 
 /**
@@ -34,6 +33,7 @@ final case class ReadCut(id: String, startedAt: Long, appId: Option[String], max
 }
 
 object ReadCut {
+
   /** A new cut, for a listing that begins now in this application. */
   def begin(maxClockSkewMs: Long): ReadCut =
     ReadCut(UUID.randomUUID().toString, System.currentTimeMillis(),

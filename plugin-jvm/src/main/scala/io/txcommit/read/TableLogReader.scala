@@ -7,8 +7,17 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{CorruptCommitRecordException, Paths}
-import io.txcommit.log.{BoundedCache, Checkpoint, CheckpointLog, CommitRecord, DataFileName, LogLayout, RecordCodec, Removals,
-  ReplaceLog}
+import io.txcommit.log.{
+  BoundedCache,
+  Checkpoint,
+  CheckpointLog,
+  CommitRecord,
+  DataFileName,
+  LogLayout,
+  RecordCodec,
+  Removals,
+  ReplaceLog
+}
 import io.txcommit.store.Adapters
 
 /**
@@ -69,9 +78,9 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         else DataFileName.txnOf(file.getName) match {
           case None => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
-            case Some(files) => files.contains(rel)
-            case None => rootOf(root.getParent, plain).exists(visibleIn(_, file, plain))
-          }
+              case Some(files) => files.contains(rel)
+              case None => rootOf(root.getParent, plain).exists(visibleIn(_, file, plain))
+            }
         }
     }
 
@@ -87,28 +96,29 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         removals.hides(rel, st.getLen, st.getModificationTime)
       } catch { case _: java.io.FileNotFoundException => true }))
 
-  private def snapshotOf(root: Path): TableLogReader.Snapshot = snapshots.computeIfAbsent(root, r => {
-    val layout = LogLayout(r)
-    val ops = opsFor(r)
-    val replaceListing = ops.list(layout.replaceDir)
-    val checkpoint = agreeCheckpoint(r, layout, ops, replaceListing)
-    val through = checkpoint.map(_.through).getOrElse(0L)
-    val listed = loadReplaceLog(r, through, Some(replaceListing))
-    // Every record up to the last one made before the read began. Sequence order is commit
-    // order, so the records before it were published earlier still, whatever their own clocks
-    // say: one dated ahead (a driver with a fast clock) never hides a later commit.
-    val proposed = listed.records.filter(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(through)
-    val agreed = arbiter.agreeHighest(cut, r.toString, proposed)
-    // Another JVM of this read may have listed a record this listing missed (its publish was
-    // completing): it exists now, so list again.
-    val log = if (agreed > listed.highest) loadReplaceLog(r, through, None) else listed
-    if (agreed > math.max(through, log.highest)) {
-      throw new java.io.IOException(s"txcommit: ${Paths.display(layout.replaceRecord(agreed))} " +
-        s"was found by another JVM of $cut but is missing now; a replacement record was deleted " +
-        "while it was being read")
-    }
-    TableLogReader.Snapshot(checkpoint, ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))), log)
-  })
+  private def snapshotOf(root: Path): TableLogReader.Snapshot = snapshots.computeIfAbsent(root,
+    r => {
+      val layout = LogLayout(r)
+      val ops = opsFor(r)
+      val replaceListing = ops.list(layout.replaceDir)
+      val checkpoint = agreeCheckpoint(r, layout, ops, replaceListing)
+      val through = checkpoint.map(_.through).getOrElse(0L)
+      val listed = loadReplaceLog(r, through, Some(replaceListing))
+      // Every record up to the last one made before the read began. Sequence order is commit
+      // order, so the records before it were published earlier still, whatever their own clocks
+      // say: one dated ahead (a driver with a fast clock) never hides a later commit.
+      val proposed = listed.records.filter(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(through)
+      val agreed = arbiter.agreeHighest(cut, r.toString, proposed)
+      // Another JVM of this read may have listed a record this listing missed (its publish was
+      // completing): it exists now, so list again.
+      val log = if (agreed > listed.highest) loadReplaceLog(r, through, None) else listed
+      if (agreed > math.max(through, log.highest)) {
+        throw new java.io.IOException(s"txcommit: ${Paths.display(layout.replaceRecord(agreed))} " +
+          s"was found by another JVM of $cut but is missing now; a replacement record was deleted " +
+          "while it was being read")
+      }
+      TableLogReader.Snapshot(checkpoint, ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))), log)
+    })
 
   /**
    * The read's checkpoint of the table: the newest one that this listing can use (it was
@@ -125,17 +135,18 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
     if (agreed == mine.fold(0L)(_.number)) mine
     else if (agreed == 0L) None
     else Some(CheckpointLog.byNumber(layout, agreed, ops.read, Paths.display).getOrElse(
-      throw new java.io.IOException(s"txcommit: ${Paths.display(layout.checkpoint(agreed))} was " +
-        s"chosen by another JVM of $cut but cannot be read here; a checkpoint was deleted or " +
-        "damaged while it was being read")))
+        throw new java.io.IOException(s"txcommit: ${Paths.display(layout.checkpoint(agreed))} was " +
+          s"chosen by another JVM of $cut but cannot be read here; a checkpoint was deleted or " +
+          "damaged while it was being read")))
   }
 
   private def loadReplaceLog(root: Path, after: Long, listing: Option[Seq[FileStatus]]): ReplaceLog = {
     val ops = opsFor(root)
     ReplaceLog.load(LogLayout(root), dir => listing.getOrElse(ops.list(dir)), ops.read, Paths.display,
-      e => if (ignoreCorrupt) {
-        log.warn(s"${e.getMessage} (ignoring it: spark.txcommit.read.ignoreCorruptRecords=true)")
-      } else throw e, after)
+      e =>
+        if (ignoreCorrupt) {
+          log.warn(s"${e.getMessage} (ignoring it: spark.txcommit.read.ignoreCorruptRecords=true)")
+        } else throw e, after)
   }
 
   /**
@@ -196,13 +207,14 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
    * it (credentials scoped to a prefix below it: S3 answers 403). Such a directory holds no table
    * this read could use: it is taken as "not a table", and nothing above it is probed.
    */
-  private def probe(dir: Path): Option[Boolean] = probed.computeIfAbsent(dir, d =>
-    try Some(d.getFileSystem(conf).exists(new Path(d, LogLayout.LogDirName)))
-    catch {
-      case e: java.nio.file.AccessDeniedException =>
-        TableLogReader.denied(d, e)
-        None
-    })
+  private def probe(dir: Path): Option[Boolean] = probed.computeIfAbsent(dir,
+    d =>
+      try Some(d.getFileSystem(conf).exists(new Path(d, LogLayout.LogDirName)))
+      catch {
+        case e: java.nio.file.AccessDeniedException =>
+          TableLogReader.denied(d, e)
+          None
+      })
 
   private def committedFiles(root: Path, txn: String, snapshot: TableLogReader.Snapshot): Option[Set[String]] =
     snapshot.replaced.byTxn.get(txn) match {
@@ -250,18 +262,20 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
    */
   private val ops = new ConcurrentHashMap[Path, TableLogReader.LogOps]()
 
-  private def opsFor(root: Path): TableLogReader.LogOps = ops.computeIfAbsent(root, r =>
-    scala.util.Try(Adapters.open(r, conf)).toOption match {
-      case Some(store) => TableLogReader.LogOps(store.list, store.read)
-      case None =>
-        val fs: FileSystem = r.getFileSystem(conf)
-        TableLogReader.LogOps(dir => listFiles(fs, dir), p => readFile(fs, p))
-    })
+  private def opsFor(root: Path): TableLogReader.LogOps = ops.computeIfAbsent(root,
+    r =>
+      scala.util.Try(Adapters.open(r, conf)).toOption match {
+        case Some(store) => TableLogReader.LogOps(store.list, store.read)
+        case None =>
+          val fs: FileSystem = r.getFileSystem(conf)
+          TableLogReader.LogOps(dir => listFiles(fs, dir), p => readFile(fs, p))
+      })
 
   private def readFile(fs: FileSystem, path: Path): Option[Array[Byte]] =
     try {
       val in = fs.open(path)
-      try Some(org.apache.commons.io.IOUtils.toByteArray(in)) finally in.close()
+      try Some(org.apache.commons.io.IOUtils.toByteArray(in))
+      finally in.close()
     } catch { case _: java.io.FileNotFoundException => None }
 
   private def listFiles(fs: FileSystem, dir: Path): Seq[FileStatus] =
@@ -316,6 +330,7 @@ object TableLogReader {
 
   /** At most this many file names of decoded commit records stay cached in a JVM. */
   val RecordsMaxFiles: Long = 1000000L
+
   /** At most this many directories known to be table roots stay cached in a JVM. */
   val RootsMax: Long = 100000L
 

@@ -34,6 +34,7 @@ import io.txcommit.store.FileTree
  * transaction a log inside it made later is in no snapshot of the read either).
  */
 private[read] final class TreeListing private (val top: Path, logDirs: Set[String]) {
+
   /** Whether `dir` holds `_txcommit/`, if `dir` is in this tree (at or below the top). */
   def holdsLog(dir: Path): Option[Boolean] =
     if (contains(dir)) Some(logDirs.contains(TreeListing.key(dir))) else None

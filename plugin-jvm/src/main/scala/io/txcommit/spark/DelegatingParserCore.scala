@@ -14,6 +14,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
  * initializer) that an earlier one lacks, and a session fails to build it.
  */
 abstract class DelegatingParserCore(delegate: ParserInterface) extends ParserInterface {
+
   /** The plan of a statement this parser handles itself; None for any other SQL. */
   protected def ours(sqlText: String): Option[LogicalPlan]
 

@@ -63,15 +63,17 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = MaintenanceCommands.attrs(
     "txn" -> StringType, "state" -> StringType, "startedAt" -> LongType, "committedAt" -> LongType,
     "operation" -> StringType, "writeId" -> StringType, "files" -> LongType, "bytes" -> LongType,
-    "rows" -> LongType, "removedFiles" -> LongType, "removedBytes" -> LongType, "sequence" -> LongType)
+    "rows" -> LongType, "removedFiles" -> LongType, "removedBytes" -> LongType, "sequence" -> LongType,
+    "schema" -> StringType)
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
     org.apache.spark.sql.txcommit.RowCounts.awaitRecorded(table, conf) // a write just committed here shows its rows
     def n(o: Option[Long]): Any = o.map(Long.box).orNull
-    History.rows(table, conf).map(r => Row(r.txn, r.state, r.startedAt, n(r.committedAt),
-      r.operation.orNull, r.writeId.orNull, n(r.files), n(r.bytes), n(r.rows), n(r.removedFiles),
-      n(r.removedBytes), n(r.sequence)))
+    History.rows(table, conf).map(r =>
+      Row(r.txn, r.state, r.startedAt, n(r.committedAt),
+        r.operation.orNull, r.writeId.orNull, n(r.files), n(r.bytes), n(r.rows), n(r.removedFiles),
+        n(r.removedBytes), n(r.sequence), r.schema.orNull))
   }
 }
 

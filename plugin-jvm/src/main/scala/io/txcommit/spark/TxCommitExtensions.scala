@@ -19,13 +19,13 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     // TXCOMMIT VACUUM | HISTORY | FILES '<path>': maintenance a Connect client runs with spark.sql.
     ext.injectParser((_, delegate) => new TxCommitSqlParser(delegate))
     ext.injectFunction((
-      FunctionIdentifier("txcommit_version"),
-      new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",
-        "_FUNC_() - the version of the txcommit plugin on this server.", "", "", "", "misc_funcs",
-        "0.1.0", "", "built-in"),
-      (args: Seq[Expression]) => {
-        if (args.nonEmpty) throw new IllegalArgumentException("txcommit_version() takes no arguments")
-        Literal(Version.current)
-      }))
+        FunctionIdentifier("txcommit_version"),
+        new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",
+          "_FUNC_() - the version of the txcommit plugin on this server.", "", "", "", "misc_funcs",
+          "0.1.0", "", "built-in"),
+        (args: Seq[Expression]) => {
+          if (args.nonEmpty) throw new IllegalArgumentException("txcommit_version() takes no arguments")
+          Literal(Version.current)
+        }))
   }
 }

@@ -41,20 +41,27 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   /** Driver side: files of task attempts that committed (for abort clean-up). */
   @transient private lazy val committedByTasks = ArrayBuffer.empty[StagedFile]
+
   /** Executor side: files this task attempt was given: (relative path, path written). */
   @transient private var taskFiles: ArrayBuffer[(String, Path)] = _
+
   /** Executor side: the store this task attempt writes through. */
   @transient private var taskStore: CommitStore = _
+
   /** Driver side: directories Spark asked to delete for a static overwrite (before setupJob). */
   @transient private lazy val overwriteScopes = ArrayBuffer.empty[String]
+
   /** Driver side, set by setupJob: what the job replaces, and what it saw when it started. */
   @transient private var intent: WriteIntent = WriteIntent()
   @transient private var base: ReplaceBase = ReplaceBase(0L, Set.empty)
+
   /** Set when the job commit could not tell whether its record was created: abort keeps every file. */
   @transient private var heartbeat: Option[TxnHeartbeat] = None
   @volatile @transient private var outcomeUnknown: Option[CommitOutcomeUnknownException] = None
+
   /** Driver side, set by setupJob: whether this job creates the table's log (its first write). */
   @transient private var nesting: NestingSeen = NestingSeen(createsTable = false)
+
   /** Set when the job commit found a second log on its path: abort removes the log it created. */
   @volatile @transient private var nestingRefused: Boolean = false
 
@@ -75,10 +82,10 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val scope =
       if (dir == root) ""
       else Paths.relativize(table, new Path(dir)).getOrElse(throw new UnsupportedWriteException(
-        s"the overwrite of ${Paths.display(table)} would delete ${Paths.display(target)}, outside " +
-          "the table directory (a custom partition location), which txcommit cannot replace " +
-          "atomically. Disable txcommit for this write (txcommit.disable(spark)) or drop the " +
-          "custom location."))
+          s"the overwrite of ${Paths.display(table)} would delete ${Paths.display(target)}, outside " +
+            "the table directory (a custom partition location), which txcommit cannot replace " +
+            "atomically. Disable txcommit for this write (txcommit.disable(spark)) or drop the " +
+            "custom location."))
     logInfo(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
       s"${if (scope.isEmpty) "the whole table" else scope} recorded; old files stay visible " +
       "until the commit, which removes them logically")
@@ -96,7 +103,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       staticScopes = overwriteScopes.synchronized(overwriteScopes.toList),
       dynamicPartitions = dynamicPartitionOverwrite,
       writeId = WriteIntent.writeId(conf),
-      policy = WriteIntent.policy(conf))
+      policy = WriteIntent.policy(conf),
+      mergeSchema = WriteIntent.mergeSchema(conf),
+      enforceNotNull = WriteIntent.enforceNotNull(conf))
     val ctx = context(jobContext)
     val timings = new StageTimings
     nesting = CheckTableNesting.run(ctx, (), timings)
@@ -188,8 +197,9 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val ctx = context(jobContext)
     try RecheckTableNesting.run(ctx, nesting, new StageTimings)
     catch { case e: UnsupportedWriteException => nestingRefused = true; throw e }
-    val committed = try JobCommitter.commit(ctx, taskCommits, intent, base)
-    catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
+    val committed =
+      try JobCommitter.commit(ctx, taskCommits, intent, base)
+      catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
     committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
   }
 
@@ -221,6 +231,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 }
 
 object TxCommitProtocol {
+
   /**
    * A Hadoop committer that only asks Spark's output commit coordinator for permission: the
    * data is already in place, so there is nothing to move.

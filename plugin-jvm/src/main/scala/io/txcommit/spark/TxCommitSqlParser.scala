@@ -48,23 +48,24 @@ object TxCommitSqlParser {
       if (path.trim.isEmpty) throw bad("the path is empty")
       Some(verb.toUpperCase(Locale.ROOT) match {
         case "VACUUM" => tail match {
-          case VacuumOpts(hours, dry, force) => VacuumCommand(path, VacuumOptions(
-            retainHours = Option(hours).map(_.toDouble).getOrElse(Vacuum.DefaultRetainHours),
-            dryRun = dry != null, force = force != null))
-          case _ => throw bad(s"unexpected '${tail.trim}' after the path")
-        }
+            case VacuumOpts(hours, dry, force) => VacuumCommand(path,
+                VacuumOptions(
+                  retainHours = Option(hours).map(_.toDouble).getOrElse(Vacuum.DefaultRetainHours),
+                  dryRun = dry != null, force = force != null))
+            case _ => throw bad(s"unexpected '${tail.trim}' after the path")
+          }
         case "CHECKPOINT" => tail match {
-          case Nothing() => CheckpointCommand(path)
-          case _ => throw bad(s"unexpected '${tail.trim}' after the path")
-        }
+            case Nothing() => CheckpointCommand(path)
+            case _ => throw bad(s"unexpected '${tail.trim}' after the path")
+          }
         case "HISTORY" => tail match {
-          case Nothing() => HistoryCommand(path)
-          case _ => throw bad(s"unexpected '${tail.trim}' after the path")
-        }
+            case Nothing() => HistoryCommand(path)
+            case _ => throw bad(s"unexpected '${tail.trim}' after the path")
+          }
         case _ => tail match {
-          case Nothing() => FilesCommand(path)
-          case _ => throw bad(s"unexpected '${tail.trim}' after the path")
-        }
+            case Nothing() => FilesCommand(path)
+            case _ => throw bad(s"unexpected '${tail.trim}' after the path")
+          }
       })
     case _ => None
   }

@@ -34,9 +34,11 @@ object AdapterDeclaration {
   def load(name: String, loader: ClassLoader): AdapterDeclaration = {
     val where = resourceFor(name)
     val in = Option(loader.getResourceAsStream(where)).getOrElse(throw new UnsupportedStoreException(
-      s"adapter '$name' has no declaration: resource $where is missing from its jar. Rebuild " +
-        "the adapter jar; every adapter must ship adapters/<name>/adapter.json."))
-    val bytes = try in.readAllBytes() finally in.close()
+        s"adapter '$name' has no declaration: resource $where is missing from its jar. Rebuild " +
+          "the adapter jar; every adapter must ship adapters/<name>/adapter.json."))
+    val bytes =
+      try in.readAllBytes()
+      finally in.close()
     parse(bytes, where)
   }
 
@@ -57,9 +59,9 @@ object AdapterDeclaration {
     if (!Option(root.get("formatVersion")).exists(n => n.isInt && n.asInt() == 1))
       throw bad("'formatVersion' must be 1 (this txcommit reads version 1)")
     val primitive = Primitive.byName(text("primitive")).getOrElse(throw bad(
-      s"unknown primitive '${text("primitive")}'; expected one of ${Primitive.all.map(_.name).mkString(", ")}"))
+        s"unknown primitive '${text("primitive")}'; expected one of ${Primitive.all.map(_.name).mkString(", ")}"))
     val listing = Listing.byName(text("listing")).getOrElse(throw bad(
-      s"unknown listing '${text("listing")}'; expected one of ${Listing.all.map(_.name).mkString(", ")}"))
+        s"unknown listing '${text("listing")}'; expected one of ${Listing.all.map(_.name).mkString(", ")}"))
     val exclusive = Option(root.get("exclusiveCreate")).filter(_.isBoolean).map(_.asBoolean())
       .getOrElse(throw bad("'exclusiveCreate' is missing or not true/false"))
     val schemes = texts("schemes")

@@ -11,6 +11,7 @@ import io.txcommit.{Paths, UnsupportedStoreException}
 
 /** The adapter registry: built-in and plug-in adapters, found with ServiceLoader. */
 object Adapters {
+
   /** `spark.txcommit.adapter.<scheme>`: the adapter for tables with that URI scheme. */
   val ConfPrefix = "spark.txcommit.adapter."
 
@@ -35,8 +36,8 @@ object Adapters {
 
   def byName(name: String): StoreAdapter =
     all.find(_.name == name).getOrElse(throw new UnsupportedStoreException(
-      s"unknown store adapter '$name'; known adapters: $known. Check the spelling, or add the " +
-        "adapter's jar to the server's classpath (spark.jars)."))
+        s"unknown store adapter '$name'; known adapters: $known. Check the spelling, or add the " +
+          "adapter's jar to the server's classpath (spark.jars)."))
 
   /** The adapter for `table`: the per-scheme conf if set, else the scheme's default adapter. */
   def forPath(table: Path, conf: Configuration): StoreAdapter = {
@@ -46,17 +47,17 @@ object Adapters {
     Option(conf.get(key)).map(_.trim).filter(_.nonEmpty) match {
       case Some(name) =>
         val adapter = all.find(_.name == name).getOrElse(throw new UnsupportedStoreException(
-          s"conf $key names the unknown store adapter '$name'; known adapters: $known. " +
-            s"Fix it with spark.conf.set(\"$key\", ...) or unset it to get the default."))
+            s"conf $key names the unknown store adapter '$name'; known adapters: $known. " +
+              s"Fix it with spark.conf.set(\"$key\", ...) or unset it to get the default."))
         if (!adapter.declaration.schemes.contains(scheme)) throw new UnsupportedStoreException(
           s"conf $key names adapter '$name', which does not serve scheme '$scheme' (it serves " +
             s"${adapter.declaration.schemes.mkString(", ")}). Known adapters: $known.")
         adapter
       case None =>
         all.find(_.declaration.defaultFor.contains(scheme)).getOrElse(throw new UnsupportedStoreException(
-          s"no store adapter serves scheme '$scheme' (table ${Paths.display(table)}); known " +
-            s"adapters: $known. Write this table without txcommit (txcommit.disable(spark)), " +
-            s"use a supported store, or add an adapter for '$scheme' and set $key." + retired(scheme)))
+            s"no store adapter serves scheme '$scheme' (table ${Paths.display(table)}); known " +
+              s"adapters: $known. Write this table without txcommit (txcommit.disable(spark)), " +
+              s"use a supported store, or add an adapter for '$scheme' and set $key." + retired(scheme)))
     }
   }
 

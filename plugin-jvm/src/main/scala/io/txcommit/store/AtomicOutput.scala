@@ -14,6 +14,7 @@ import org.apache.hadoop.fs.Path
  * upload); no implementation may hold a whole file in memory.
  */
 abstract class AtomicOutput(val target: Path) extends OutputStream {
+
   /** Abandons the write: nothing becomes visible, temporary data and uploads are removed. */
   def cancel(): Unit
 }

@@ -79,10 +79,11 @@ object FileTree {
           if (!fs.exists(dir)) throw e
           restarts += 1
           if (restarts > Restarts) {
-            throw new ListingChangedException(s"the listing of ${Paths.display(dir)} failed $restarts " +
-              s"times because directories below it disappeared while it was listed (last: ${e.getMessage}). " +
-              "Nothing was decided from the partial listing; run again, and stop whatever keeps creating " +
-              "and deleting directories inside the table while it is written.", e)
+            throw new ListingChangedException(
+              s"the listing of ${Paths.display(dir)} failed $restarts " +
+                s"times because directories below it disappeared while it was listed (last: ${e.getMessage}). " +
+                "Nothing was decided from the partial listing; run again, and stop whatever keeps creating " +
+                "and deleting directories inside the table while it is written.", e)
           }
           it = fs.listFiles(dir, true)
           true

@@ -84,7 +84,8 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
     try {
       requests.add("GET")
       val in = fs.open(path)
-      try Some(IOUtils.toByteArray(in)) finally in.close()
+      try Some(IOUtils.toByteArray(in))
+      finally in.close()
     } catch { case _: FileNotFoundException => None }
 
   override def list(dir: Path): Seq[FileStatus] = {
@@ -114,8 +115,10 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
    */
   private abstract class TempFileOutput(target: Path) extends AtomicOutput(target) {
     protected def out: java.io.OutputStream
+
     /** Makes the temporary file visible at `target`; the temporary file is gone after it. */
     protected def publish(): Unit
+
     /** Abandons the temporary file. */
     protected def discard(): Unit
     private var done = false
@@ -162,12 +165,16 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
           Files.move(tmpFile, dest, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
         } else {
           try Files.createLink(dest, tmpFile)
-          catch { case _: FileAlreadyExistsException => throw new AtomicFileExistsException(target, "link(2) refused it") }
+          catch {
+            case _: FileAlreadyExistsException => throw new AtomicFileExistsException(target, "link(2) refused it")
+          }
         }
         syncDir(target)
       } finally Files.deleteIfExists(tmpFile)
 
-    protected def discard(): Unit = try channel.close() finally Files.deleteIfExists(tmpFile)
+    protected def discard(): Unit =
+      try channel.close()
+      finally Files.deleteIfExists(tmpFile)
   }
 
   /** HDFS: the NameNode's rename refuses an existing target; FileContext's OVERWRITE replaces. */
@@ -185,7 +192,9 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
         }
       } finally if (fs.exists(tmp)) fs.delete(tmp, false)
 
-    protected def discard(): Unit = try out.close() finally fs.delete(tmp, false)
+    protected def discard(): Unit =
+      try out.close()
+      finally fs.delete(tmp, false)
   }
 
   private def tempFor(target: Path): Path =
@@ -204,7 +213,8 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
       } finally ch.close()
     } else {
       val out = fs.create(path, false)
-      try out.write(bytes) finally out.close()
+      try out.write(bytes)
+      finally out.close()
     }
   }
 
@@ -217,11 +227,13 @@ final class RenameStore(val declaration: AdapterDeclaration, fs: FileSystem, loc
   private def syncDir(target: Path): Unit = {
     requests.add("FSYNC_DIR")
     val dir = java.nio.channels.FileChannel.open(localFile(target).getParentFile.toPath, StandardOpenOption.READ)
-    try dir.force(true) finally dir.close()
+    try dir.force(true)
+    finally dir.close()
   }
 }
 
 object RenameStore {
+
   /** Hadoop's classes for "the target is already there" (HDFS sends them as RemoteException):
     * an existing file, and a file another client is still writing. */
   private val Exists = Set(

@@ -20,6 +20,7 @@ import org.apache.hadoop.fs.Path
  * driver and on executors, for every job.
  */
 trait StoreAdapter {
+
   /** The adapter's name; its declaration is the resource `txcommit/adapters/<name>/adapter.json`. */
   def name: String
 

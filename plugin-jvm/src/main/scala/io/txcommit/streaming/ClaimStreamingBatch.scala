@@ -30,8 +30,9 @@ object ClaimStreamingBatch extends CommitStage[Long, Option[CommitRecord]] {
   @tailrec
   private def claim(ctx: TxnContext, batch: Long, tries: Int): Option[CommitRecord] = {
     val dir = claimsDir(ctx.table, batch)
-    val claims = ctx.store.list(dir).flatMap(st => st.getPath.getName.stripSuffix(".json").toLongOption
-      .map(_ -> st.getPath)).sortBy(_._1)
+    val claims = ctx.store.list(dir).flatMap(st =>
+      st.getPath.getName.stripSuffix(".json").toLongOption
+        .map(_ -> st.getPath)).sortBy(_._1)
     val outcome: Either[Unit, Option[CommitRecord]] = claims.lastOption match {
       case None => create(ctx, dir, 0L, batch)
       case Some((k, path)) =>
@@ -39,7 +40,8 @@ object ClaimStreamingBatch extends CommitStage[Long, Option[CommitRecord]] {
           throw new java.io.IOException(s"txcommit: the claim ${Paths.display(path)} of streaming batch " +
             s"$batch names no transaction; move it out of the way to let the batch commit"))
         if (owner == ctx.txn) Right(None)
-        else Fence.fenceAppend(ctx.layout, ctx.store, Fence.record(owner, s"streaming-batch-$batch-takeover",
+        else Fence.fenceAppend(ctx.layout, ctx.store,
+          Fence.record(owner, s"streaming-batch-$batch-takeover",
             System.currentTimeMillis())) match {
           case Left(committed) => Right(Some(committed)) // the owner committed it: adopt
           case Right(()) =>
@@ -52,7 +54,7 @@ object ClaimStreamingBatch extends CommitStage[Long, Option[CommitRecord]] {
       case Right(adopt) => adopt
       case Left(()) if tries < 100 => claim(ctx, batch, tries + 1)
       case Left(()) => throw new CommitConflictException(s"${ctx.describe}: could not claim streaming " +
-        s"batch $batch after $tries tries; other drivers keep taking it over. Run one driver per query.")
+          s"batch $batch after $tries tries; other drivers keep taking it over. Run one driver per query.")
     }
   }
 

@@ -4,7 +4,15 @@ import java.io.FileNotFoundException
 import java.util.concurrent.atomic.AtomicBoolean
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileStatus, FileSystem, FSDataInputStream, LocalFileSystem, Path, PathFilter, RawLocalFileSystem}
+import org.apache.hadoop.fs.{
+  FileStatus,
+  FileSystem,
+  FSDataInputStream,
+  LocalFileSystem,
+  Path,
+  PathFilter,
+  RawLocalFileSystem
+}
 import org.apache.hadoop.fs.permission.FsPermission
 
 import io.txcommit.store.{Adapters, AtomicOutput, CommitStore}

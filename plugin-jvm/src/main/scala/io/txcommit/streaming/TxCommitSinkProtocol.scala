@@ -18,7 +18,7 @@ import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException, Version}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, TableSchema, TableState, TxnId}
 import io.txcommit.store.{Adapters, CommitStore, StagedFile}
 import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatus}
 
@@ -53,6 +53,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   @transient private var sinkLog: FileStreamSinkLog = _
   private var batchId: Long = -1L
+
   /** Set when the commit record's publish ended with no answer: abort must then keep the files. */
   @volatile @transient private var outcomeUnknown = false
 
@@ -95,12 +96,14 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
       throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is not " +
         s"inside the sink directory ($why)")
     }
-    val written = store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
+    val written =
+      store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
     taskFiles += rel -> written
     written.toString
   }
 
-  override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
+  override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec)
+      : String =
     throw new UnsupportedWriteException(s"the streaming sink to ${Paths.display(table)} cannot write " +
       s"outside its directory ($absoluteDir)")
 
@@ -115,7 +118,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
     val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)
-    SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
+    SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId,
+      attempt.getTaskID.getId)
     new TaskCommitMessage(manifest)
   }
 
@@ -143,17 +147,24 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
           s"before as txn ${record.txn} (a crash came before Spark's sink log); keeping that " +
           s"commit and discarding this replay's ${staged.size} file(s)")
         try ctx.store.discardData(table, staged)
-        catch { case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}") }
+        catch {
+          case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}")
+        }
         addToSinkLog(record.added)
       case None =>
+        val schema = CheckSchema.run(ctx,
+          SchemaCheck(TableSchema.written(ctx.conf), replacesTable = false,
+            WriteIntent.mergeSchema(ctx.conf), new TableState(table, ctx.store, ctx.conf),
+            WriteIntent.enforceNotNull(ctx.conf)), timings)
         PublishData.run(ctx, staged, timings)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
         val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),
           staged.map(f => AddedFile(f.path, f.size)),
           io.txcommit.SparkApp.id,
-          s"txcommit/${Version.current}")
+          s"txcommit/${Version.current}", schema = schema)
         try PublishCommitRecord.run(ctx, record, timings)
         catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
+        TableSchema.committed(ctx.layout, record)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
         addToSinkLog(record.added)
         DerivedWork.apply(ctx, record, timings)
@@ -173,7 +184,8 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def abortJob(jobContext: JobContext): Unit =
     scala.util.Try(context(jobContext)) match {
       case scala.util.Success(ctx) =>
-        AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown, committedByTasks.synchronized(committedByTasks.toList))
+        AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown,
+          committedByTasks.synchronized(committedByTasks.toList))
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }

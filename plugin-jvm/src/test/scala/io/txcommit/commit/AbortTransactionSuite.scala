@@ -10,7 +10,9 @@ import io.txcommit.testing.MemTable
 
 class AbortTransactionSuite extends AnyFunSuite {
   private def files(t: MemTable, txn: String): Seq[StagedFile] =
-    Seq("k=1/", "").map(d => d + DataFileName("", 0, txn, 1L, ".parquet")).map { rel => t.put(rel); StagedFile(rel, 3L) }
+    Seq("k=1/", "").map(d => d + DataFileName("", 0, txn, 1L, ".parquet")).map { rel =>
+      t.put(rel); StagedFile(rel, 3L)
+    }
 
   test("an uncommitted transaction: records the abort and discards its files, never one outside the table") {
     val t = new MemTable

@@ -16,7 +16,7 @@ class CheckConflictsSuite extends AnyFunSuite {
     t.commitReplacing(winner, 1, Seq("k=1"))
     val me = TxnId.generate()
     val e = intercept[CommitConflictException](CheckConflicts.run(t.context(me),
-      request(t, me, WriteIntent(dynamicPartitions = true), 0L, "k=1/f"), new StageTimings))
+        request(t, me, WriteIntent(dynamicPartitions = true), 0L, "k=1/f"), new StageTimings))
     assert(e.getMessage.contains(winner) && e.getMessage.contains("sequence 1"))
     assert(!t.store.paths.exists(_.toString.contains(me)), "nothing of this job is written")
   }
@@ -26,9 +26,11 @@ class CheckConflictsSuite extends AnyFunSuite {
     t.commitReplacing(TxnId.generate(), 1, Seq(""))
     t.commitReplacing(TxnId.generate(), 2, Seq("k=2"), Some("other"))
     val me = TxnId.generate()
-    CheckConflicts.run(t.context(me), request(t, me, WriteIntent(dynamicPartitions = true), 1L, "k=1/f"), new StageTimings)
-    CheckConflicts.run(t.context(me), request(t, me, WriteIntent(writeId = Some("mine")), 1L, "k=1/f"), new StageTimings)
+    CheckConflicts.run(t.context(me), request(t, me, WriteIntent(dynamicPartitions = true), 1L, "k=1/f"),
+      new StageTimings)
+    CheckConflicts.run(t.context(me), request(t, me, WriteIntent(writeId = Some("mine")), 1L, "k=1/f"),
+      new StageTimings)
     intercept[CommitConflictException](CheckConflicts.run(t.context(me),
-      request(t, me, WriteIntent(writeId = Some("other")), 1L, "k=1/f"), new StageTimings))
+        request(t, me, WriteIntent(writeId = Some("other")), 1L, "k=1/f"), new StageTimings))
   }
 }

@@ -72,7 +72,7 @@ class CheckTableNestingSuite extends AnyFunSuite {
     t.touch(s"k=1/part-00000-tid-$inner-1.csv")
     t.writeRaw(s"k=1/_txcommit/commits/$inner.json", "{}")
     val e = intercept[MaintenanceException](Vacuum.run(t.table, t.conf,
-      VacuumOptions(retainHours = 0, dryRun = false, force = true), now = Long.MaxValue / 2))
+        VacuumOptions(retainHours = 0, dryRun = false, force = true), now = Long.MaxValue / 2))
     assert(e.getMessage.contains("'k=1'") && e.getMessage.contains("nothing was deleted"))
     assert(Files.exists(t.dir.resolve(s"k=1/part-00000-tid-$inner-1.csv")))
   }
@@ -125,7 +125,8 @@ class CheckTableNestingSuite extends AnyFunSuite {
     }
   }
 
-  test("two first writes to T and T/k=1 that both passed setup: at least one is refused before its commit, and leaves no log") {
+  test(
+    "two first writes to T and T/k=1 that both passed setup: at least one is refused before its commit, and leaves no log") {
     val t = new TempTable
     val outer = t.context().copy(table = t.table)
     val inner = t.context().copy(table = new Path(t.table, "k=1"))
@@ -183,9 +184,11 @@ class CheckTableNestingSuite extends AnyFunSuite {
     t.touch(s"k=1/part-00000-tid-$inner-1.csv")
     val innerTable = new Path(t.table, "k=1")
     val innerStore = io.txcommit.store.Adapters.open(innerTable, t.conf)
-    innerStore.createExclusive(io.txcommit.log.LogLayout(innerTable).commitRecord(inner), io.txcommit.log.RecordCodec.encode(
-      t.record(inner, s"part-00000-tid-$inner-1.csv")))
-    val outerFiles = Files.list(t.dir.resolve("k=1")).toArray.map(_.toString).filterNot(_.contains(inner)).filterNot(_.endsWith("_txcommit"))
+    innerStore.createExclusive(io.txcommit.log.LogLayout(innerTable).commitRecord(inner),
+      io.txcommit.log.RecordCodec.encode(
+        t.record(inner, s"part-00000-tid-$inner-1.csv")))
+    val outerFiles = Files.list(t.dir.resolve("k=1")).toArray.map(_.toString).filterNot(_.contains(inner)).filterNot(
+      _.endsWith("_txcommit"))
     assert(outerFiles.nonEmpty)
     val e = intercept[MaintenanceException](vacuumAll(innerTable, t))
     assert(e.getMessage.contains(s"${t.table}/_txcommit lies above this table's own ($innerTable/_txcommit)"))
@@ -200,7 +203,7 @@ class CheckTableNestingSuite extends AnyFunSuite {
     for (scopes <- Seq(Seq(""), Seq("k=1"))) {
       val e = intercept[UnsupportedWriteException](CheckReplaceScope.run(ctx, scopes, new StageTimings))
       assert(e.getMessage.contains(s"covers ${t.table}/k=1, which holds a transaction log of its own " +
-        s"(${t.table}/k=1/_txcommit) inside the table's (${t.table}/_txcommit)"))
+          s"(${t.table}/k=1/_txcommit) inside the table's (${t.table}/_txcommit)"))
     }
     CheckReplaceScope.run(ctx, Seq("k=2"), new StageTimings)
     val inner = intercept[UnsupportedWriteException](check(t, new Path(t.table, "k=1")))

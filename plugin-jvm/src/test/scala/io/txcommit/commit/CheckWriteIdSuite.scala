@@ -30,11 +30,11 @@ class CheckWriteIdSuite extends AnyFunSuite {
     val earlier = TxnId.generate()
     t.commitReplacing(earlier, 1, Nil, Some("run-1"))
     val e = intercept[WriteIdCommittedException](CheckWriteId.run(t.context(),
-      WriteIntent(writeId = Some("run-1"), policy = WriteIdPolicy.Fail), new StageTimings))
+        WriteIntent(writeId = Some("run-1"), policy = WriteIdPolicy.Fail), new StageTimings))
     assert(e.getMessage.contains(earlier) && e.getMessage.contains(WriteIntent.WriteIdPolicyOption))
     for (p <- Seq(WriteIdPolicy.Skip, WriteIdPolicy.Replace)) {
       assert(CheckWriteId.run(t.context(), WriteIntent(writeId = Some("run-1"), policy = p), new StageTimings)
-        .map(_.txn).contains(earlier))
+          .map(_.txn).contains(earlier))
     }
   }
 }

@@ -30,7 +30,8 @@ class CollectManifestsSuite extends AnyFunSuite {
 
   test("refuses two attempts naming the same file, and a message that is not a manifest") {
     val t = new MemTable
-    val dup = intercept[IllegalStateException](CollectManifests.run(t.context(), Seq(msg("x"), msg("x")), new StageTimings))
+    val dup =
+      intercept[IllegalStateException](CollectManifests.run(t.context(), Seq(msg("x"), msg("x")), new StageTimings))
     assert(dup.getMessage.contains("same file x"))
     val other = intercept[IllegalStateException](
       CollectManifests.run(t.context(), Seq(new TaskCommitMessage("nope")), new StageTimings))

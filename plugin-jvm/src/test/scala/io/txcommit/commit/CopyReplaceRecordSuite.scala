@@ -22,7 +22,8 @@ class CopyReplaceRecordSuite extends AnyFunSuite {
     val t = new MemTable
     val rec = t.commitReplacing(TxnId.generate(), 1, Seq("k=1"), files = Seq("k=1/a"))
     CopyReplaceRecord.run(t.context(rec.txn), rec, new StageTimings)
-    assert(t.store.calls.exists(c => c._1 == Op.CreateExclusive && c._2 == t.layout.commitRecord(rec.txn)),
+    assert(
+      t.store.calls.exists(c => c._1 == Op.CreateExclusive && c._2 == t.layout.commitRecord(rec.txn)),
       "commits/<txn>.json is created with the exclusive primitive")
     assert(!t.store.calls.exists(c => c._1 == Op.WriteReplacing && c._2 == t.layout.commitRecord(rec.txn)),
       "no plain PUT where no copy existed")

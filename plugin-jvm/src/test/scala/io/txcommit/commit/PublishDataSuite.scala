@@ -12,7 +12,8 @@ class PublishDataSuite extends AnyFunSuite {
   test("staged data becomes final (listed) only here, and a second run completes nothing twice") {
     val t = new MemTable(staging = true)
     val ctx = t.context()
-    val staged = (0 until 3).map(i => t.store.stage(t.table, s"k=1/part-0000$i-tid-${ctx.txn}-$i.parquet", Array[Byte](1, 2)))
+    val staged =
+      (0 until 3).map(i => t.store.stage(t.table, s"k=1/part-0000$i-tid-${ctx.txn}-$i.parquet", Array[Byte](1, 2)))
     assert(t.store.list(t.path("k=1")).isEmpty)
     PublishData.run(ctx, staged, new StageTimings)
     assert(t.store.list(t.path("k=1")).map(_.getLen) == Seq(2L, 2L, 2L))

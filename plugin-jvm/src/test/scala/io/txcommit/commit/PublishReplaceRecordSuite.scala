@@ -19,8 +19,9 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
   test("the first replacing commit takes sequence 1 and records its operation and scope") {
     val t = new MemTable
     val ctx = t.context()
-    val rec = PublishReplaceRecord.run(ctx, request(t, ctx.txn, WriteIntent(staticScopes = Seq("k=1")),
-      ReplaceBase(0L, Set.empty), "k=1/a"), new StageTimings)
+    val rec = PublishReplaceRecord.run(ctx,
+      request(t, ctx.txn, WriteIntent(staticScopes = Seq("k=1")),
+        ReplaceBase(0L, Set.empty), "k=1/a"), new StageTimings)
     assert(rec.sequence.contains(1L) && rec.operation == CommitRecord.OverwritePartitions)
     assert(rec.replacement.get.scope == Seq("k=1"))
     assert(RecordCodec.decodeReplacement(t.store.read(t.layout.replaceRecord(1L)).get, "r", 1L) == rec)
@@ -30,8 +31,9 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
     val t = new MemTable
     t.commitReplacing(TxnId.generate(), 1, Seq("k=2"))
     val ctx = t.context()
-    val rec = PublishReplaceRecord.run(ctx, request(t, ctx.txn, WriteIntent(dynamicPartitions = true),
-      ReplaceBase(0L, Set.empty), "k=1/a"), new StageTimings)
+    val rec = PublishReplaceRecord.run(ctx,
+      request(t, ctx.txn, WriteIntent(dynamicPartitions = true),
+        ReplaceBase(0L, Set.empty), "k=1/a"), new StageTimings)
     assert(rec.sequence.contains(2L))
   }
 
@@ -41,7 +43,8 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
     t.commitReplacing(winner, 1, Seq(""))
     val ctx = t.context()
     val e = intercept[CommitConflictException](PublishReplaceRecord.run(ctx,
-      request(t, ctx.txn, WriteIntent(dynamicPartitions = true), ReplaceBase(0L, Set.empty), "k=1/a"), new StageTimings))
+        request(t, ctx.txn, WriteIntent(dynamicPartitions = true), ReplaceBase(0L, Set.empty), "k=1/a"),
+        new StageTimings))
     assert(e.getMessage.contains(winner) && e.getMessage.contains("the whole table"))
     assert(!t.store.exists(t.layout.replaceRecord(2L)))
   }
@@ -51,11 +54,13 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
     val ctx = t.context(token = "mine")
     val rival = TxnId.generate()
     // The rival (a disjoint partition) takes sequence 1 just before this job's create of it.
-    t.store.failOn(Op.CreateExclusive, nth = 1, error = why => {
-      t.commitReplacing(rival, 1, Seq("k=2")); new CommitConflictException(why)
-    })
-    val rec = PublishReplaceRecord.run(ctx, ReplaceRequest(t.record(ctx.txn, "k=1/a").copy(token = "mine"),
-      WriteIntent(dynamicPartitions = true), ReplaceBase(0L, Set.empty)), new StageTimings)
+    t.store.failOn(Op.CreateExclusive, nth = 1,
+      error = why => {
+        t.commitReplacing(rival, 1, Seq("k=2")); new CommitConflictException(why)
+      })
+    val rec = PublishReplaceRecord.run(ctx,
+      ReplaceRequest(t.record(ctx.txn, "k=1/a").copy(token = "mine"),
+        WriteIntent(dynamicPartitions = true), ReplaceBase(0L, Set.empty)), new StageTimings)
     assert(rec.sequence.contains(2L))
     assert(RecordCodec.decodeReplacement(t.store.read(t.layout.replaceRecord(1L)).get, "r", 1L).txn == rival)
   }
@@ -65,8 +70,9 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
     t.commitReplacing(TxnId.generate(), 1, Nil, Some("run-1"), files = Seq("k=1/old", "k=2/old"))
     val ctx = t.context(token = "mine")
     t.store.failOn(Op.CreateExclusive, afterEffect = true)
-    val rec = PublishReplaceRecord.run(ctx, ReplaceRequest(t.record(ctx.txn, "k=3/new").copy(token = "mine"),
-      WriteIntent(writeId = Some("run-1")), ReplaceBase(1L, Set.empty)), new StageTimings)
+    val rec = PublishReplaceRecord.run(ctx,
+      ReplaceRequest(t.record(ctx.txn, "k=3/new").copy(token = "mine"),
+        WriteIntent(writeId = Some("run-1")), ReplaceBase(1L, Set.empty)), new StageTimings)
     assert(rec.removed.map(_.path) == Seq("k=1/old", "k=2/old") && rec.operation == CommitRecord.WriteIdOp)
     assert(t.store.exists(t.layout.replaceRecord(2L)))
   }
@@ -77,8 +83,9 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
     val t = new MemTable
     val ctx = t.context(token = "mine")
     t.store.failOn(Op.CreateExclusive, afterEffect = true, error = why => new CommitConflictException(why))
-    val rec = PublishReplaceRecord.run(ctx, ReplaceRequest(t.record(ctx.txn, "k=1/new").copy(token = "mine"),
-      WriteIntent(writeId = Some("run-1")), ReplaceBase(0L, Set.empty)), new StageTimings)
+    val rec = PublishReplaceRecord.run(ctx,
+      ReplaceRequest(t.record(ctx.txn, "k=1/new").copy(token = "mine"),
+        WriteIntent(writeId = Some("run-1")), ReplaceBase(0L, Set.empty)), new StageTimings)
     assert(rec.sequence.contains(1L) && rec.removed.isEmpty)
     assert(!t.store.exists(t.layout.replaceRecord(2L)), "one record per transaction")
   }
@@ -97,11 +104,13 @@ class PublishReplaceRecordSuite extends AnyFunSuite {
     val t = new MemTable
     val ctx = t.context(token = "mine")
     val other = t.context(token = "other-driver").copy(txn = ctx.txn)
-    PublishReplaceRecord.run(other, ReplaceRequest(t.record(ctx.txn, "k=1/a").copy(token = "other-driver"),
-      WriteIntent(writeId = Some("run-1")), ReplaceBase(0L, Set.empty)), new StageTimings)
-    val e = intercept[CommitConflictException](PublishReplaceRecord.run(ctx, ReplaceRequest(
-      t.record(ctx.txn, "k=1/b").copy(token = "mine"), WriteIntent(writeId = Some("run-1")),
-      ReplaceBase(0L, Set.empty)), new StageTimings))
+    PublishReplaceRecord.run(other,
+      ReplaceRequest(t.record(ctx.txn, "k=1/a").copy(token = "other-driver"),
+        WriteIntent(writeId = Some("run-1")), ReplaceBase(0L, Set.empty)), new StageTimings)
+    val e = intercept[CommitConflictException](PublishReplaceRecord.run(ctx,
+        ReplaceRequest(
+          t.record(ctx.txn, "k=1/b").copy(token = "mine"), WriteIntent(writeId = Some("run-1")),
+          ReplaceBase(0L, Set.empty)), new StageTimings))
     assert(e.getMessage.contains(ctx.txn) && e.getMessage.contains("another driver"))
   }
 }

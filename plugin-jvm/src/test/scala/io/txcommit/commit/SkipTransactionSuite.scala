@@ -12,7 +12,8 @@ class SkipTransactionSuite extends AnyFunSuite {
     val earlier = TxnId.generate()
     val rec = t.commitReplacing(earlier, 1, Nil, Some("run-1"))
     val ctx = t.context()
-    val staged = Seq(0, 1).map(i => t.store.stage(t.table, DataFileName("", i, ctx.txn, i.toLong, ".parquet"), Array[Byte](1)))
+    val staged =
+      Seq(0, 1).map(i => t.store.stage(t.table, DataFileName("", i, ctx.txn, i.toLong, ".parquet"), Array[Byte](1)))
     (t, ctx, rec, staged)
   }
 

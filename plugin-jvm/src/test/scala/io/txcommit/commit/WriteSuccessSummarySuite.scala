@@ -31,6 +31,7 @@ class WriteSuccessSummarySuite extends AnyFunSuite {
     val t = new MemTable
     t.store.failOn(Op.WriteReplacing)
     val ctx = t.context(TxnId.generate())
-    intercept[java.io.IOException](WriteSuccessSummary.run(ctx, (t.record(ctx.txn), new StageTimings), new StageTimings))
+    intercept[java.io.IOException](WriteSuccessSummary.run(ctx, (t.record(ctx.txn), new StageTimings),
+        new StageTimings))
   }
 }

@@ -141,7 +141,7 @@ class CheckpointSuite extends AnyFunSuite {
       new String(CheckpointCodec.encode(c), UTF_8).take(40))
     assert(x.read().sorted == expected)
     val e = intercept[CorruptCheckpointException](CheckpointCodec.decode(
-      CheckpointCodec.encode(c).take(40), "cp.json", c.number))
+        CheckpointCodec.encode(c).take(40), "cp.json", c.number))
     assert(e.getMessage.contains("checkpoint cp.json is corrupt: it is not complete JSON"))
   }
 

@@ -31,7 +31,7 @@ class CheckpointVectorsSuite extends AnyFunSuite {
       val m = Option(c.get("mutation")).getOrElse(c)
       val where = "/t/_txcommit/checkpoints/c.json"
       val e = intercept[CorruptCheckpointException](CheckpointCodec.decode(
-        Vectors.mutate(Vectors.bytes(c.get("base").asText()), m), where, c.get("number").asLong()))
+          Vectors.mutate(Vectors.bytes(c.get("base").asText()), m), where, c.get("number").asLong()))
       assert(e.getMessage.contains(message) && e.getMessage.contains(s"checkpoint $where is corrupt"), e.getMessage)
     }
   }

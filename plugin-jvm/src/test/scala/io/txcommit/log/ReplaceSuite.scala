@@ -43,7 +43,7 @@ class ReplaceSuite extends AnyFunSuite {
     assert(bad(text.replace("daily:2026-11-20", "bad id")).getMessage.contains("writeId"))
     assert(bad(text.replace("overwrite-partitions", "truncate")).getMessage.contains("operation"))
     assert(intercept[CorruptCommitRecordException](
-      RecordCodec.decodeReplacement(RecordCodec.encode(replacing), "r.json", 8L)).getMessage.contains("sequence 8"))
+        RecordCodec.decodeReplacement(RecordCodec.encode(replacing), "r.json", 8L)).getMessage.contains("sequence 8"))
   }
 
   test("replacement log names are 20 zero-padded digits") {
@@ -171,7 +171,7 @@ class ReplaceSuite extends AnyFunSuite {
     // The same id racing: the second run to commit, based before the first, conflicts.
     val stale = ReplaceBase(0L, Set(tb.first))
     assert(intercept[CommitConflictException](tb.replace(intent, stale, "k=4/part-00000-tid-TXN-8.parquet"))
-      .getMessage.contains("run-1"))
+        .getMessage.contains("run-1"))
   }
 
   test("write-id policies are read from writer options (any case) and session confs") {

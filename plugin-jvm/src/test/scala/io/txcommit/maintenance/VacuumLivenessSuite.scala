@@ -6,8 +6,16 @@ import java.nio.file.attribute.FileTime
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.CommitConflictException
-import io.txcommit.commit.{PublishCommitRecord, PublishReplaceRecord, ReplaceBase, ReplaceRequest, StageTimings,
-  StartTransaction, TxnHeartbeat, WriteIntent}
+import io.txcommit.commit.{
+  PublishCommitRecord,
+  PublishReplaceRecord,
+  ReplaceBase,
+  ReplaceRequest,
+  StageTimings,
+  StartTransaction,
+  TxnHeartbeat,
+  WriteIntent
+}
 import io.txcommit.log.{RecordCodec, TableState, TxnId}
 import io.txcommit.testing.TempTable
 
@@ -82,8 +90,8 @@ class VacuumLivenessSuite extends AnyFunSuite {
     vacuum(t, 1)
     assert(!Files.exists(t.dir.resolve(file)))
     val e = intercept[CommitConflictException](PublishReplaceRecord.run(ctx,
-      ReplaceRequest(t.record(ctx.txn, file), WriteIntent(staticScopes = Seq("")), ReplaceBase(0L, Set.empty)),
-      new StageTimings))
+        ReplaceRequest(t.record(ctx.txn, file), WriteIntent(staticScopes = Seq("")), ReplaceBase(0L, Set.empty)),
+        new StageTimings))
     assert(e.getMessage.contains("fenced by VACUUM"))
     assert(new TableState(t.table, t.store, t.conf).replaceLog.byTxn.get(ctx.txn).exists(_.isFence))
   }

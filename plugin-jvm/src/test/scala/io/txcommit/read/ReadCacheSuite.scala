@@ -36,6 +36,7 @@ class CountingLocalFileSystem extends LocalFileSystem {
 
 object CountingLocalFileSystem {
   val calls = new ConcurrentLinkedQueue[String]()
+
   /** The calls so far that touch `table` (suites run in parallel in one JVM). */
   def under(table: Path): Seq[String] = calls.asScala.toSeq.filter(_.contains(table.toUri.getPath))
 

@@ -82,8 +82,9 @@ class ReadSnapshotSuite extends AnyFunSuite {
     val x = new Table
     val f = filterFor(x.t)
     val fresh = x.overwrite(now) // commits while Spark lists, before the filter sees a file
-    assert(x.oldFiles.forall(x.visible(f, _)), "old files: a directory listed before the " +
-      "overwrite's files were written would otherwise show neither generation")
+    assert(x.oldFiles.forall(x.visible(f, _)),
+      "old files: a directory listed before the " +
+        "overwrite's files were written would otherwise show neither generation")
     assert(!fresh.exists(x.visible(f, _)))
     assert(fresh.forall(x.visible(filterFor(x.t), _)), "the next read sees the new generation")
     assert(!x.oldFiles.exists(x.visible(filterFor(x.t), _)))

@@ -52,8 +52,9 @@ class TablesSuite extends AnyFunSuite {
         filter.setConf(t.conf)
         val below = files.flatMap(p =>
           if (root.isEmpty) Some(p) else if (p.startsWith(root + "/")) Some(p.substring(root.length + 1)) else None)
-        val read = below.filter(rel => TableState.isData(rel) &&
-          filter.accept(new Path(t.table, if (root.isEmpty) rel else s"$root/$rel")))
+        val read = below.filter(rel =>
+          TableState.isData(rel) &&
+            filter.accept(new Path(t.table, if (root.isEmpty) rel else s"$root/$rel")))
         assert(read.sorted == Vectors.elements(visible).map(_.asText()),
           s"read at '$root': ${c.get("about").asText()}")
       }

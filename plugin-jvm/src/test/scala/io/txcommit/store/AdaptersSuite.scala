@@ -48,7 +48,8 @@ class AdaptersSuite extends AnyFunSuite {
     val badPrimitive = intercept[UnsupportedStoreException](parse(ok.replace("\"rename\"", "\"teleport\"")))
     assert(badPrimitive.getMessage.contains("adapters/x/adapter.json") &&
       badPrimitive.getMessage.contains("unknown primitive 'teleport'"))
-    val badDefault = intercept[UnsupportedStoreException](parse(ok.replace("\"defaultFor\":[]", "\"defaultFor\":[\"y\"]")))
+    val badDefault =
+      intercept[UnsupportedStoreException](parse(ok.replace("\"defaultFor\":[]", "\"defaultFor\":[\"y\"]")))
     assert(badDefault.getMessage.contains("'defaultFor' names scheme 'y'"))
     intercept[UnsupportedStoreException](parse(ok.take(40)))
   }

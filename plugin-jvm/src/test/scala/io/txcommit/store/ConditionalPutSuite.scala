@@ -61,9 +61,11 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
   }
 
   private def tokenOf(table: Path, txn: String): String =
-    RecordCodec.decode(Adapters.open(table, conf()).read(new Path(table, s"_txcommit/commits/$txn.json")).get, "r", txn).token
+    RecordCodec.decode(Adapters.open(table, conf()).read(new Path(table, s"_txcommit/commits/$txn.json")).get, "r",
+      txn).token
 
-  test("conditional put: the probe passes on an honest endpoint through the records' request, once, and leaves nothing") {
+  test(
+    "conditional put: the probe passes on an honest endpoint through the records' request, once, and leaves nothing") {
     resetProbe()
     val t = freshTable()
     val store = Adapters.open(t, conf())
@@ -76,7 +78,8 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
     assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
   }
 
-  test("conditional put: an endpoint that ignores the precondition is refused, naming it and the opt-out, never a credential") {
+  test(
+    "conditional put: an endpoint that ignores the precondition is refused, naming it and the opt-out, never a credential") {
     val liar = faultEndpoint(lying = true)
     try {
       resetProbe()
@@ -97,7 +100,8 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
     } finally { liar.close(); resetProbe() }
   }
 
-  test("conditional put: the commit point is one request; a zombie driver committing the same transaction gets a conflict") {
+  test(
+    "conditional put: the commit point is one request; a zombie driver committing the same transaction gets a conflict") {
     val t = freshTable()
     val txn = "0123456789abcdeh"
     val store = publish(t, conf(), txn, "first-driver")
@@ -122,8 +126,10 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
 }
 
 object ConditionalPutSuite {
+
   /** An endpoint in front of the store under test that plays its faults. */
   trait FaultEndpoint extends AutoCloseable {
+
     /** How the adapter's errors name this endpoint. */
     def name: String
 

@@ -20,6 +20,7 @@ import io.txcommit.store.CommitStore
  * lines: a fresh table directory and an opened store, on the real store.
  */
 abstract class StoreContractSuite extends AnyFunSuite {
+
   /** A new, empty table directory on the store under test, and its store. */
   protected def freshTable(): (Path, CommitStore)
 

@@ -20,10 +20,13 @@ import io.txcommit.streaming.SparkStreamingApi.CheckpointFileManager
  * adapter binds in a few lines (a fresh checkpoint directory and the conf reaching it).
  */
 abstract class CheckpointManagerContractSuite extends AnyFunSuite {
+
   /** A new, empty checkpoint directory on the store under test, and the Hadoop conf for it. */
   protected def freshCheckpoint(): (Path, Configuration)
+
   /** The adapter the manager must pick for it. */
   protected def expectedAdapter: String
+
   /** Multipart uploads still open under `root` (always empty where the store has none). */
   protected def openUploads(root: Path, conf: Configuration): Seq[String] = Nil
 
@@ -35,7 +38,8 @@ abstract class CheckpointManagerContractSuite extends AnyFunSuite {
 
   protected def read(fm: CheckpointFileManager, p: Path): String = {
     val in = fm.open(p)
-    try new String(IOUtils.toByteArray(in), UTF_8) finally in.close()
+    try new String(IOUtils.toByteArray(in), UTF_8)
+    finally in.close()
   }
 
   /** False where reads and listings through the store's Hadoop file system cannot be checked

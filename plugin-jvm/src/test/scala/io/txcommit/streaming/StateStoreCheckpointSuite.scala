@@ -43,7 +43,9 @@ class StateStoreCheckpointSuite extends AnyFunSuite with BeforeAndAfterAll {
     .config(TxCommitCheckpointFileManager.ConfKey, classOf[RecordingCheckpointFileManager].getName)
     .getOrCreate()
 
-  override protected def afterAll(): Unit = try spark.stop() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
 
   private def runTwice(provider: String, extra: Map[String, String]): (Seq[(String, Boolean)], Map[Int, Long]) = {
     val session = spark.newSession()
@@ -69,7 +71,8 @@ class StateStoreCheckpointSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private val expected = (1 to 9).groupBy(_ % 3).map { case (k, v) => k -> v.size.toLong }
 
-  test("offset and commit logs are exclusive; the HDFS-backed state store's deltas and snapshots go through the manager") {
+  test(
+    "offset and commit logs are exclusive; the HDFS-backed state store's deltas and snapshots go through the manager") {
     val (created, counts) = runTwice(
       "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider", Map.empty)
     assert(counts == expected)

@@ -26,7 +26,9 @@ class StreamingAbortSuite extends AnyFunSuite with BeforeAndAfterAll {
     .config("spark.txcommit.adapter.file", "local-delayed-record")
     .getOrCreate()
 
-  override protected def afterAll(): Unit = try spark.stop() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
 
   test("a batch whose record publish has an unknown outcome keeps its files; the late record names files that exist") {
     import spark.implicits._
@@ -58,7 +60,8 @@ class StreamingAbortSuite extends AnyFunSuite with BeforeAndAfterAll {
 
     // Spark replays the batch (its sink log lacks it) and adopts the landed commit: each row once.
     val replay = start()
-    try replay.processAllAvailable() finally replay.stop()
+    try replay.processAllAvailable()
+    finally replay.stop()
     assert(spark.read.parquet(sink).as[Long].collect().sorted.toSeq == (1L to 100L))
   }
 }

@@ -22,7 +22,7 @@ final class DelayedRecordAdapter extends StoreAdapter {
     new ForwardingCommitStore(new LocalAdapter().open(table, conf)) {
       override def createExclusive(target: Path, bytes: Array[Byte]): Unit =
         if (DelayedRecordAdapter.isCommitRecord(target) &&
-            DelayedRecordAdapter.state.compareAndSet(Armed, Held(() => inner.createExclusive(target, bytes)))) {
+          DelayedRecordAdapter.state.compareAndSet(Armed, Held(() => inner.createExclusive(target, bytes)))) {
           throw new IOException(s"timed out creating $target (the request may still be applied)")
         } else inner.createExclusive(target, bytes)
     }

@@ -140,8 +140,11 @@ final class InMemoryCommitStore(
 
   override def cleanupStaging(table: Path, txn: String, committed: Set[String]): Int =
     call(Op.CleanupStaging, table) {
-      val losers = uploads.collect { case (k, u) if key(u.table) == key(table) &&
-        DataFileName.txnOf(u.file.path.split('/').last).contains(txn) && !committed(u.file.path) => k }.toSeq
+      val losers = uploads.collect {
+        case (k, u)
+            if key(u.table) == key(table) &&
+              DataFileName.txnOf(u.file.path.split('/').last).contains(txn) && !committed(u.file.path) => k
+      }.toSeq
       losers.foreach { k => requests.add("MULTIPART_ABORT"); uploads.remove(k) }
       losers.size
     }
@@ -173,13 +176,18 @@ final class InMemoryCommitStore(
   }
 
   private def uploadKey(target: Path, f: StagedFile): Option[String] =
-    f.pending.flatMap(id => uploads.collectFirst { case (k, u) if u.file.pending.contains(id) &&
-      key(new Path(u.table, u.file.path)) == key(target) => k })
+    f.pending.flatMap(id =>
+      uploads.collectFirst {
+        case (k, u)
+            if u.file.pending.contains(id) &&
+              key(new Path(u.table, u.file.path)) == key(target) => k
+      })
 
   private def tick(): Long = { clock = math.max(clock + 1, System.currentTimeMillis()); clock }
 }
 
 object InMemoryCommitStore {
+
   /** The operations of [[CommitStore]] a test can watch or make fail. */
   sealed abstract class Op(val name: String)
   object Op {

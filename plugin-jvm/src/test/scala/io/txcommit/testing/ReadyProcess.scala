@@ -42,5 +42,9 @@ object ReadyProcess {
     sys.env.getOrElse("TXCOMMIT_SERVER_PYTHON", new File(checkout, ".venv/bin/python").getPath)
 
   /** A loopback port free right now. */
-  def freePort(): Int = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
+  def freePort(): Int = {
+    val s = new ServerSocket(0);
+    try s.getLocalPort
+    finally s.close()
+  }
 }

@@ -41,6 +41,7 @@ final class TempTable {
 }
 
 object TempTable {
+
   /** Each transaction's driver has its own token (a random UUID in the plugin). */
   def tokenOf(txn: String): String = s"token-$txn"
 }

@@ -18,7 +18,7 @@ final class VanishingFileSystem extends LocalFileSystem {
     val child = getConf.get(VanishingFileSystem.Child)
     val times = getConf.getInt(VanishingFileSystem.Times, 1)
     if (parent != null && makeQualified(f).toUri.getPath.stripSuffix("/") == parent.stripSuffix("/") &&
-        VanishingFileSystem.vanished.get() < times) {
+      VanishingFileSystem.vanished.get() < times) {
       val dir = new Path(makeQualified(f), child)
       mkdirs(new Path(dir, "0/_temporary/a"))
       val listed = super.listStatus(f).sortBy(st => if (st.getPath.getName == child) 0 else 1)
@@ -33,6 +33,7 @@ object VanishingFileSystem {
   val Parent = "test.txcommit.vanish.parent"
   val Child = "test.txcommit.vanish.child"
   val Times = "test.txcommit.vanish.times"
+
   /** How many times the child vanished under a listing (JVM-wide: one test at a time uses it). */
   val vanished = new AtomicInteger()
 }

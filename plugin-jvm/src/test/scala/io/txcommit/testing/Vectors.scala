@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
-import io.txcommit.log.{AddedFile, Checkpoint, CommitRecord, RemovedFile, Replacement}
+import io.txcommit.log.{AddedFile, Checkpoint, CommitRecord, RemovedFile, Replacement, SchemaMark}
 
 /**
  * The golden test vectors in `conformance/vectors/` (see its README.md), shared with the
@@ -48,8 +48,10 @@ object Vectors {
       writer = n.get("writer").asText(),
       operation = n.get("operation").asText(),
       writeId = text(n, "writeId"),
-      replacement = long(n, "sequence").map(seq => Replacement(seq, elements(n.get("scope")).map(_.asText()),
-        removedFiles(n.get("removed")))))
+      replacement = long(n, "sequence").map(seq =>
+        Replacement(seq, elements(n.get("scope")).map(_.asText()),
+          removedFiles(n.get("removed")))),
+      schema = text(n, "schema"))
   }
 
   /** A logical checkpoint of `checkpoints.json` (or of a `tables.json` case) numbered `number`. */
@@ -63,7 +65,11 @@ object Vectors {
       through = n.get("through").asLong(),
       committed = elements(n.get("committed")).map(t =>
         t.get("txn").asText() -> files(t.get("files")).map { case (p, s) => AddedFile(p, s) }).toMap,
-      removed = removedFiles(n.get("removed")).toVector)
+      removed = removedFiles(n.get("removed")).toVector,
+      // absent: a checkpoint from before it carried the schema; null: none of its records carries one
+      schema = Option(n.get("schema")).map(m =>
+        if (m.isNull) None
+        else Some(SchemaMark(m.get("txn").asText(), m.get("committedAt").asLong(), m.get("ddl").asText()))))
   }
 
   /** `removed` entries: `path`, `size` and, for a file without a txn id, its `modifiedAt`. */

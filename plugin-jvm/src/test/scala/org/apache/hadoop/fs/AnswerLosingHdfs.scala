@@ -20,6 +20,7 @@ class AnswerLosingHdfs(uri: URI, conf: Configuration) extends Hdfs(uri, conf) {
 }
 
 object AnswerLosingHdfs {
+
   /** How many renames still lose their answer. */
   val renames = new AtomicInteger(0)
 

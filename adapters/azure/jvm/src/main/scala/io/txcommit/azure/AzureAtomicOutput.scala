@@ -62,11 +62,13 @@ final class AzureAtomicOutput(store: AzureStore, target: Path, name: String, ove
 
   private def discardSpill(): Unit = spill.foreach { case (file, out) =>
     spill = None
-    try out.close() finally Files.deleteIfExists(file)
+    try out.close()
+    finally Files.deleteIfExists(file)
   }
 }
 
 object AzureAtomicOutput {
+
   /** The most a stream holds in memory before it spills to a local temporary file. */
   val InMemory: Int = 8 * 1024 * 1024
 }

@@ -25,8 +25,10 @@ final class AzureContainer(val fs: AzureBlobFileSystem, val jobConf: Configurati
 
   /** The container (ABFS calls it the file system): the user part of the URI's authority. */
   val container: String = fsUri.getUserInfo
+
   /** The account host of the URI, e.g. `lake.dfs.core.windows.net`. */
   val accountHost: String = fsUri.getHost
+
   /** The storage account name, e.g. `lake`. */
   val account: String = accountHost.takeWhile(_ != '.')
 
@@ -49,10 +51,10 @@ final class AzureContainer(val fs: AzureBlobFileSystem, val jobConf: Configurati
     case AuthType.SharedKey => new SharedKeyAuthorizer(account, abfs.getStorageAccountKey)
     case AuthType.OAuth | AuthType.Custom => new BearerAuthorizer(() => fs.getAbfsStore.getClient.getAccessToken)
     case other => throw new UnsupportedStoreException(
-      s"the 'azure' adapter cannot authenticate to ${Paths.display(new Path(fsUri))} with " +
-        s"fs.azure.account.auth.type=$other: it signs its requests with a shared key " +
-        s"(fs.azure.account.key.$accountHost) or an OAuth token (fs.azure.account.auth.type=OAuth " +
-        "or Custom). Use one of those for this account.")
+        s"the 'azure' adapter cannot authenticate to ${Paths.display(new Path(fsUri))} with " +
+          s"fs.azure.account.auth.type=$other: it signs its requests with a shared key " +
+          s"(fs.azure.account.key.$accountHost) or an OAuth token (fs.azure.account.auth.type=OAuth " +
+          "or Custom). Use one of those for this account.")
   }
 
   lazy val client: BlobClient = new BlobClient(this)
@@ -71,6 +73,7 @@ final class AzureContainer(val fs: AzureBlobFileSystem, val jobConf: Configurati
 }
 
 object AzureContainer {
+
   /** ABFS's endpoint override (`host:port`), used for emulators. */
   val EndpointKey = "fs.azure.abfs.endpoint"
 
@@ -80,9 +83,9 @@ object AzureContainer {
     table.getFileSystem(conf) match {
       case fs: AzureBlobFileSystem => new AzureContainer(fs, conf)
       case other => throw new UnsupportedStoreException(s"the 'azure' adapter needs Hadoop's ABFS " +
-        s"connector (hadoop-azure) for ${Paths.display(table)}, but scheme '$scheme' is served by " +
-        s"${other.getClass.getName}. Write to an abfs[s]://<container>@<account>.dfs.core.windows.net/ " +
-        s"path, or set fs.$scheme.impl=org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem.")
+          s"connector (hadoop-azure) for ${Paths.display(table)}, but scheme '$scheme' is served by " +
+          s"${other.getClass.getName}. Write to an abfs[s]://<container>@<account>.dfs.core.windows.net/ " +
+          s"path, or set fs.$scheme.impl=org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem.")
     }
   }
 

@@ -74,7 +74,8 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
   }
 
   /** One Put Blob without a condition: the new blob replaces the old one whole. */
-  override def writeReplacing(target: Path, bytes: Array[Byte]): Unit = putReplacing(blobName(target), BlobBody.Bytes(bytes))
+  override def writeReplacing(target: Path, bytes: Array[Byte]): Unit =
+    putReplacing(blobName(target), BlobBody.Bytes(bytes))
 
   private[azure] def putReplacing(name: String, body: BlobBody): Unit = {
     val r = client.send("PUT", name, headers = AzureStore.putHeaders(None), body = body, onAttempt = counted("PUT"))
@@ -149,8 +150,10 @@ class AzureStore(val declaration: AdapterDeclaration, val loc: AzureContainer) e
 }
 
 object AzureStore {
+
   /** `spark.txcommit.azure.verifyConditionalPut=false` skips the probe (an endpoint certified otherwise). */
   val VerifyConditionalPut = "spark.txcommit.azure.verifyConditionalPut"
+
   /** Blob metadata (`x-ms-meta-<name>`; a C# identifier, so no dashes) of an exclusive create's id. */
   val CreateIdHeader = "x-ms-meta-txcommit_create_id"
 

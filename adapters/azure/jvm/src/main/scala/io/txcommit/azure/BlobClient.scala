@@ -13,6 +13,7 @@ import javax.crypto.spec.SecretKeySpec
 /** One Blob REST answer: status, headers (lower-case names) and body. */
 final case class BlobResponse(status: Int, headers: Map[String, String], body: Array[Byte]) {
   def header(name: String): Option[String] = headers.get(name.toLowerCase(java.util.Locale.ROOT))
+
   /** Azure's `x-ms-error-code` (e.g. `BlobAlreadyExists`), or empty. */
   def errorCode: String = header("x-ms-error-code").getOrElse("")
 }
@@ -30,7 +31,7 @@ object BlobBody {
 /** Signs a request: returns the `Authorization` header's value. */
 private[azure] trait Authorizer {
   def authorize(method: String, rawPath: String, query: Seq[(String, String)],
-    headers: Map[String, String], contentLength: Long): String
+      headers: Map[String, String], contentLength: Long): String
 }
 
 /**
@@ -41,7 +42,7 @@ private[azure] final class SharedKeyAuthorizer(account: String, base64Key: Strin
   private val key = new SecretKeySpec(Base64.getDecoder.decode(base64Key), "HmacSHA256")
 
   override def authorize(method: String, rawPath: String, query: Seq[(String, String)],
-    headers: Map[String, String], contentLength: Long): String = {
+      headers: Map[String, String], contentLength: Long): String = {
     def h(name: String) = headers.collectFirst { case (k, v) if k.equalsIgnoreCase(name) => v }.getOrElse("")
     val standard = Seq(method, h("Content-Encoding"), h("Content-Language"),
       if (contentLength > 0) contentLength.toString else "", h("Content-MD5"), h("Content-Type"),
@@ -62,7 +63,7 @@ private[azure] final class SharedKeyAuthorizer(account: String, base64Key: Strin
 /** OAuth: the bearer token of ABFS's own token provider (it caches and refreshes it). */
 private[azure] final class BearerAuthorizer(token: () => String) extends Authorizer {
   override def authorize(method: String, rawPath: String, query: Seq[(String, String)],
-    headers: Map[String, String], contentLength: Long): String = token()
+      headers: Map[String, String], contentLength: Long): String = token()
   override def toString: String = "BearerAuthorizer(token hidden)"
 }
 
@@ -86,11 +87,13 @@ final class BlobClient(loc: AzureContainer) {
    * before each attempt (the store counts requests as the wire sees them).
    */
   def send(method: String, blob: String, query: Seq[(String, String)] = Nil,
-    headers: Map[String, String] = Map.empty, body: BlobBody = BlobBody.Empty,
-    onAttempt: () => Unit = () => ()): BlobResponse = {
+      headers: Map[String, String] = Map.empty, body: BlobBody = BlobBody.Empty,
+      onAttempt: () => Unit = () => ()): BlobResponse = {
     val path = rawPath(blob)
-    val queryString = if (query.isEmpty) "" else query.map { case (k, v) =>
-      s"${BlobClient.encodeQuery(k)}=${BlobClient.encodeQuery(v)}" }.mkString("?", "&", "")
+    val queryString = if (query.isEmpty) ""
+    else query.map { case (k, v) =>
+      s"${BlobClient.encodeQuery(k)}=${BlobClient.encodeQuery(v)}"
+    }.mkString("?", "&", "")
     val root = new java.net.URI(loc.serviceRoot)
     val uri = java.net.URI.create(s"${root.getScheme}://${root.getRawAuthority}$path$queryString")
     @scala.annotation.tailrec
@@ -109,8 +112,9 @@ final class BlobClient(loc: AzureContainer) {
       val outcome: Either[IOException, BlobResponse] =
         try {
           val r = http.send(req.build(), HttpResponse.BodyHandlers.ofByteArray())
-          val hs = r.headers().map().entrySet().toArray(Array.empty[java.util.Map.Entry[String, java.util.List[String]]])
-            .map(e => e.getKey.toLowerCase(java.util.Locale.ROOT) -> String.join(",", e.getValue)).toMap
+          val hs =
+            r.headers().map().entrySet().toArray(Array.empty[java.util.Map.Entry[String, java.util.List[String]]])
+              .map(e => e.getKey.toLowerCase(java.util.Locale.ROOT) -> String.join(",", e.getValue)).toMap
           Right(BlobResponse(r.statusCode(), hs, Option(r.body()).getOrElse(Array.emptyByteArray)))
         } catch {
           case e: IOException => Left(e)
@@ -120,9 +124,10 @@ final class BlobClient(loc: AzureContainer) {
         }
       outcome match {
         case Right(r) if !BlobClient.Transient(r.status) || n + 1 >= BlobClient.Attempts => r
-        case Left(e) if n + 1 >= BlobClient.Attempts => throw new IOException(
-          s"txcommit: $method ${loc.url(blob)} at ${loc.endpoint} got no answer after " +
-            s"${BlobClient.Attempts} attempts: $e", e)
+        case Left(e) if n + 1 >= BlobClient.Attempts =>
+          throw new IOException(
+            s"txcommit: $method ${loc.url(blob)} at ${loc.endpoint} got no answer after " +
+              s"${BlobClient.Attempts} attempts: $e", e)
         case _ =>
           Thread.sleep(100L << (2 * n))
           attempt(n + 1)
@@ -133,6 +138,7 @@ final class BlobClient(loc: AzureContainer) {
 }
 
 object BlobClient {
+
   /** The Blob service version requests ask for. */
   val Version = "2021-12-02"
   val Attempts = 4

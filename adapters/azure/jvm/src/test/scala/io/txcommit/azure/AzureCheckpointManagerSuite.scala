@@ -30,7 +30,9 @@ class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with Wi
     out.close()
     assert(tempFiles() == tmpBefore, "the local file is removed")
     val in = fm.open(target)
-    val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
+    val back =
+      try org.apache.commons.io.IOUtils.toByteArray(in)
+      finally in.close()
     assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))
   }
 

@@ -16,7 +16,9 @@ import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
 /** Starts one Azurite per suite. */
 trait WithAzurite extends BeforeAndAfterAll { self: org.scalatest.Suite =>
   protected lazy val azurite = new LocalAzurite
-  override protected def afterAll(): Unit = try azurite.close() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try azurite.close()
+    finally super.afterAll()
 }
 
 /** The `azure` adapter bound to the store contract (the 16-way race included), on Azurite. */
@@ -28,11 +30,12 @@ class AzureStoreContractSuite extends StoreContractSuite with WithAzurite {
 }
 
 class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
+
   /** A test through ABFS: ignored (reported skipped) where ABFS cannot reach Azurite. */
   private def abfsTest(name: String)(body: => Any): Unit =
     if (LocalAzurite.abfsReachesAzurite) test(name)(body) else ignore(name)(body)
 
-  private def open(t: Path, conf: org.apache.hadoop.conf.Configuration = azurite.conf()) = Adapters.open(t, conf)
+  private def open(t: Path, conf: org.apache.hadoop.conf.Configuration) = Adapters.open(t, conf)
 
   test("abfs and abfss paths get the azure adapter; wasb:// says WASB is gone and what to use") {
     val t = azurite.freshTable()
@@ -65,7 +68,8 @@ class AzureAdapterSuite extends AnyFunSuite with WithAzurite {
     val wrong = java.util.Base64.getEncoder.encodeToString(Array.fill[Byte](64)(7))
     conf.set(s"fs.azure.account.key.${azurite.account}.dfs.core.windows.net", wrong)
     val t = azurite.freshTable()
-    val e = intercept[java.io.IOException](Adapters.open(t, conf).createExclusive(new Path(t, "x.json"), Array[Byte](1)))
+    val e =
+      intercept[java.io.IOException](Adapters.open(t, conf).createExclusive(new Path(t, "x.json"), Array[Byte](1)))
     assert(e.getMessage.contains(s"${t.toString}/x.json") && e.getMessage.contains(azurite.hostPort))
     assert(e.getMessage.contains("403") && e.getMessage.contains("fs.azure.account.key."))
     assert(!e.getMessage.contains(wrong) && !e.getMessage.contains(LocalAzurite.Key))
@@ -112,7 +116,9 @@ class AzureConditionalPutSuite extends ConditionalPutSuite with WithAzurite {
 class AzureWasbSuite extends AnyFunSuite {
   test("a wasb:// table is refused at job setup with what to write instead") {
     val e = intercept[UnsupportedStoreException](
-      Adapters.forPath(new Path("wasbs://lake@acct.blob.core.windows.net/t"), new org.apache.hadoop.conf.Configuration()))
-    assert(e.getMessage.contains("removed the WASB connector") && e.getMessage.contains("abfss://<container>@<account>"))
+      Adapters.forPath(new Path("wasbs://lake@acct.blob.core.windows.net/t"),
+        new org.apache.hadoop.conf.Configuration()))
+    assert(
+      e.getMessage.contains("removed the WASB connector") && e.getMessage.contains("abfss://<container>@<account>"))
   }
 }

@@ -34,6 +34,7 @@ final class LocalAzurite extends AutoCloseable {
 }
 
 object LocalAzurite {
+
   /** Hadoop 3.5's ABFS reaches Azurite through the Blob API Azurite serves; 3.4's (Spark 4.0
     * and 4.1) speaks only the DFS API, which Azurite lacks (listings come back empty, creates
     * and opens fail). Real Azure serves both; docs/user-guide.md says those lines' ABFS paths

@@ -14,8 +14,8 @@ final class GcsAdapter extends StoreAdapter {
     catch {
       // The connector is provided by the cluster; this class loads without it.
       case e: NoClassDefFoundError => throw new UnsupportedStoreException(s"the gcs adapter needs " +
-        s"Google's Cloud Storage connector (gcs-connector, shaded) for ${Paths.display(table)}, but " +
-        s"${e.getMessage} is not on the classpath. Put the jar `txcommit jars --store gcs` prints on " +
-        "every JVM's classpath (spark.driver.extraClassPath, spark.executor.extraClassPath).")
+          s"Google's Cloud Storage connector (gcs-connector, shaded) for ${Paths.display(table)}, but " +
+          s"${e.getMessage} is not on the classpath. Put the jar `txcommit jars --store gcs` prints on " +
+          "every JVM's classpath (spark.driver.extraClassPath, spark.executor.extraClassPath).")
     }
 }

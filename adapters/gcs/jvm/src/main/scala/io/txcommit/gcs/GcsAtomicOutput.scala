@@ -45,7 +45,8 @@ final class GcsAtomicOutput(store: GcsStore, target: Path, overwrite: Boolean) e
   override def cancel(): Unit = synchronized {
     if (!done) {
       done = true
-      try out.close() finally Files.deleteIfExists(spool)
+      try out.close()
+      finally Files.deleteIfExists(spool)
     }
   }
 }

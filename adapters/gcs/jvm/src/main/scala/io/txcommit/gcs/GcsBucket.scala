@@ -53,6 +53,7 @@ object GcsBucket {
   val ConnectorClass = "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
   val RootUrlKey = "fs.gs.storage.root.url"
   val BlockSizeKey = "fs.gs.block.size"
+
   /**
    * Hadoop 3.5's core-default.xml sets `fs.gs.block.size=64m` for its own hadoop-gcp module;
    * Google's connector reads the key with `Configuration.getLong`, so every connector release
@@ -94,29 +95,33 @@ object GcsBucket {
     conf.iterator().asScala.map(e => e.getKey -> e.getValue).filter(_._1.startsWith("fs.gs.")).toSeq.sorted
       .foreach { case (k, v) => digest.update(s"$k=$v\n".getBytes(UTF_8)) }
     val key = fs.getUri.toString + "|" + digest.digest().map("%02x".format(_)).mkString
-    publishers.computeIfAbsent(key, _ => {
-      val p = new GoogleHadoopFileSystem()
-      p.initialize(fs.getUri, conf)
-      p
-    })
+    publishers.computeIfAbsent(key,
+      _ => {
+        val p = new GoogleHadoopFileSystem()
+        p.initialize(fs.getUri, conf)
+        p
+      })
   }
 
   def apply(table: Path, conf: Configuration): GcsBucket = {
-    val fs = try table.getFileSystem(conf)
-    catch {
-      case e: RuntimeException if causes(e).exists(_.isInstanceOf[NumberFormatException]) &&
-        Try(conf.getLong(BlockSizeKey, 0L)).isFailure =>
-        throw new UnsupportedStoreException(s"Google's Cloud Storage connector cannot start for " +
-          s"${Paths.display(table)}: $BlockSizeKey is '${conf.get(BlockSizeKey)}' (Hadoop 3.5's default " +
-          s"for its own GCS module), and the connector reads only a plain number. Set " +
-          s"spark.hadoop.$BlockSizeKey=$BlockSize.")
-      case e @ (_: RuntimeException | _: UnsupportedFileSystemException)
-        if e.isInstanceOf[UnsupportedFileSystemException] || causes(e).exists(_.isInstanceOf[ClassNotFoundException]) =>
-        throw new UnsupportedStoreException(s"no gs:// file system could be loaded for " +
-          s"${Paths.display(table)} (${e.getMessage}). The gcs adapter writes through Google's Cloud " +
-          s"Storage connector: put the jar `txcommit jars --store gcs` prints on the classpath and set " +
-          s"spark.hadoop.fs.gs.impl=$ConnectorClass.")
-    }
+    val fs =
+      try table.getFileSystem(conf)
+      catch {
+        case e: RuntimeException
+            if causes(e).exists(_.isInstanceOf[NumberFormatException]) &&
+              Try(conf.getLong(BlockSizeKey, 0L)).isFailure =>
+          throw new UnsupportedStoreException(s"Google's Cloud Storage connector cannot start for " +
+            s"${Paths.display(table)}: $BlockSizeKey is '${conf.get(BlockSizeKey)}' (Hadoop 3.5's default " +
+            s"for its own GCS module), and the connector reads only a plain number. Set " +
+            s"spark.hadoop.$BlockSizeKey=$BlockSize.")
+        case e @ (_: RuntimeException | _: UnsupportedFileSystemException)
+            if e.isInstanceOf[UnsupportedFileSystemException] || causes(e).exists(
+              _.isInstanceOf[ClassNotFoundException]) =>
+          throw new UnsupportedStoreException(s"no gs:// file system could be loaded for " +
+            s"${Paths.display(table)} (${e.getMessage}). The gcs adapter writes through Google's Cloud " +
+            s"Storage connector: put the jar `txcommit jars --store gcs` prints on the classpath and set " +
+            s"spark.hadoop.fs.gs.impl=$ConnectorClass.")
+      }
     fs match {
       case g: GoogleHadoopFileSystem => new GcsBucket(g, conf)
       case other =>

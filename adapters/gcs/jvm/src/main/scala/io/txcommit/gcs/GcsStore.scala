@@ -9,7 +9,11 @@ import scala.annotation.tailrec
 import scala.jdk.CollectionConverters._
 
 import com.google.cloud.hadoop.repackaged.gcs.com.google.api.client.http.HttpResponseException
-import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.{CreateObjectOptions, ListObjectOptions, StorageResourceId}
+import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.{
+  CreateObjectOptions,
+  ListObjectOptions,
+  StorageResourceId
+}
 import org.apache.commons.io.IOUtils
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
@@ -37,7 +41,7 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
     catch {
       case e: FileNotFoundException => throw e
       case e: IOException => throw new IOException(
-        s"txcommit: $kind ${url(name)} at ${loc.endpoint} failed: ${e.getMessage}", e)
+          s"txcommit: $kind ${url(name)} at ${loc.endpoint} failed: ${e.getMessage}", e)
     }
   }
 
@@ -58,7 +62,7 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
     val options = base.toBuilder
       .setContentType("application/octet-stream")
       .setMetadata(createId.map(id => Map(GcsStore.CreateIdKey -> id.getBytes(UTF_8)).asJava)
-        .getOrElse(java.util.Collections.emptyMap[String, Array[Byte]]()))
+          .getOrElse(java.util.Collections.emptyMap[String, Array[Byte]]()))
       .build()
     request("PUT", name) {
       val channel = gcs.create(rid, options)
@@ -91,11 +95,15 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
     val id = java.util.UUID.randomUUID().toString
     @tailrec def attempt(n: Int): Boolean = {
       val outcome =
-        try { val in = source(); try upload(name, in, exclusive = true, Some(id)) finally in.close(); Some(true) }
-        catch {
+        try {
+          val in = source();
+          try upload(name, in, exclusive = true, Some(id))
+          finally in.close(); Some(true)
+        } catch {
           case e: IOException if status(e) == 412 => Some(createdBy(name, id))
-          case e: IOException if GcsStore.retryable(status(e)) && n < GcsStore.Attempts - 1 &&
-            !Thread.currentThread().isInterrupted =>
+          case e: IOException
+              if GcsStore.retryable(status(e)) && n < GcsStore.Attempts - 1 &&
+                !Thread.currentThread().isInterrupted =>
             log.warn(s"txcommit: ${url(name)}: exclusive create failed (${e.getMessage}); sending it again")
             None
         }
@@ -140,15 +148,17 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
 
   private[gcs] def replace(name: String, source: () => InputStream): Unit = {
     val in = source()
-    try upload(name, in, exclusive = false, None) finally in.close()
+    try upload(name, in, exclusive = false, None)
+    finally in.close()
   }
 
   override def read(path: Path): Option[Array[Byte]] = {
     val name = loc.name(path)
     try Some(request("GET", name) {
-      val ch = gcs.open(new StorageResourceId(bucket, name))
-      try IOUtils.toByteArray(Channels.newInputStream(ch)) finally ch.close()
-    })
+        val ch = gcs.open(new StorageResourceId(bucket, name))
+        try IOUtils.toByteArray(Channels.newInputStream(ch))
+        finally ch.close()
+      })
     catch { case _: FileNotFoundException => None }
   }
 
@@ -185,10 +195,13 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
 }
 
 object GcsStore {
+
   /** Object metadata key holding an exclusive create's id (the connector stores its value base64-encoded). */
   val CreateIdKey = "txcommit-create-id"
+
   /** Prove, before the first commit to a bucket, that the endpoint refuses a second exclusive create. */
   val VerifyGenerationMatch = "spark.txcommit.gcs.verifyGenerationMatch"
+
   /** Sends of one exclusive create or one replacement, at most. */
   val Attempts = 4
 

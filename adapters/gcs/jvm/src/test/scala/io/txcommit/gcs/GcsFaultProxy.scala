@@ -45,11 +45,13 @@ final class GcsFaultProxy(target: String, ignoreGenerationMatch: Boolean = false
       val c = new URL(target + pathAndQuery).openConnection().asInstanceOf[HttpURLConnection]
       c.setRequestMethod(ex.getRequestMethod)
       ex.getRequestHeaders.asScala.foreach { case (k, vs) =>
-        if (!Set("host", "content-length", "transfer-encoding", "connection")(k.toLowerCase)) vs.asScala.foreach(c.addRequestProperty(k, _))
+        if (!Set("host", "content-length", "transfer-encoding", "connection")(k.toLowerCase))
+          vs.asScala.foreach(c.addRequestProperty(k, _))
       }
       if (body.nonEmpty) { c.setDoOutput(true); c.getOutputStream.write(body); c.getOutputStream.close() }
       val status = c.getResponseCode
-      val answer = Option(if (status >= 400) c.getErrorStream else c.getInputStream).map(IOUtils.toByteArray).getOrElse(Array.emptyByteArray)
+      val answer = Option(if (status >= 400) c.getErrorStream else c.getInputStream).map(IOUtils.toByteArray).getOrElse(
+        Array.emptyByteArray)
       if (losePattern.findFirstIn(request).isDefined && lose.getAndUpdate(n => math.max(0, n - 1)) > 0) {
         lost.add(request)
         return // applied, never answered: the finally below drops the connection

@@ -21,7 +21,9 @@ import io.txcommit.streaming.CheckpointManagerContractSuite
 /** Starts one fake-gcs-server per suite. */
 trait WithLocalGcs extends BeforeAndAfterAll { self: org.scalatest.Suite =>
   protected lazy val gcs = new LocalGcsProcess
-  override protected def afterAll(): Unit = try gcs.close() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try gcs.close()
+    finally super.afterAll()
 }
 
 /** The `gcs` adapter bound to the store contract, on a real GCS JSON API endpoint. */
@@ -86,6 +88,7 @@ class GcsConditionalPutSuite extends ConditionalPutSuite with WithLocalGcs {
 }
 
 object GcsConditionalPutSuite {
+
   /** Settings reaching the emulator through `proxy`, in a file system of their own. */
   def through(gcs: LocalGcsProcess, proxy: GcsFaultProxy): Configuration = {
     val conf = gcs.conf()
@@ -95,7 +98,8 @@ object GcsConditionalPutSuite {
   }
 
   /** Every exclusive create is one multipart upload carrying the precondition (the name travels in its body). */
-  def exclusiveUpload(gcs: LocalGcsProcess): String = s"POST /upload/storage/v1/b/${gcs.bucket}/o\\?.*ifGenerationMatch=0"
+  def exclusiveUpload(gcs: LocalGcsProcess): String =
+    s"POST /upload/storage/v1/b/${gcs.bucket}/o\\?.*ifGenerationMatch=0"
 }
 
 class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
@@ -165,7 +169,8 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
     } finally proxy.close()
   }
 
-  test("what the emulator does with ifGenerationMatch=0: checked on the multipart upload, ignored on the connector's default resumable one") {
+  test(
+    "what the emulator does with ifGenerationMatch=0: checked on the multipart upload, ignored on the connector's default resumable one") {
     // Why the adapter forces direct uploads (GcsBucket.PublishSettings). If this changes, update docs/adapters.md.
     def createTwice(directUpload: Boolean): Seq[Try[Unit]] = {
       val conf = GcsBucket.publishConf(gcs.conf())
@@ -175,7 +180,8 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
       fs.initialize(t.toUri, conf)
       try {
         val name = t.toUri.getPath.stripPrefix("/") + "/x.json"
-        val id = new com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.StorageResourceId(gcs.bucket, name, 0L)
+        val id = new com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.StorageResourceId(gcs.bucket,
+          name, 0L)
         (1 to 2).map { i =>
           Try {
             val ch = fs.getGcsFs.getGcs.create(id,
@@ -204,7 +210,8 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
     assert(e.getMessage.contains(s"fs.gs.impl=${GcsBucket.ConnectorClass}"))
   }
 
-  test("Hadoop 3.5's default gs file system (hadoop-gcp, not on Spark's classpath) is refused with the connector to use") {
+  test(
+    "Hadoop 3.5's default gs file system (hadoop-gcp, not on Spark's classpath) is refused with the connector to use") {
     val conf = gcs.conf()
     conf.set("fs.gs.impl", "org.apache.hadoop.fs.gs.GoogleHadoopFileSystem") // Hadoop 3.5's core-default.xml
     conf.setBoolean("fs.gs.impl.disable.cache", true)

@@ -61,9 +61,10 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
     parts += 1
     val bytes = buffer.toByteArray
     buffer.reset()
-    etags += store.request("MULTIPART_PART", k)(client.uploadPart(UploadPartRequest.builder()
-      .bucket(bucket).key(k).uploadId(id).partNumber(parts).contentLength(bytes.length.toLong).build(),
-      RequestBody.fromBytes(bytes))).eTag()
+    etags += store.request("MULTIPART_PART", k)(client.uploadPart(
+        UploadPartRequest.builder()
+          .bucket(bucket).key(k).uploadId(id).partNumber(parts).contentLength(bytes.length.toLong).build(),
+        RequestBody.fromBytes(bytes))).eTag()
   }
 
   override def close(): Unit = synchronized {
@@ -79,7 +80,7 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
       val bytes = buffer.toByteArray
       if (overwrite) {
         store.request("PUT", k)(client.putObject(
-          PutObjectRequest.builder().bucket(bucket).key(k).build(), RequestBody.fromBytes(bytes)))
+            PutObjectRequest.builder().bucket(bucket).key(k).build(), RequestBody.fromBytes(bytes)))
       } else if (!store.putIfAbsent(k, bytes)) {
         throw new AtomicFileExistsException(target, "the store refused If-None-Match: *")
       }
@@ -130,13 +131,14 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
     // the interrupt.
     val interrupted = Thread.interrupted()
     try store.request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
-      AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id).build()))
+          AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id).build()))
     catch { case NonFatal(_) => () } // already completed or aborted; VACUUM reports any leftover
     finally if (interrupted) Thread.currentThread().interrupt()
   }
 }
 
 object S3AtomicOutput {
+
   /** One part (S3's minimum part size is 5 MiB): the most a stream ever holds in memory. */
   val PartSize: Int = 8 * 1024 * 1024
 }

@@ -46,7 +46,7 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
 
   override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path = {
     val rel = Paths.relativize(table, target).getOrElse(throw new IllegalArgumentException(
-      s"txcommit: ${Paths.display(target)} is not inside ${Paths.display(table)}"))
+        s"txcommit: ${Paths.display(target)} is not inside ${Paths.display(table)}"))
     new Path(stagingDir(table, txn), s"$attempt/__base/$rel")
   }
 
@@ -71,7 +71,7 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
   private case class Upload(key: String, uploadId: String, etags: Seq[String])
   private def upload(f: StagedFile): Upload = {
     val n = mapper.readTree(f.pending.getOrElse(throw new IOException(
-      s"txcommit: ${f.path} has no pending upload to publish")))
+          s"txcommit: ${f.path} has no pending upload to publish")))
     Upload(n.get("key").asText(), n.get("uploadId").asText(), n.get("etags").elements().asScala.map(_.asText()).toSeq)
   }
 
@@ -80,14 +80,15 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
       val u = upload(f)
       val parts = u.etags.zipWithIndex.map { case (e, i) => CompletedPart.builder().partNumber(i + 1).eTag(e).build() }
       try request("MULTIPART_COMPLETE", u.key)(client.completeMultipartUpload(
-        CompleteMultipartUploadRequest.builder().bucket(bucket).key(u.key).uploadId(u.uploadId)
-          .multipartUpload(CompletedMultipartUpload.builder().parts(parts.asJava).build()).build()))
+            CompleteMultipartUploadRequest.builder().bucket(bucket).key(u.key).uploadId(u.uploadId)
+              .multipartUpload(CompletedMultipartUpload.builder().parts(parts.asJava).build()).build()))
       catch {
         // Completed by an earlier attempt of this commit: the object is there with its size.
         case e: IOException if isNoSuchUpload(e) && sizeOf(u.key).contains(f.size) => ()
-        case e: IOException if isNoSuchUpload(e) => throw new IOException(
-          s"txcommit: the upload of ${loc.url(u.key)} no longer exists (aborted by a lifecycle " +
-            "rule, VACUUM or another job?); the transaction cannot commit", e)
+        case e: IOException if isNoSuchUpload(e) =>
+          throw new IOException(
+            s"txcommit: the upload of ${loc.url(u.key)} no longer exists (aborted by a lifecycle " +
+              "rule, VACUUM or another job?); the transaction cannot commit", e)
       }
     }
 
@@ -98,7 +99,8 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
     val (aborted, gone) = files.filter(_.pending.isDefined).map(upload).partition(u => abort(u.key, u.uploadId))
     val completed = gone.map(_.key).filter(k => sizeOf(k).isDefined)
     deleteKeys(completed)
-    if (completed.nonEmpty) log.info(s"txcommit: deleted ${completed.size} published data file(s) of an aborted transaction")
+    if (completed.nonEmpty)
+      log.info(s"txcommit: deleted ${completed.size} published data file(s) of an aborted transaction")
     aborted.size + completed.size
   }
 
@@ -116,9 +118,12 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
   }
 
   private def sizeOf(k: String): Option[Long] =
-    try Some(request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength())
-    catch { case e: IOException if e.getCause.isInstanceOf[S3Exception] && e.getCause.asInstanceOf[S3Exception].statusCode() == 404 => None }
-
+    try Some(request("HEAD", k)(
+          client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength())
+    catch {
+      case e: IOException
+          if e.getCause.isInstanceOf[S3Exception] && e.getCause.asInstanceOf[S3Exception].statusCode() == 404 => None
+    }
 
   private def inParallel(files: Seq[StagedFile])(f: StagedFile => Unit): Unit =
     if (files.size <= 1) files.foreach(f)
@@ -131,6 +136,7 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
 }
 
 object S3MultipartStore {
+
   /** Completions (and aborts) in flight at once at job commit: each waits on S3 for tens of
     * milliseconds and costs the driver almost nothing, and S3A's pool holds hundreds of
     * connections (`fs.s3a.connection.maximum`, 500 by default). */

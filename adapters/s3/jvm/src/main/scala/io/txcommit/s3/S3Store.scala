@@ -31,7 +31,7 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
     try f
     catch {
       case e: SdkException => throw new IOException(
-        s"txcommit: $kind ${url(k)} at ${loc.endpoint} failed: ${e.getMessage}", e)
+          s"txcommit: $kind ${url(k)} at ${loc.endpoint} failed: ${e.getMessage}", e)
     }
   }
 
@@ -53,8 +53,10 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
     @tailrec def attempt(n: Int): Boolean = {
       val outcome =
         try {
-          request("PUT", k)(client.putObject(PutObjectRequest.builder().bucket(bucket).key(k)
-            .overrideConfiguration(S3Store.IfNoneMatchAny).metadata(S3Store.createIdMetadata(id)).build(), RequestBody.fromBytes(bytes)))
+          request("PUT", k)(client.putObject(
+              PutObjectRequest.builder().bucket(bucket).key(k)
+                .overrideConfiguration(S3Store.IfNoneMatchAny).metadata(S3Store.createIdMetadata(id)).build(),
+              RequestBody.fromBytes(bytes)))
           Some(true)
         } catch {
           case e: IOException if status(e) == 412 => Some(createdBy(k, id))
@@ -73,10 +75,11 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   /** Whether the object at `k` is the one an exclusive create tagged `id` made (see putIfAbsent). */
   private[s3] def createdBy(k: String, id: String): Boolean = {
-    val mine = try {
-      Option(request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build()))
-        .metadata().get(S3Store.CreateIdKey)).contains(id)
-    } catch { case e: IOException if status(e) == 404 => false }
+    val mine =
+      try {
+        Option(request("HEAD", k)(client.headObject(HeadObjectRequest.builder().bucket(bucket).key(k).build()))
+            .metadata().get(S3Store.CreateIdKey)).contains(id)
+      } catch { case e: IOException if status(e) == 404 => false }
     if (mine) log.warn(s"txcommit: ${url(k)}: the store answered a resent create with 412, but the " +
       "object in place is this create's own (its first attempt landed and the answer was lost)")
     mine
@@ -98,13 +101,13 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
   override def writeReplacing(target: Path, bytes: Array[Byte]): Unit = {
     val k = key(target)
     request("PUT", k)(client.putObject(
-      PutObjectRequest.builder().bucket(bucket).key(k).build(), RequestBody.fromBytes(bytes)))
+        PutObjectRequest.builder().bucket(bucket).key(k).build(), RequestBody.fromBytes(bytes)))
   }
 
   override def read(path: Path): Option[Array[Byte]] = {
     val k = key(path)
     try Some(request("GET", k)(client.getObjectAsBytes(
-      GetObjectRequest.builder().bucket(bucket).key(k).build()).asByteArray()))
+            GetObjectRequest.builder().bucket(bucket).key(k).build()).asByteArray()))
     catch { case e: IOException if status(e) == 404 => None }
   }
 
@@ -148,13 +151,13 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
     keys.grouped(1000).foreach { batch =>
       val ids = batch.map(k => ObjectIdentifier.builder().key(k).build()).asJava
       request("DELETE_BULK", batch.head)(client.deleteObjects(DeleteObjectsRequest.builder()
-        .bucket(bucket).delete(Delete.builder().objects(ids).quiet(true).build()).build()))
+            .bucket(bucket).delete(Delete.builder().objects(ids).quiet(true).build()).build()))
     }
 
   protected def abort(k: String, uploadId: String): Boolean =
     try {
       request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
-        AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
+          AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
       true
     } catch { case e: IOException if isNoSuchUpload(e) => false }
 
@@ -178,8 +181,9 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   override def openUploads(table: Path): Seq[OpenUpload] = {
     val prefix = key(table).stripSuffix("/") + "/"
-    listUploads(prefix).map(u => OpenUpload(u.key().substring(prefix.length), u.uploadId(),
-      Option(u.initiated()).map(_.toEpochMilli).getOrElse(0L)))
+    listUploads(prefix).map(u =>
+      OpenUpload(u.key().substring(prefix.length), u.uploadId(),
+        Option(u.initiated()).map(_.toEpochMilli).getOrElse(0L)))
   }
 
   override def abortUpload(table: Path, upload: OpenUpload): Boolean =
@@ -191,13 +195,15 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] = {
     val k = key(written)
-    try Some(StagedFile(rel, request("HEAD", k)(client.headObject(
-      HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
+    try Some(StagedFile(rel,
+          request("HEAD", k)(client.headObject(
+              HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
     catch { case e: IOException if status(e) == 404 => None } // never opened, or deleted under the task
   }
 }
 
 object S3Store {
+
   /** `If-None-Match: *` as a plain request header rather than the SDK's typed `ifNoneMatch`:
     * the same request on the wire, and it works with every Spark line's SDK (the 2.24.6 that
     * Spark 4.0's Hadoop 3.4.1 ships predates the typed setter). The readiness probe

@@ -53,7 +53,8 @@ final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoClose
   private def http(method: String, pathAndQuery: String): String = {
     val c = new java.net.URL(endpoint + pathAndQuery).openConnection().asInstanceOf[java.net.HttpURLConnection]
     c.setRequestMethod(method)
-    try scala.io.Source.fromInputStream(c.getInputStream, "UTF-8").mkString finally c.disconnect()
+    try scala.io.Source.fromInputStream(c.getInputStream, "UTF-8").mkString
+    finally c.disconnect()
   }
 
   override def close(): Unit = proc.close()

@@ -23,7 +23,7 @@ abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite w
   override protected def openUploads(root: Path, conf: Configuration): Seq[String] = {
     val b = S3Bucket(root, conf)
     b.client.listMultipartUploads(ListMultipartUploadsRequest.builder().bucket(b.bucket)
-      .prefix(b.key(root) + "/").build()).uploads().asScala.map(_.key()).toSeq
+        .prefix(b.key(root) + "/").build()).uploads().asScala.map(_.key()).toSeq
   }
 
   test("a file larger than one part streams as a multipart upload and appears whole on close") {
@@ -38,7 +38,9 @@ abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite w
     assert(openUploads(root, conf).size == 1, "the upload is in flight")
     out.close()
     val in = fm.open(target)
-    val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
+    val back =
+      try org.apache.commons.io.IOUtils.toByteArray(in)
+      finally in.close()
     assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))
     assert(openUploads(root, conf).isEmpty)
   }
@@ -87,7 +89,9 @@ abstract class S3CheckpointManagerSuite extends CheckpointManagerContractSuite w
       out.close()
       assert(s3.lostAnswers.exists(_.endsWith(s"/offsets/$size")), "the fault was injected")
       val in = fm.open(target)
-      val back = try org.apache.commons.io.IOUtils.toByteArray(in) finally in.close()
+      val back =
+        try org.apache.commons.io.IOUtils.toByteArray(in)
+        finally in.close()
       assert(java.util.Arrays.equals(back, bytes))
       val rival = fm.createAtomic(target, false)
       rival.write(Array[Byte](1))

@@ -2,20 +2,19 @@ package io.txcommit.s3
 
 import java.nio.charset.StandardCharsets.UTF_8
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.conf.TxCommitConf
-import io.txcommit.store.{Adapters, CommitStore, ConditionalPutSuite, StagedFile, StoreContractSuite}
-import io.txcommit.store.ConditionalPutSuite.FaultEndpoint
+import io.txcommit.store.{Adapters, CommitStore, StagedFile, StoreContractSuite}
 
 /** Starts one local S3 endpoint per suite. */
 trait WithLocalS3 extends BeforeAndAfterAll { self: org.scalatest.Suite =>
   protected def ignoreIfNoneMatch: Boolean = false
   protected lazy val s3 = new LocalS3Process(ignoreIfNoneMatch)
-  override protected def afterAll(): Unit = try s3.close() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try s3.close()
+    finally super.afterAll()
 }
 
 /** The `s3` (conditional-put) adapter bound to the store contract, on a real S3 endpoint. */

@@ -34,10 +34,13 @@ object RowCounts {
     val at: Long = System.currentTimeMillis()
   }
   private val byExecution = new ConcurrentHashMap[Long, List[Committed]]()
+
   /** Committed here, count not recorded yet: what a history read on this driver waits for. */
   private val unrecorded = ConcurrentHashMap.newKeySet[Committed]()
+
   /** The context the listener is on (a JVM may stop one context and start another). */
   private val installedOn = new AtomicReference[SparkContext]()
+
   /** The longest a history read waits for counts, and how young a commit must be to be waited for. */
   private val AwaitMs = 10000L
 
@@ -87,11 +90,12 @@ object RowCounts {
 
   private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit =
     try commits match {
-      // One execution writing two transactions (a command running two writes) has one count for both.
-      case List(c) if e.executionFailure.isEmpty && e.qe != null =>
-        rowsOf(e.qe.executedPlan).foreach(rows => record(c, rows))
-      case _ => ()
-    } finally commits.foreach(unrecorded.remove)
+        // One execution writing two transactions (a command running two writes) has one count for both.
+        case List(c) if e.executionFailure.isEmpty && e.qe != null =>
+          rowsOf(e.qe.executedPlan).foreach(rows => record(c, rows))
+        case _ => ()
+      }
+    finally commits.foreach(unrecorded.remove)
 
   private[txcommit] def rowsOf(plan: SparkPlan): Option[Long] =
     plan.collectFirst { case w: DataWritingCommandExec => w.cmd.metrics.get("numOutputRows") }.flatten.map(_.value)
@@ -123,6 +127,6 @@ object RowCounts {
       log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)} wrote $rows row(s)")
     } catch {
       case NonFatal(ex) => log.warn(s"txcommit: could not record the row count of txn ${c.txn} on " +
-        s"${Paths.display(c.table)} (${ex.getMessage}); the transaction is committed, its history shows no row count")
+          s"${Paths.display(c.table)} (${ex.getMessage}); the transaction is committed, its history shows no row count")
     }
 }

@@ -26,7 +26,9 @@ class HiddenNamesSuite extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val spark = SparkSession.builder().master("local[1]").appName("txcommit-hidden")
     .config("spark.ui.enabled", "false").getOrCreate()
 
-  override protected def afterAll(): Unit = try spark.stop() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
 
   test("every directory named by a vector is listed by Spark's name filter unless the path is hidden") {
     for ((path, hidden) <- cases) {

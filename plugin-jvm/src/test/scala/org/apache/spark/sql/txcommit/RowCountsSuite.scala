@@ -22,7 +22,9 @@ class RowCountsSuite extends AnyFunSuite with BeforeAndAfterAll {
     .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
     .getOrCreate()
 
-  override protected def afterAll(): Unit = try spark.stop() finally super.afterAll()
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
 
   /** Holds back every listener behind it in the shared queue at the end of a SQL execution, while armed. */
   private final class Stall extends SparkListener {

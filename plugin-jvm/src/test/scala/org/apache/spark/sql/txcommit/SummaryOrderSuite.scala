@@ -6,7 +6,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.commit.{StageTimings, WriteSuccessSummary}
-import io.txcommit.log.{RecordCodec, TxnId}
+import io.txcommit.log.TxnId
 import io.txcommit.store.{AdapterDeclaration, CommitStore, StagedFile}
 import io.txcommit.testing.MemTable
 
@@ -16,6 +16,7 @@ import io.txcommit.testing.MemTable
  * summary: a newer commit's summary landing meanwhile must never be replaced by the older one.
  */
 class SummaryOrderSuite extends AnyFunSuite {
+
   /** Delegates to `inner`; runs `onRead` (once) when `_SUCCESS` is read. */
   private final class HookedStore(inner: CommitStore, success: Path, onRead: () => Unit) extends CommitStore {
     @volatile private var fired = false
@@ -48,10 +49,11 @@ class SummaryOrderSuite extends AnyFunSuite {
       WriteSuccessSummary.run(t.context(newer.txn), (newer, new StageTimings), new StageTimings)
       landed.countDown()
     })
-    val store = new HookedStore(t.store, t.layout.success, () => {
-      newerWrite.start()
-      landed.await(500, TimeUnit.MILLISECONDS) // serialised writers wait for the count instead
-    })
+    val store = new HookedStore(t.store, t.layout.success,
+      () => {
+        newerWrite.start()
+        landed.await(500, TimeUnit.MILLISECONDS) // serialised writers wait for the count instead
+      })
     RowCounts.addToSummary(store, t.layout, older.txn, 7L)
     newerWrite.join(10000)
     assert(summaryTxn(t) == newer.txn, "_SUCCESS holds the older commit's summary over the newer one's")
@@ -62,7 +64,8 @@ class SummaryOrderSuite extends AnyFunSuite {
     val rec = t.record(TxnId.generate(), "a")
     WriteSuccessSummary.run(t.context(rec.txn), (rec, new StageTimings), new StageTimings)
     assert(RowCounts.addToSummary(t.store, t.layout, rec.txn, 7L))
-    assert(new com.fasterxml.jackson.databind.ObjectMapper().readTree(t.store.read(t.layout.success).get).path("rows").asLong() == 7L)
+    assert(new com.fasterxml.jackson.databind.ObjectMapper().readTree(t.store.read(t.layout.success).get).path(
+      "rows").asLong() == 7L)
     assert(!RowCounts.addToSummary(t.store, t.layout, TxnId.generate(), 9L))
     assert(!RowCounts.addToSummary(t.store, t.layout, rec.txn, 9L), "a count is added once")
   }

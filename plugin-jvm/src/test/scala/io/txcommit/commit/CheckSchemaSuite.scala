@@ -1,0 +1,122 @@
+package io.txcommit.commit
+
+import org.apache.spark.sql.types.StructType
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.SchemaMismatchException
+import io.txcommit.log.{TableState, TxnId}
+import io.txcommit.testing.MemTable
+
+class CheckSchemaSuite extends AnyFunSuite {
+  private def ddl(s: String): StructType = StructType.fromDDL(s)
+
+  /** An append committed at `at` carrying `schema` (None: a record from before the guard). */
+  private def append(t: MemTable, at: Long, schema: Option[String]): String = {
+    val txn = TxnId.generate()
+    t.commit(t.record(txn, s"part-$txn").copy(committedAt = at, schema = schema))
+    txn
+  }
+
+  private def check(t: MemTable, written: String, replacesTable: Boolean = false,
+      merge: Boolean = false, notNull: Boolean = true): Option[String] =
+    CheckSchema.run(t.context(),
+      SchemaCheck(Some(ddl(written)), replacesTable, merge,
+        new TableState(t.table, t.store, t.conf), enforceNotNull = notNull), new StageTimings)
+
+  private def refused(t: MemTable, written: String, merge: Boolean = false): SchemaMismatchException =
+    intercept[SchemaMismatchException](check(t, written, merge = merge))
+
+  test("a new table, or one whose records carry no schema, takes the write's schema unchecked") {
+    val t = new MemTable
+    assert(check(t, "id BIGINT NOT NULL") == Some("id BIGINT NOT NULL"))
+    append(t, 10L, None)
+    assert(check(t, "id STRING") == Some("id STRING"))
+  }
+
+  test("without enforceNotNull, nullability is no constraint: recorded nullable, a NOT NULL column relaxed") {
+    val t = new MemTable
+    assert(check(t, "id BIGINT NOT NULL, a ARRAY<STRUCT<x: INT NOT NULL>> NOT NULL", notNull = false) ==
+      Some("id BIGINT, a ARRAY<STRUCT<x: INT>>"))
+    append(t, 10L, Some("id BIGINT NOT NULL, v STRING NOT NULL"))
+    assert(check(t, "id BIGINT", notNull = false) == Some("id BIGINT, v STRING"))
+    assert(check(t, "id BIGINT NOT NULL, v STRING NOT NULL", notNull = false) == Some("id BIGINT, v STRING"))
+  }
+
+  test("a changed type is refused, naming the column, both types and what to do") {
+    val t = new MemTable
+    val since = append(t, 10L, Some("id BIGINT, name STRING"))
+    val e = refused(t, "id STRING, name STRING")
+    assert(e.columns == Seq("id"))
+    assert(e.getMessage.contains("column 'id': the table has BIGINT, this write STRING"), e.getMessage)
+    assert(e.getMessage.contains(since) && e.getMessage.contains("mergeSchema") &&
+      e.getMessage.contains("overwrite"))
+    assert(refused(t, "ID INT, NAME STRING").columns == Seq("id"), "names match case-insensitively")
+    assert(refused(t, "id BIGINT, name STRUCT<a: INT>").columns == Seq("name"))
+  }
+
+  test("with enforceNotNull, a NOT NULL column may not become nullable or go missing; the other way round is fine") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT NOT NULL, v STRING"))
+    val e = refused(t, "id BIGINT, v STRING")
+    assert(
+      e.getMessage.contains("BIGINT NOT NULL, this write BIGINT that may be null") &&
+        e.getMessage.contains("spark.txcommit.enforceNotNull=false"), e.getMessage)
+    assert(refused(t, "v STRING").getMessage.contains("lacks it"))
+    assert(check(t, "id BIGINT NOT NULL, v STRING NOT NULL") == Some("id BIGINT NOT NULL, v STRING"))
+    assert(check(t, "id BIGINT NOT NULL") == Some("id BIGINT NOT NULL, v STRING"), "a nullable column may be left out")
+  }
+
+  test("an added column needs mergeSchema and joins the table's schema as nullable") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT NOT NULL"))
+    val e = refused(t, "id BIGINT NOT NULL, extra STRING NOT NULL")
+    assert(e.columns == Seq("extra") && e.getMessage.contains("option(\"mergeSchema\", \"true\")"))
+    assert(check(t, "extra STRING NOT NULL, id BIGINT NOT NULL", merge = true) ==
+      Some("id BIGINT NOT NULL, extra STRING"))
+    assert(refused(t, "id STRING, extra INT", merge = true).columns == Seq("id"), "mergeSchema changes no type")
+  }
+
+  test("an overwrite of the whole table replaces the schema; every problem is named at once") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT NOT NULL, v STRING"))
+    assert(check(t, "id STRING", replacesTable = true) == Some("id STRING"))
+    assert(refused(t, "id STRING, v INT, w INT").columns == Seq("id", "v", "w"))
+  }
+
+  test("the table's schema is the one of the record that committed last, replacing or not") {
+    val t = new MemTable
+    append(t, 30L, Some("id STRING"))
+    append(t, 20L, Some("id BIGINT")) // a larger txn id that committed earlier
+    append(t, 40L, None)
+    assert(check(t, "id STRING") == Some("id STRING"))
+    t.commitReplacing(TxnId.generate(), 1, Seq("")) // no schema: changes nothing
+    assert(check(t, "id STRING") == Some("id STRING"))
+    val r = t.record(TxnId.generate()).copy(committedAt = 50L, schema = Some("id INT"),
+      operation = io.txcommit.log.CommitRecord.Overwrite,
+      replacement = Some(io.txcommit.log.Replacement(2, Seq(""), Nil)))
+    t.store.createExclusive(t.layout.replaceRecord(2), io.txcommit.log.RecordCodec.encode(r))
+    assert(refused(t, "id STRING").getMessage.contains("the table has INT"))
+  }
+
+  test("a write whose format gives no schema is neither checked nor recorded with one") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT"))
+    assert(CheckSchema.run(t.context(),
+        SchemaCheck(None, replacesTable = false, mergeSchema = false,
+          new TableState(t.table, t.store, t.conf)), new StageTimings).isEmpty)
+  }
+
+  test("a replacing commit judges again at its commit point: a schema set since its first check refuses it") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT"))
+    val me = TxnId.generate()
+    val intent = WriteIntent(dynamicPartitions = true)
+    val schema = CheckSchema.decide(t.context(me),
+      SchemaCheck(Some(ddl("id BIGINT")), intent.replacesTable,
+        intent.mergeSchema, new TableState(t.table, t.store, t.conf), intent.enforceNotNull))
+    append(t, 20L, Some("id STRING")) // committed while this job published its data
+    val req = ReplaceRequest(t.record(me, "k=1/f").copy(schema = schema), intent, ReplaceBase(0L, Set.empty))
+    intercept[SchemaMismatchException](PublishReplaceRecord.run(t.context(me), req, new StageTimings))
+    assert(!t.store.paths.exists(p => p.toString.contains("/replace/")), "nothing published")
+  }
+}
