@@ -42,6 +42,7 @@ object TxCommitConf {
   val KeepAbortedFiles = "spark.txcommit.test.keepAbortedFiles"
   val PauseAt = "spark.txcommit.test.pauseAt"
   val PauseMs = "spark.txcommit.test.pauseMs"
+
   /** A local file: a pause at `PauseAt` ends as soon as it exists (`PauseMs` still caps it). */
   val ResumeWhen = "spark.txcommit.test.resumeWhen"
 
