@@ -54,19 +54,34 @@ package_line_jars() {
 # output; `print_phases` (on exit) prints the end of every failed phase's output, then every
 # recorded phase with its time, so the end of a CI log says what failed and where time went.
 PHASE_LOG="${PHASE_LOG:-${TMPDIR:-/tmp}/txcommit-phases.$$}"
+# CPU seconds (user + system) of this shell's finished children and theirs: what a phase
+# cost the machine, beside its wall time (the streams share two cores).
+# `times` runs in this shell (a subshell's children are its own): its output goes by a file.
+children_cpu() {
+  local f="${TMPDIR:-/tmp}/txcommit-times.$BASHPID"
+  times >"$f"
+  awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$f"
+  rm -f "$f"
+}
 phase() {
-  local name=$1 start=$SECONDS rc=0 out
+  local name=$1 start=$SECONDS rc=0 out cpu
   shift
+  children_cpu >"$PHASE_LOG.cpu.$BASHPID"
+  cpu=$(<"$PHASE_LOG.cpu.$BASHPID")
   out="$(mktemp "${TMPDIR:-/tmp}/txcommit-phase.XXXXXX")"
   log "phase: $name"
   "$@" 2>&1 | tee "$out" || rc=$?
-  printf '%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" "$out" >>"$PHASE_LOG"
+  children_cpu >"$PHASE_LOG.cpu.$BASHPID"
+  cpu=$(($(<"$PHASE_LOG.cpu.$BASHPID") - cpu))
+  rm -f "$PHASE_LOG.cpu.$BASHPID"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" "$out" \
+    "$cpu" >>"$PHASE_LOG"
   return "$rc"
 }
 print_phases() {
   [ -s "$PHASE_LOG" ] || return 0
-  local name seconds result out
-  while IFS=$'\t' read -r name seconds result out; do
+  local name seconds result out _cpu
+  while IFS=$'\t' read -r name seconds result out _cpu; do
     if [ "$result" != ok ] && [ -s "$out" ]; then
       printf '\n[txcommit] %s %s; the last 60 lines of its output:\n' "$name" "$result" >&2
       tail -n 60 "$out" >&2
@@ -75,7 +90,12 @@ print_phases() {
   done <"$PHASE_LOG"
   printf '\n[txcommit] phase times\n' >&2
   # Phases may overlap (side-by-side streams): the wall clock is the run's real length.
-  awk -F'\t' -v wall="$SECONDS" '{ printf "  %-38s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, $3 }
-              END { printf "  %-38s %4d:%02d\n", "wall clock", wall / 60, wall % 60 }' "$PHASE_LOG" >&2
+  # CPU: the phase's processes, user + system (two cores: up to twice the wall time).
+  children_cpu >"$PHASE_LOG.cpu.$BASHPID"
+  awk -F'\t' -v wall="$SECONDS" -v cpu="$(<"$PHASE_LOG.cpu.$BASHPID")" '
+    BEGIN { printf "  %-38s %7s  %7s\n", "", "wall", "CPU" }
+    { printf "  %-38s %4d:%02d  %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, $5 / 60, $5 % 60, $3 }
+    END { printf "  %-38s %4d:%02d  %4d:%02d\n", "wall clock, all CPU", wall / 60, wall % 60, cpu / 60, cpu % 60 }' "$PHASE_LOG" >&2
+  rm -f "$PHASE_LOG.cpu.$BASHPID"
   rm -f "$PHASE_LOG"
 }
