@@ -57,7 +57,8 @@ def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(
 
         store = open_store(url, endpoint=endpoint)
         success = json.loads(store.read("_SUCCESS") or b"{}")
-        assert success["jobCommitRequests"] == {"adapter": "gcs", "PUT": 1}, success
+        # The schema guard lists commits/ and replace/; then the record is one PUT.
+        assert success["jobCommitRequests"] == {"adapter": "gcs", "LIST": 2, "PUT": 1}, success
         aborted = store.list("_txcommit/aborted")
         assert len(aborted) == 1, "the failed job is recorded as aborted"
 
