@@ -24,6 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import txcommit
+from txcommit.cli.doctor import HIDDEN_FILES_FOUND
+from txcommit.cli.doctor import main as doctor_main
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.errors import CorruptCommitRecordError, StoreError
@@ -415,10 +417,61 @@ def test_txcommit_log_shows_the_history(
     assert DUMMY_SECRET not in captured.out + captured.err
 
 
+def test_txcommit_doctor_names_what_a_plain_listing_shows_beyond_the_readers(
+    built: Built, s3_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert doctor_main([built.url, "--json", "--no-progress", *cli_args(built)]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["committed"]["files"] == len(built.visible) == 5
+    # Every data file a plain listing shows (not _temporary/ or .hidden/, which engines skip).
+    assert found["listed"]["files"] == 11
+    by_reason = {k: (r["files"], r["transactions"]) for k, r in found["hidden"]["byReason"].items()}
+    assert by_reason == {
+        "uncommitted": (1, 1),  # B
+        "aborted": (1, 1),  # C
+        "attempt": (1, 1),  # A's attempt 9, which A's record does not name
+        "replaced": (3, 2),  # A's k=1 file and old-legacy (by D), E's file (by F's re-run)
+    }
+    assert found["hidden"]["files"] == 6 and found["hidden"]["pastHorizon"] == 0
+    listed_bytes = found["committed"]["bytes"] + found["hidden"]["bytes"]
+    assert found["listed"]["bytes"] == listed_bytes
+    # A scheduled check fails while such files exist; the text names the reasons and VACUUM.
+    assert doctor_main([built.url, "--check", "--no-progress", *cli_args(built)]) == 3
+    out = capsys.readouterr().out
+    assert HIDDEN_FILES_FOUND == 3 and "of an aborted job" in out and "TXCOMMIT VACUUM" in out
+    assert "6 files" in out and DUMMY_SECRET not in out
+    # With a horizon of 0 hours every hidden file is past it (their age alone).
+    assert doctor_main([built.url, "--json", "--retain-hours", "0", *cli_args(built)]) == 0
+    assert json.loads(capsys.readouterr().out)["hidden"]["pastHorizon"] == 6
+
+
+def test_txcommit_doctor_on_a_clean_table_and_on_paths_that_are_not_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "t"
+    ref = TableRef("local", str(table), local=table)
+    a1 = f"k=1/{name(T['A'], 1)}"
+    ref.write(a1, parquet([1]))
+    record = log.CommitRecord(
+        T["A"], "tok", "job", BASE_MS, BASE_MS + 1, (log.AddedFile(a1, len(ref.read(a1) or b"")),),
+        None, "test",
+    )  # fmt: skip
+    ref.write(f"_txcommit/commits/{T['A']}.json", log.encode_record(record))
+    assert doctor_main([str(table), "--check", "--no-progress"]) == 0
+    assert "exactly what txcommit readers see" in capsys.readouterr().out
+    # A partition of the table, a directory holding it, a path with no table: exit 2, named.
+    assert doctor_main([str(table / "k=1"), "--no-progress"]) == 2
+    assert f"inside the table file://{table};" in capsys.readouterr().err
+    assert doctor_main([str(tmp_path), "--no-progress"]) == 2
+    assert "holds tables below it" in capsys.readouterr().err
+    assert doctor_main([str(tmp_path / "nope"), "--no-progress"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
 def test_the_cli_commands_have_help(capsys: pytest.CaptureFixture[str]) -> None:
     from txcommit.cli import main
 
-    for command in ("ls", "log"):
+    for command in ("ls", "log", "doctor"):
         with pytest.raises(SystemExit) as done:
             main([command, "--help"])
         assert done.value.code == 0

@@ -62,6 +62,10 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
     "vacuum": ("txcommit.cli.vacuum", "delete a table's garbage through a Connect server"),
     "log": ("txcommit.cli.log", "show a table's transaction history (committed/pending/aborted)"),
     "ls": ("txcommit.cli.ls", "list a table's committed data files (what readers see)"),
+    "doctor": (
+        "txcommit.cli.doctor",
+        "report the files a plain listing shows and txcommit readers do not",
+    ),
     "bench-streaming": ("txcommit.bench.streaming", "checkpoint store requests per micro-batch"),
     "bench": ("txcommit.bench", "benchmark txcommit against v1, v2, magic (docs/benchmarks.md)"),
 }
