@@ -1,12 +1,12 @@
-"""Deployments without Spark Connect: a classic PySpark job sent with `spark-submit`.
+"""Deployments without Spark Connect: classic PySpark jobs sent with `spark-submit` to the
+standalone cluster (two worker JVMs), nothing in the jobs' code naming txcommit.
 
-- To the standalone cluster (two worker JVMs), with txcommit made the default by
-  `spark-defaults.conf` and nothing in the job's code: a job that succeeds, a job whose task
-  fails on every attempt, a driver that dies at the commit point; then Spark and the JVM-less
-  reader see exactly the successful job.
-- With the plugin resolved as a Maven artifact of its Spark line
-  (`io.txcommit:txcommit-spark-4.3_2.13`, published by `sbt publishM2`, then `--packages` from
-  a `file://` repository), as a cluster without a copied jar gets it.
+- The plugin resolved as a Maven artifact of its Spark line (`sbt publishM2` of
+  `io.txcommit:txcommit-spark-s3-4.3_2.13`, then `--packages` from a `file://` repository), as
+  a cluster without a copied jar gets it: the first job's write commits through it.
+- txcommit made the default by `spark-defaults.conf` (the documented snippet and the jar):
+  a job whose task fails on every attempt, then a driver that dies at the commit point; then
+  Spark and the JVM-less reader see exactly the first job's rows.
 """
 
 from __future__ import annotations
@@ -54,14 +54,18 @@ JOB = textwrap.dedent(
     df = spark.range(0, 1000, numPartitions=4).withColumn("k", F.col("id") % 4)
     if mode == "write":
         df.write.partitionBy("k").parquet(table)
-    elif mode == "fail":
+    elif mode == "fail-then-halt":
         @F.udf("long")
         def checked(i):
             if i == 999:  # the last task fails on every attempt, after the others committed
                 raise ValueError("bad record 999")
             return i
-        df.withColumn("id", checked("id")).write.mode("append").partitionBy("k").parquet(table)
-    elif mode == "append":
+        try:
+            df.withColumn("id", checked("id")).write.mode("append").partitionBy("k").parquet(table)
+        except Exception as e:
+            said = "bad record 999" if "bad record 999" in str(e) else repr(e)
+            print("JOB FAILED: " + said, flush=True)
+        # The driver dies at the commit point of this one (spark.txcommit.test.haltAt).
         df.write.mode("append").partitionBy("k").parquet(table)
     elif mode == "count":
         print("ROWS=%d" % spark.read.parquet(table).count(), flush=True)
@@ -116,47 +120,63 @@ def plugin_jar() -> str:
     return out.stdout.strip()
 
 
-def test_a_classic_pyspark_job_on_the_cluster_commits_transactionally_by_default(
+def test_classic_jobs_on_the_cluster_get_the_plugin_from_packages_or_spark_defaults(
     workdir: Path, cluster: StandaloneCluster
 ) -> None:
     base = workdir / "submit-classic"
-    conf_dir = base / "conf"
-    conf_dir.mkdir(parents=True)
-    (conf_dir / "spark-defaults.conf").write_text(
-        DEFAULTS_SNIPPET + f"spark.jars                             {plugin_jar()}\n"
-    )
-    table = base / "events"
+    base.mkdir()
+    repo = publish_m2(base / "publisher-home")
+    check_published_poms(repo)
     on_cluster = {"spark.master": cluster.master_url, **cluster_confs()}
+    table = base / "events"
 
-    assert submit(base, ["write", str(table)], conf_dir=conf_dir, confs=on_cluster).returncode == 0
+    # 1. The plugin from a Maven repository: the S3 adapter's artifact brings the plugin along
+    # (its POM depends on it), the documented snippet turns it on.
+    packaged = base / "conf-packages"
+    packaged.mkdir()
+    (packaged / "spark-defaults.conf").write_text(DEFAULTS_SNIPPET)
+    packages = [
+        "--packages", f"io.txcommit:txcommit-spark-s3-4.3_2.13:{VERSION}",
+        "--repositories", repo.as_uri(),
+    ]  # fmt: skip
+    ivy = {"spark.jars.ivy": str(base / "ivy")}
+    out = submit(base, [*packages, "write", str(table)], conf_dir=packaged,
+                 confs={**on_cluster, **ivy})  # fmt: skip
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert f"io.txcommit#txcommit-spark-4.3_2.13;{VERSION}" in out.stderr
     [first] = committed(table)
     assert {txn_of(p) for p in data_files(table)} == {first}
 
-    # A job whose task fails on every attempt: its three other tasks' files stay on disk (as
-    # an executor that died before cleaning up would leave them) and are hidden.
-    keep = {ALLOW_FAULT_INJECTION_CONF: "true", "spark.txcommit.test.keepAbortedFiles": "true"}
-    failed = submit(base, ["fail", str(table)], conf_dir=conf_dir, confs={**on_cluster, **keep})
-    assert failed.returncode != 0 and "bad record 999" in failed.stderr
-    # A driver that dies at the commit point: every file written, no commit record.
-    halt = {ALLOW_FAULT_INJECTION_CONF: "true", HALT_AT_CONF: "job.beforeRecord"}
-    halted = submit(base, ["append", str(table)], conf_dir=conf_dir, confs={**on_cluster, **halt})
-    assert halted.returncode != 0
+    # 2. spark-defaults.conf with the jar: a job whose task fails on every attempt (its three
+    # other tasks' files stay on disk, as an executor that died before cleaning up would leave
+    # them), then one whose driver dies at the commit point (every file written, no record).
+    defaults = base / "conf"
+    defaults.mkdir()
+    (defaults / "spark-defaults.conf").write_text(
+        DEFAULTS_SNIPPET + f"spark.jars                             {plugin_jar()}\n"
+    )
+    faults = {
+        ALLOW_FAULT_INJECTION_CONF: "true",
+        "spark.txcommit.test.keepAbortedFiles": "true",
+        HALT_AT_CONF: "job.beforeRecord",
+    }
+    halted = submit(base, ["fail-then-halt", str(table)], conf_dir=defaults,
+                    confs={**on_cluster, **faults})  # fmt: skip
+    assert "JOB FAILED: bad record 999" in halted.stdout, halted.stdout[-2000:]
+    assert halted.returncode != 0, "the driver halted at the commit point"
 
     on_disk = {txn_of(p) for p in data_files(table)}
     assert len(on_disk) == 3, f"the failed and the halted job left files to hide: {on_disk}"
     assert set(committed(table)) == {first}
-    count = submit(base, ["count", str(table)], conf_dir=conf_dir, confs=on_cluster)
+    count = submit(base, ["count", str(table)], conf_dir=defaults, confs=on_cluster)
     assert rows_seen(count) == 1000
     assert txcommit.dataset(str(table)).count_rows() == 1000
 
 
-def test_the_plugin_resolved_with_packages_from_a_maven_repository(workdir: Path) -> None:
-    base = workdir / "submit-packages"
-    base.mkdir()
-    repo = publish_m2(base / "publisher-home")
+def check_published_poms(repo: Path) -> None:
+    """What Spark, Hadoop, Jackson and Scala provide is never fetched (a second copy would
+    clash), but the POMs name them with the line's real versions."""
     s3_pom = pom(repo, "txcommit-spark-s3-4.3_2.13")
-    # What Spark, Hadoop, Jackson and Scala provide is never fetched (a second copy would
-    # clash), but the POM names them with the line's real versions.
     assert s3_pom["runtime"] == {f"io.txcommit:txcommit-spark-4.3_2.13:{VERSION}"}
     connectors = {"org.apache.hadoop:hadoop-aws:3.5.0", "software.amazon.awssdk:bundle:2.35.4"}
     assert connectors <= s3_pom["provided"]
@@ -169,25 +189,6 @@ def test_the_plugin_resolved_with_packages_from_a_maven_repository(workdir: Path
     for kind in ("sources", "javadoc"):
         assert (repo / "io/txcommit/txcommit-spark-4.3_2.13" / VERSION /
                 f"txcommit-spark-4.3_2.13-{VERSION}-{kind}.jar").is_file()  # fmt: skip
-
-    conf_dir = base / "conf"
-    conf_dir.mkdir()
-    (conf_dir / "spark-defaults.conf").write_text(DEFAULTS_SNIPPET)
-    table = base / "events"
-    # The S3 adapter's artifact brings the plugin along: its POM depends on it.
-    packages = [
-        "--packages", f"io.txcommit:txcommit-spark-s3-4.3_2.13:{VERSION}",
-        "--repositories", repo.as_uri(),
-    ]  # fmt: skip
-    confs = {"spark.master": "local[2]", "spark.jars.ivy": str(base / "ivy")}
-    out = submit(base, [*packages, "write", str(table)], conf_dir=conf_dir, confs=confs)
-    assert out.returncode == 0, out.stderr[-4000:]
-    assert f"io.txcommit#txcommit-spark-4.3_2.13;{VERSION}" in out.stderr
-    [txn] = committed(table)
-    assert {txn_of(p) for p in data_files(table)} == {txn}
-    # Reading through the plugin with spark-submit is the test above's; here the JVM-less
-    # reader checks what the resolved plugin committed.
-    assert txcommit.dataset(str(table)).count_rows() == 1000
 
 
 def publish_m2(home: Path) -> Path:
