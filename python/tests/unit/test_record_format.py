@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from txcommit import paths
 from txcommit.conformance.vectors import golden, unsafe_paths
 from txcommit.errors import CorruptCommitRecordError
 from txcommit.table import format as log
@@ -120,7 +121,7 @@ def test_the_log_layout_and_record_names() -> None:
     assert log.txn_of_record_name(f"{TXN}.json") == TXN
     assert log.txn_of_record_name(f".{TXN}.json.1234.tmp") is None
     assert log.txn_of_record_name("short.json") is None
-    assert log.display_url("s3a://AKID:secret@bucket/t") == "s3a://bucket/t"
-    assert log.display_url("abfss://c:secret@acct.dfs.core.windows.net/t").find("secret") < 0
+    assert paths.display_url("s3a://AKID:secret@bucket/t") == "s3a://bucket/t"
+    assert paths.display_url("abfss://c:secret@acct.dfs.core.windows.net/t").find("secret") < 0
     shown = "abfss://lake@acct.dfs.core.windows.net/t"
-    assert log.display_url(shown) == shown, "an Azure container names the place"
+    assert paths.display_url(shown) == shown, "an Azure container names the place"

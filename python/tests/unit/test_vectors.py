@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from txcommit import paths
 from txcommit.conformance.vectors import load, vectors_root
 from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
 from txcommit.table import format as log
@@ -89,7 +90,7 @@ def test_a_corrupt_checkpoint_is_refused_with_the_shared_message(case: dict[str,
 
 @pytest.mark.parametrize("case", PATHS, ids=[repr(c["path"]) for c in PATHS])
 def test_relative_paths_are_judged_as_the_vectors_say(case: dict[str, Any]) -> None:
-    assert log.unsafe_relative_path(case["path"]) == case["unsafe"]
+    assert paths.unsafe_relative_path(case["path"]) == case["unsafe"]
 
 
 def test_txn_ids_match_the_vectors() -> None:

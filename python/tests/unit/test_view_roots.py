@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from txcommit import paths
 from txcommit.adapters import LocalStore, StoreFile, open_store
 from txcommit.conformance.vectors import load
 from txcommit.table import format as log
@@ -106,7 +107,7 @@ def _commit(table: LocalStore, below: str) -> None:
     for f in added:
         table.write_replacing(f.path, b"abc")
     record = log.CommitRecord(TXN, "tok", "job", 1, 2, added, None, "test")
-    table.write_replacing(f"{log.LOG_DIR_NAME}/commits/{TXN}.json", log.encode_record(record))
+    table.write_replacing(f"{paths.LOG_DIR_NAME}/commits/{TXN}.json", log.encode_record(record))
 
 
 def test_a_commit_to_a_table_in_the_root_during_the_listing_shows_whole_or_not_at_all(
@@ -115,14 +116,14 @@ def test_a_commit_to_a_table_in_the_root_during_the_listing_shows_whole_or_not_a
     """A directory holding tables: each table's log is listed before the data it judges."""
     write_table(LocalStore(tmp_path), CASES["directory-of-tables"])
     calls: list[str] = []
-    seen = [f"date=2/{LATE_A}", f"date=2/{log.LOG_DIR_NAME}/commits/{TXN}.json"]
+    seen = [f"date=2/{LATE_A}", f"date=2/{paths.LOG_DIR_NAME}/commits/{TXN}.json"]
     store = _store_meeting_a_commit(
         calls, lambda: _commit(LocalStore(tmp_path / "date=2"), ""), seen
     )
     monkeypatch.setattr(view_module, "open_store", lambda url, **_: store(url))
     shown = {f.path for f in open_table(tmp_path).visible_files() if TXN in f.path}
     assert shown in (set(), {f"date=2/{LATE_A}", f"date=2/{LATE_B}"}), f"half a txn: {shown}"
-    log_listed = f"date=2/{log.LOG_DIR_NAME}"
+    log_listed = f"date=2/{paths.LOG_DIR_NAME}"
     assert log_listed in calls and calls.index(log_listed) < calls.index("date=2"), calls
 
 
@@ -131,7 +132,7 @@ def test_a_commit_to_the_table_above_a_partition_during_the_listing_is_not_shown
 ) -> None:
     """A partition directory: the log of the table above it is listed before the directory."""
     table = LocalStore(tmp_path / "t")
-    table.write_replacing(f"{log.LOG_DIR_NAME}/pending/{TXN}.json", b"{}")
+    table.write_replacing(f"{paths.LOG_DIR_NAME}/pending/{TXN}.json", b"{}")
     calls: list[str] = []
     store = _store_meeting_a_commit(calls, lambda: _commit(table, "p=1/"), [LATE_A])
     monkeypatch.setattr(view_module, "open_store", lambda url, **_: store(url))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from txcommit import paths
 from txcommit.adapters.local import LocalStore
 from txcommit.table import format as log
 from txcommit.table.view import open_table
@@ -92,7 +93,7 @@ def test_an_overwrite_committed_while_the_data_is_listed_is_not_half_applied(
 
     def walk_then_commit(self: LocalStore, prefix: str = "", progress=None):  # noqa: ANN001, ANN202
         found = real_walk(self, prefix, progress)
-        if prefix == log.LOG_DIR_NAME:  # the overwrite commits right after the log listing
+        if prefix == paths.LOG_DIR_NAME:  # the overwrite commits right after the log listing
             write(tmp_path, new_file)
             rec = log.encode_record(replacing(new, 1, [new_file], [old_file]))
             write(tmp_path, "_txcommit/replace/" + log.replace_record_name(1), rec)

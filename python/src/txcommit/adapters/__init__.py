@@ -22,14 +22,14 @@ from txcommit.adapters.base import (
 )
 from txcommit.adapters.declarations import (
     AdapterDeclaration,
+    declaration_named,
+    known_adapters,
     load_declarations,
     parse_declaration,
 )
 from txcommit.adapters.local import LocalStore
 from txcommit.adapters.registry import (
     adapter_for,
-    declaration_named,
-    known_adapters,
     open_store,
     overrides_from_conf,
     scheme_of,

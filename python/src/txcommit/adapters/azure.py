@@ -27,7 +27,7 @@ from obstore.store import AzureStore as _ObstoreAzure
 
 from txcommit.adapters.base import ObstoreStore, Secret, StoreFile, declared
 from txcommit.errors import StoreError
-from txcommit.table.format import display_url, join
+from txcommit.paths import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import obstore
 
+from txcommit.adapters.declarations import AdapterDeclaration, declaration_named
 from txcommit.errors import AccessDeniedError, AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.table.format import LOG_DIR_NAME, join, unsafe_relative_path
+from txcommit.paths import LOG_DIR_NAME, join, unsafe_relative_path
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
-
-    from txcommit.adapters.declarations import AdapterDeclaration
 
 _T = TypeVar("_T")
 
@@ -340,8 +339,6 @@ def declared(declaration: AdapterDeclaration | None, adapter: str) -> AdapterDec
     """``declaration``, else the shipped declaration of ``adapter`` (a store's default)."""
     if declaration is not None:
         return declaration
-    from txcommit.adapters.registry import declaration_named  # the registry imports adapters
-
     return declaration_named(adapter)
 
 

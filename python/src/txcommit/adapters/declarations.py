@@ -13,6 +13,7 @@ addition the ``name`` must be the name of the declaration's directory.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from txcommit.errors import InvalidDeclarationError
+from txcommit.errors import InvalidDeclarationError, UnknownAdapterError
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -208,7 +209,32 @@ def _sorted(children: Iterable[Traversable]) -> list[Traversable]:
     return sorted(children, key=lambda c: c.name)
 
 
+@functools.lru_cache(maxsize=1)
+def known_adapters() -> tuple[AdapterDeclaration, ...]:
+    """Every adapter declaration shipped with txcommit, sorted by name."""
+    return load_declarations()
+
+
+def known_summary(declarations: tuple[AdapterDeclaration, ...] | None = None) -> str:
+    """``hdfs (rename; schemes hdfs, viewfs); local (rename; schemes file); ...``."""
+    return "; ".join(d.summary for d in declarations or known_adapters())
+
+
+def declaration_named(name: str) -> AdapterDeclaration:
+    """The declaration of adapter ``name``; UnknownAdapterError when there is none."""
+    for d in known_adapters():
+        if d.name == name:
+            return d
+    raise UnknownAdapterError(
+        f"txcommit: unknown store adapter '{name}'; known adapters: {known_summary()}. "
+        "Check the spelling."
+    )
+
+
 __all__ = [
+    "declaration_named",
+    "known_adapters",
+    "known_summary",
     "DEFAULT_IMPLEMENTATIONS",
     "FORMAT",
     "IMPLEMENTATIONS",

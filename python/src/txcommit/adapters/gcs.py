@@ -31,7 +31,7 @@ from urllib.parse import quote, urlsplit
 
 from txcommit.adapters.base import Store, StoreFile, declared
 from txcommit.errors import StoreError, UnsupportedStoreError
-from txcommit.table.format import display_url, join
+from txcommit.paths import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

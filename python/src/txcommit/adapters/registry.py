@@ -9,7 +9,6 @@ adapter name, or an override naming an adapter that does not serve the scheme is
 
 from __future__ import annotations
 
-import functools
 import importlib
 import re
 from collections.abc import Mapping
@@ -17,9 +16,13 @@ from typing import Any
 
 from txcommit._names import ADAPTER_CONF_PREFIX
 from txcommit.adapters.base import Store
-from txcommit.adapters.declarations import AdapterDeclaration, load_declarations
+from txcommit.adapters.declarations import (
+    AdapterDeclaration,
+    known_adapters,
+    known_summary,
+)
 from txcommit.errors import UnknownAdapterError, UnsupportedStoreError
-from txcommit.table.format import display_url
+from txcommit.paths import display_url
 
 #: Adapters with a Python mirror: name -> (module, class). Exactly the declarations whose
 #: ``implementations`` list ``python`` (a test keeps the two in step).
@@ -32,28 +35,6 @@ _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
     "s3-multipart": ("txcommit.adapters.s3", "S3MultipartStore"),
 }
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
-
-
-@functools.lru_cache(maxsize=1)
-def known_adapters() -> tuple[AdapterDeclaration, ...]:
-    """Every adapter declaration shipped with txcommit, sorted by name."""
-    return load_declarations()
-
-
-def known_summary(declarations: tuple[AdapterDeclaration, ...] | None = None) -> str:
-    """``hdfs (rename; schemes hdfs, viewfs); local (rename; schemes file); ...``."""
-    return "; ".join(d.summary for d in declarations or known_adapters())
-
-
-def declaration_named(name: str) -> AdapterDeclaration:
-    """The declaration of adapter ``name``; UnknownAdapterError when there is none."""
-    for d in known_adapters():
-        if d.name == name:
-            return d
-    raise UnknownAdapterError(
-        f"txcommit: unknown store adapter '{name}'; known adapters: {known_summary()}. "
-        "Check the spelling."
-    )
 
 
 def scheme_of(url_or_path: str) -> str:
@@ -143,10 +124,7 @@ def open_store(
 
 __all__ = [
     "adapter_for",
-    "declaration_named",
     "implementation",
-    "known_adapters",
-    "known_summary",
     "open_store",
     "overrides_from_conf",
     "scheme_of",

@@ -44,7 +44,7 @@ from txcommit.adapters.base import (
     declared,
 )
 from txcommit.errors import StoreError, UnsupportedStoreError
-from txcommit.table.format import display_url, join
+from txcommit.paths import display_url, join
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 
+from txcommit.paths import join
 from txcommit.table.format import (
     AddedFile,
     CommitRecord,
@@ -23,7 +24,6 @@ from txcommit.table.format import (
     data_file_name,
     encode_record,
     generate_txn,
-    join,
 )
 
 #: ``writer`` and ``appId`` of synthesised records: no JVM wrote them, and they say so.

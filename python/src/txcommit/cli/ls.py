@@ -21,7 +21,7 @@ from typing import Any
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.cli import render
 from txcommit.errors import TxCommitError
-from txcommit.table.format import LOG_DIR_NAME
+from txcommit.paths import LOG_DIR_NAME
 from txcommit.table.view import TableView, open_table
 
 

@@ -32,8 +32,8 @@ from txcommit.conformance.runner import (
     write_report,
 )
 from txcommit.errors import TxCommitError
+from txcommit.paths import display_url, join
 from txcommit.server import STORES
-from txcommit.table.format import display_url, join
 
 _S3_SCHEMES = ("s3", "s3a")
 #: Stores reached at an --endpoint: S3-compatibles, GCS emulators, Azurite or custom domains.

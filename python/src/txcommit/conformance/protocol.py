@@ -57,15 +57,9 @@ from txcommit._names import (
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.conformance.checks import CheckFailed
+from txcommit.paths import is_data_path, join
 from txcommit.server import STORES
-from txcommit.table.format import (
-    LogLayout,
-    decode_record,
-    is_data_path,
-    join,
-    txn_of,
-    txn_of_record_name,
-)
+from txcommit.table.format import LogLayout, decode_record, txn_of, txn_of_record_name
 from txcommit.testing.local_s3 import DEFAULT_REGION, s3a_confs
 
 #: The fault points Level 2 kills the driver at (``HaltPoint.scala``; every point is in
@@ -216,7 +210,7 @@ class Level2Context:
 
     def raw_data_files(self, table: str) -> set[str]:
         """Every data file under ``table`` in a raw listing (Spark's rule,
-        :func:`~txcommit.table.format.is_data_path`), relative to the table."""
+        :func:`~txcommit.paths.is_data_path`), relative to the table."""
         fs, root = self.store.fsspec()
         base = join(root, table)
         if not fs.exists(base):

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from txcommit.adapters import LocalStore
-from txcommit.table.format import join
+from txcommit.paths import join
 from txcommit.table.view import open_table
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ Python readers, the CLI and the conformance kit read:
   table is refused with :class:`~txcommit.errors.CorruptCommitRecordError` naming the file;
 * checkpoints (``CheckpointCodec.scala``, ``Checkpoint.scala``): the committed state up to a
   point, in the same JSON layout and as strictly decoded
-  (:class:`~txcommit.errors.CorruptCheckpointError`);
-* safe relative paths (``Paths.unsafeRelativePath``) and credential-free display of URLs
-  (``Paths.display``).
+  (:class:`~txcommit.errors.CorruptCheckpointError`).
+
+Paths and URLs, which the adapters need too, are :mod:`txcommit.paths`.
 """
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
+from txcommit.paths import LOG_DIR_NAME, join, unsafe_relative_path
 
-LOG_DIR_NAME = "_txcommit"
 SUCCESS_NAME = "_SUCCESS"
 RECORD_FORMAT = "txcommit-commit-record"
 RECORD_FORMAT_VERSION = 2
@@ -56,7 +55,6 @@ CHECKPOINT_FORMAT_VERSION = 1
 _TXN = re.compile(r"[0-9a-z]{16}")
 # DOTALL: a name may hold line terminators, and the JVM's DataFileName matches them alike.
 _DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?", re.DOTALL)
-_SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _WRITE_ID = re.compile(r"[A-Za-z0-9._:@=+-]{1,200}")
 _SEQUENCE_NAME = re.compile(r"[0-9]{20}\.json")
@@ -109,57 +107,6 @@ def txn_of(name: str) -> str | None:
     """The transaction id of a txcommit data file name, or None for any other file."""
     m = _DATA_FILE.fullmatch(name)
     return m.group(1) if m else None
-
-
-# --- paths ----------------------------------------------------------------------------------
-
-
-def unsafe_relative_path(relative: str) -> str | None:
-    """Why ``relative`` does not name a file inside its table directory, or None if it does.
-
-    Safe means: relative, normalised, no ``..``, ``.`` or empty segment, no scheme, no backslash
-    (exactly ``Paths.unsafeRelativePath`` of the JVM plugin).
-    """
-    if relative == "":
-        return "it is empty"
-    if relative.startswith("/"):
-        return "it is absolute"
-    if "\\" in relative:
-        return "it contains a backslash"
-    if _SCHEME_LIKE.match(relative):
-        return "it starts with a scheme"
-    segments = relative.split("/")
-    if any(s in (".", "..") for s in segments):
-        return "it contains '.' or '..'"
-    if any(s == "" for s in segments):
-        return "it contains an empty segment"
-    return None
-
-
-#: Schemes whose user-info part is the container (``abfss://<container>@<account>...``).
-_CONTAINER_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
-
-
-def display_url(url: str) -> str:
-    """``url`` for logs and errors: any user-info (``key:secret@``) is removed, except an Azure
-    container name (no ``:``), which names the place and is no credential."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    info = parts.netloc.rsplit("@", 1)[0]
-    if parts.scheme.lower() in _CONTAINER_SCHEMES and ":" not in info:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-
-
-def join(base: str, relative: str) -> str:
-    """``base/relative`` with exactly one slash between them ("" is the base itself)."""
-    if relative == "":
-        return base
-    if base == "":
-        return relative
-    return base.rstrip("/") + "/" + relative
 
 
 # --- the log's layout -----------------------------------------------------------------------
@@ -902,39 +849,9 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
     )
 
 
-# Spark 4.3's names, with the default spark.sql.files.ignoredPathSegmentRegex "^[._]".
-_SUMMARY_PREFIXES = ("_common_metadata", "_metadata")
-
-
-def hidden_name(name: str) -> bool:
-    """A directory or file name Spark's listing skips (HadoopFSUtils.shouldFilterOutPathName):
-    names starting with ``_`` or ``.``, except Parquet summary files (``_metadata*``,
-    ``_common_metadata*``) and ``_``-prefixed partition directories (``_col=value``); and
-    copies in progress (``*._COPYING_``)."""
-    if name.startswith(_SUMMARY_PREFIXES):
-        return False
-    if name.endswith("._COPYING_"):
-        return True
-    if name.startswith("_") and "=" in name:
-        return False
-    return name.startswith(("_", "."))
-
-
-def is_data_path(rel: str) -> bool:
-    """Whether Spark reads the file at ``rel`` (relative to the table) as data: no segment is
-    a hidden name, and the file is not a Parquet summary file (PartitioningAwareFileIndex
-    lists ``_metadata*`` but never reads it). Cases: conformance/vectors/hidden-names.json."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if any(hidden_name(part) for part in parts if part):
-        return False
-    return (name.startswith("_") and "=" in name) or not name.startswith(_SUMMARY_PREFIXES)
-
-
 __all__ = [
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_FORMAT_VERSION",
-    "LOG_DIR_NAME",
     "OPERATIONS",
     "READABLE_FORMAT_VERSIONS",
     "RECORD_FORMAT",
@@ -951,18 +868,13 @@ __all__ = [
     "data_file_name",
     "decode_checkpoint",
     "decode_record",
-    "display_url",
     "encode_checkpoint",
     "encode_record",
     "generate_txn",
-    "hidden_name",
-    "is_data_path",
     "is_valid_txn",
-    "join",
     "replace_record_name",
     "SchemaMark",
     "sequence_of_record_name",
     "txn_of",
     "txn_of_record_name",
-    "unsafe_relative_path",
 ]

@@ -65,16 +65,14 @@ from txcommit.errors import (
     CorruptCommitRecordError,
     StoreError,
 )
+from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
 from txcommit.table.format import (
-    LOG_DIR_NAME,
     Checkpoint,
     CommitRecord,
     Removals,
     checkpoint_of_name,
     decode_checkpoint,
     decode_record,
-    hidden_name,
-    is_data_path,
     sequence_of_record_name,
     txn_of,
     txn_of_record_name,
