@@ -57,39 +57,42 @@ class Hidden:
         self.bytes += f.size
         if f.txn is not None:
             self.txns.add(f.txn)
-        if f.modified_at is not None:
-            self.oldest_ms = min(self.oldest_ms or f.modified_at, f.modified_at)
+        if f.modified_at is not None and (self.oldest_ms is None or f.modified_at < self.oldest_ms):
+            self.oldest_ms = f.modified_at
 
 
-def hidden_by_reason(view: TableView) -> dict[str, Hidden]:
+def hidden_files(view: TableView) -> list[tuple[str, TableFile]]:
     """The data files of ``view`` (a table's root) that a plain listing shows and txcommit
-    readers do not, by reason (keys of :data:`REASONS`)."""
+    readers do not, each with its reason (a key of :data:`REASONS`)."""
     shown = {f.path for f in view.visible_files()}
     records = view.records
-    found = {reason: Hidden() for reason in REASONS}
+    named: dict[str, set[str]] = {}  # a committed txn's recorded paths, built once per txn
+    found: list[tuple[str, TableFile]] = []
     for f in view.data_files:
         if f.path in shown:
             continue
         if f.txn is None:  # written without txcommit: only a replacing commit hides it
             reason = "replaced"
         elif f.txn in records:
-            named = any(a.path == f.path for a in records[f.txn].added)
-            reason = "replaced" if named else "attempt"
+            if f.txn not in named:
+                named[f.txn] = {a.path for a in records[f.txn].added}
+            reason = "replaced" if f.path in named[f.txn] else "attempt"
         elif f.txn in view.aborted:
             reason = "aborted"
         else:
             reason = "uncommitted"
-        found[reason].add(f)
+        found.append((reason, f))
     return found
 
 
 def report(view: TableView, horizon_hours: float, now_ms: int) -> dict[str, Any]:
     """The doctor's findings as JSON-ready data."""
     visible = view.visible_files()
-    found = hidden_by_reason(view)
+    hidden = hidden_files(view)
+    by_reason = {reason: Hidden() for reason in REASONS}
+    for reason, f in hidden:
+        by_reason[reason].add(f)
     horizon_ms = now_ms - int(horizon_hours * 3_600_000)
-    shown = {f.path for f in visible}
-    hidden = [f for f in view.data_files if f.path not in shown]
     return {
         "table": view.url,
         "committed": {"files": len(visible), "bytes": sum(f.size for f in visible)},
@@ -99,11 +102,11 @@ def report(view: TableView, horizon_hours: float, now_ms: int) -> dict[str, Any]
         },
         "hidden": {
             "files": len(hidden),
-            "bytes": sum(f.size for f in hidden),
-            # Files VACUUM with its default horizon may delete now (their age alone: a pending
-            # job's files stay while the job may still be running).
+            "bytes": sum(f.size for _, f in hidden),
+            # Older than the horizon by their age alone: VACUUM still keeps the files of a
+            # job that may be running.
             "pastHorizon": sum(
-                1 for f in hidden if f.modified_at is not None and f.modified_at < horizon_ms
+                1 for _, f in hidden if f.modified_at is not None and f.modified_at < horizon_ms
             ),
             "byReason": {
                 reason: {
@@ -112,7 +115,7 @@ def report(view: TableView, horizon_hours: float, now_ms: int) -> dict[str, Any]
                     "transactions": len(h.txns),
                     "oldestModifiedAt": h.oldest_ms,
                 }
-                for reason, h in found.items()
+                for reason, h in by_reason.items()
                 if h.files
             },
         },
@@ -197,4 +200,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return HIDDEN_FILES_FOUND if ns.check and hidden["files"] else 0
 
 
-__all__ = ["HIDDEN_FILES_FOUND", "REASONS", "build_parser", "hidden_by_reason", "main", "report"]
+__all__ = ["HIDDEN_FILES_FOUND", "REASONS", "build_parser", "hidden_files", "main", "report"]
