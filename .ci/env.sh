@@ -56,24 +56,23 @@ package_line_jars() {
 PHASE_LOG="${PHASE_LOG:-${TMPDIR:-/tmp}/txcommit-phases.$$}"
 # CPU seconds (user + system) of this shell's finished children and theirs: what a phase
 # cost the machine, beside its wall time (the streams share two cores).
-# `times` runs in this shell (a subshell's children are its own): its output goes by a file.
+# `times` runs in this shell (a subshell's children are its own), so it sets CHILDREN_CPU.
 children_cpu() {
   local f="${TMPDIR:-/tmp}/txcommit-times.$BASHPID"
   times >"$f"
-  awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$f"
+  CHILDREN_CPU=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$f")
   rm -f "$f"
 }
 phase() {
   local name=$1 start=$SECONDS rc=0 out cpu
   shift
-  children_cpu >"$PHASE_LOG.cpu.$BASHPID"
-  cpu=$(<"$PHASE_LOG.cpu.$BASHPID")
+  children_cpu
+  cpu=$CHILDREN_CPU
   out="$(mktemp "${TMPDIR:-/tmp}/txcommit-phase.XXXXXX")"
   log "phase: $name"
   "$@" 2>&1 | tee "$out" || rc=$?
-  children_cpu >"$PHASE_LOG.cpu.$BASHPID"
-  cpu=$(($(<"$PHASE_LOG.cpu.$BASHPID") - cpu))
-  rm -f "$PHASE_LOG.cpu.$BASHPID"
+  children_cpu
+  cpu=$((CHILDREN_CPU - cpu))
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" "$out" \
     "$cpu" >>"$PHASE_LOG"
   return "$rc"
@@ -91,11 +90,10 @@ print_phases() {
   printf '\n[txcommit] phase times\n' >&2
   # Phases may overlap (side-by-side streams): the wall clock is the run's real length.
   # CPU: the phase's processes, user + system (two cores: up to twice the wall time).
-  children_cpu >"$PHASE_LOG.cpu.$BASHPID"
-  awk -F'\t' -v wall="$SECONDS" -v cpu="$(<"$PHASE_LOG.cpu.$BASHPID")" '
+  children_cpu
+  awk -F'\t' -v wall="$SECONDS" -v cpu="$CHILDREN_CPU" '
     BEGIN { printf "  %-38s %7s  %7s\n", "", "wall", "CPU" }
     { printf "  %-38s %4d:%02d  %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, $5 / 60, $5 % 60, $3 }
     END { printf "  %-38s %4d:%02d  %4d:%02d\n", "wall clock, all CPU", wall / 60, wall % 60, cpu / 60, cpu % 60 }' "$PHASE_LOG" >&2
-  rm -f "$PHASE_LOG.cpu.$BASHPID"
   rm -f "$PHASE_LOG"
 }
