@@ -313,11 +313,7 @@ class LocalS3:
 
     def start(self) -> LocalS3:
         try:
-            from moto.moto_server.werkzeug_app import (
-                DomainDispatcherApplication,
-                MotoRequestHandler,
-                create_backend_app,
-            )
+            from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
             from werkzeug.serving import make_server
         except ImportError as e:  # pragma: no cover - depends on the install
             raise RuntimeError(
@@ -328,8 +324,11 @@ class LocalS3:
             def log_request(self, *args: Any, **kwargs: Any) -> None:
                 pass  # one line per request drowns the test output; the log has them all
 
+        # moto's S3 app itself, not its dispatcher: the dispatcher picks a service for every
+        # request by listing moto's package directory and matching hundreds of URL patterns,
+        # under one lock (a fifth of the endpoint's CPU, and every request waits in line).
         self.front = S3Front(
-            DomainDispatcherApplication(create_backend_app),
+            create_backend_app("s3"),
             ignore_if_none_match=self.ignore_if_none_match,
             latency=self.latency,
         )
