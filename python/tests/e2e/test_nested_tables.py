@@ -21,7 +21,8 @@ from pyspark.sql import functions as F
 
 import txcommit
 from txcommit.maintenance import vacuum
-from txcommit.table import format as log
+from txcommit.table.names import data_file_name, generate_txn
+from txcommit.table.records import AddedFile, CommitRecord, encode_record
 
 from support.tables import TableRef, reader_target
 
@@ -87,15 +88,15 @@ def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
     body = table.read(sample)
     assert body is not None
     rows = pq.read_table(pa.BufferReader(body)).num_rows
-    inner, lost = log.generate_txn(), log.generate_txn()
-    inner_file = log.data_file_name("", 0, inner, 1, "-c000.snappy.parquet")
+    inner, lost = generate_txn(), generate_txn()
+    inner_file = data_file_name("", 0, inner, 1, "-c000.snappy.parquet")
     table.write(f"k=1/{inner_file}", body)
-    table.write(f"k=1/{log.data_file_name('', 0, lost, 2, '-c000.snappy.parquet')}", body)
-    record = log.CommitRecord(
+    table.write(f"k=1/{data_file_name('', 0, lost, 2, '-c000.snappy.parquet')}", body)
+    record = CommitRecord(
         txn=inner, token="t", job_id="j", started_at=1, committed_at=2,
-        added=(log.AddedFile(inner_file, len(body)),), app_id=None, writer="older-version",
+        added=(AddedFile(inner_file, len(body)),), app_id=None, writer="older-version",
     )  # fmt: skip
-    table.write(f"k=1/_txcommit/commits/{inner}.json", log.encode_record(record))
+    table.write(f"k=1/_txcommit/commits/{inner}.json", encode_record(record))
 
     assert k_counts(spark, table.url) == {0: 250, 1: 250 + rows, 2: 250, 3: 250}
     s3 = request.getfixturevalue("local_s3") if table.local is None else None

@@ -18,7 +18,8 @@ from pyspark.sql import SparkSession
 import txcommit
 from txcommit.cli import log as log_cli
 from txcommit.maintenance import history
-from txcommit.table import format as log
+from txcommit.table.names import data_file_name, generate_txn
+from txcommit.table.records import AddedFile, CommitRecord, encode_record
 
 from support import streams
 
@@ -85,15 +86,15 @@ def test_added_columns_need_merge_schema_not_null_holds_an_overwrite_replaces(
 def _table_from_before_the_guard(table: Path) -> None:
     """A table as a version without the schema guard left it: one committed append whose
     record carries no schema (built by hand: data written by pyarrow, the record encoded)."""
-    txn = log.generate_txn()
-    name = log.data_file_name("", 0, txn, 1, ".c000.snappy.parquet")
+    txn = generate_txn()
+    name = data_file_name("", 0, txn, 1, ".c000.snappy.parquet")
     table.mkdir(parents=True)
     pq.write_table(pa.table({"id": pa.array([0, 1, 2], pa.int64())}), table / name)
     commits = table / "_txcommit" / "commits"
     commits.mkdir(parents=True)
     size = (table / name).stat().st_size
-    record = log.CommitRecord(txn, "tok", "job", 1, 2, (log.AddedFile(name, size),), None, "old")
-    (commits / f"{txn}.json").write_bytes(log.encode_record(record))
+    record = CommitRecord(txn, "tok", "job", 1, 2, (AddedFile(name, size),), None, "old")
+    (commits / f"{txn}.json").write_bytes(encode_record(record))
 
 
 def test_a_table_whose_records_carry_no_schema_keeps_working(

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from txcommit.table import format as log
+from txcommit.table.records import AddedFile, CommitRecord
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 
@@ -60,15 +60,15 @@ def write(table: Path, rel: str, data: bytes = b"abc") -> None:
     f.write_bytes(data)
 
 
-def record(txn: str, added: list[str], **v2: Any) -> log.CommitRecord:
+def record(txn: str, added: list[str], **v2: Any) -> CommitRecord:
     """A commit record of ``txn`` adding ``added`` (3 bytes each); ``v2``: format 2 fields."""
-    return log.CommitRecord(
+    return CommitRecord(
         txn=txn,
         token="token",
         job_id="job",
         started_at=1,
         committed_at=2,
-        added=tuple(log.AddedFile(p, 3) for p in added),
+        added=tuple(AddedFile(p, 3) for p in added),
         writer="test",
         **v2,
     )

@@ -6,18 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from txcommit.adapters import Store
-from txcommit.table import format as log
+from txcommit.table.checkpoints import Checkpoint, SchemaMark
+from txcommit.table.records import AddedFile, CommitRecord, RemovedFile, encode_record
 
 
-def logical(n: dict[str, Any]) -> log.CommitRecord:
+def logical(n: dict[str, Any]) -> CommitRecord:
     """A logical record of ``records.json`` or ``tables.json`` as a ``CommitRecord``."""
-    return log.CommitRecord(
+    return CommitRecord(
         txn=n["txn"],
         token=n["token"],
         job_id=n["jobId"],
         started_at=n["startedAt"],
         committed_at=n["committedAt"],
-        added=tuple(log.AddedFile(f["path"], f["size"]) for f in n["added"]),
+        added=tuple(AddedFile(f["path"], f["size"]) for f in n["added"]),
         app_id=n["appId"],
         writer=n["writer"],
         operation=n["operation"],
@@ -29,30 +30,30 @@ def logical(n: dict[str, Any]) -> log.CommitRecord:
     )
 
 
-def logical_checkpoint(n: dict[str, Any]) -> log.Checkpoint:
+def logical_checkpoint(n: dict[str, Any]) -> Checkpoint:
     """A logical checkpoint of ``checkpoints.json`` or ``tables.json`` as a ``Checkpoint``."""
-    return log.Checkpoint(
+    return Checkpoint(
         number=n["checkpoint"],
         created_at=n["createdAt"],
         app_id=n["appId"],
         writer=n["writer"],
         through=n["through"],
         committed={
-            c["txn"]: tuple(log.AddedFile(f["path"], f["size"]) for f in c["files"])
+            c["txn"]: tuple(AddedFile(f["path"], f["size"]) for f in c["files"])
             for c in n["committed"]
         },
         removed=tuple(removed_file(f) for f in n["removed"]),
         # absent: a checkpoint from before it carried the schema; null: no record carries one
         schema=None
         if n.get("schema") is None
-        else log.SchemaMark(n["schema"]["txn"], n["schema"]["committedAt"], n["schema"]["ddl"]),
+        else SchemaMark(n["schema"]["txn"], n["schema"]["committedAt"], n["schema"]["ddl"]),
         schema_known="schema" in n,
     )
 
 
-def removed_file(n: dict[str, Any]) -> log.RemovedFile:
+def removed_file(n: dict[str, Any]) -> RemovedFile:
     """A ``removed`` entry: ``path``, ``size`` and, for a file without a txn id, ``modifiedAt``."""
-    return log.RemovedFile(n["path"], n["size"], n.get("modifiedAt"))
+    return RemovedFile(n["path"], n["size"], n.get("modifiedAt"))
 
 
 def write_table(store: Store, case: dict[str, Any]) -> None:
@@ -61,7 +62,7 @@ def write_table(store: Store, case: dict[str, Any]) -> None:
     for rel in case["files"]:
         store.write_replacing(rel, b"abc")
     for r in case["records"]:
-        store.write_replacing(r["file"], log.encode_record(logical(r["record"])))
+        store.write_replacing(r["file"], encode_record(logical(r["record"])))
 
 
 def table_reads(case: dict[str, Any]) -> list[tuple[str, list[str]]]:

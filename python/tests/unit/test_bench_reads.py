@@ -6,7 +6,9 @@ from txcommit.bench.main import build_parser, merge, sizes_from
 from txcommit.bench.reads import count_requests, log_area
 from txcommit.bench.report import render, targets
 from txcommit.bench.synth import SYNTH_WRITER, plain_table, txcommit_table
-from txcommit.table.format import LogLayout, decode_record, is_valid_txn, txn_of, txn_of_record_name
+from txcommit.table.layout import LogLayout, txn_of_record_name
+from txcommit.table.names import is_valid_txn, txn_of
+from txcommit.table.records import decode_record
 
 BODY = b"PAR1 not really parquet PAR1"
 

@@ -17,7 +17,7 @@ from txcommit import __version__
 from txcommit.adapters.base import Secret
 from txcommit.conformance.runner import scrub
 from txcommit.conformance.vectors import load
-from txcommit.table import format as log
+from txcommit.table.records import encode_record
 
 from support.vectors import logical
 
@@ -39,7 +39,7 @@ def _table(root: Path) -> Path:
         (root / rel).write_bytes(b"abc")
     for r in case["records"]:
         (root / r["file"]).parent.mkdir(parents=True, exist_ok=True)
-        (root / r["file"]).write_bytes(log.encode_record(logical(r["record"])))
+        (root / r["file"]).write_bytes(encode_record(logical(r["record"])))
     return root
 
 

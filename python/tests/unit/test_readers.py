@@ -29,7 +29,16 @@ from txcommit.cli.doctor import main as doctor_main
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.errors import CorruptCommitRecordError, StoreError
-from txcommit.table import format as log
+from txcommit.table.checkpoints import Checkpoint, encode_checkpoint
+from txcommit.table.layout import checkpoint_name, replace_record_name
+from txcommit.table.names import data_file_name, generate_txn
+from txcommit.table.records import (
+    AddedFile,
+    CommitRecord,
+    RemovedFile,
+    decode_record,
+    encode_record,
+)
 from txcommit.table.view import open_table
 from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
@@ -37,7 +46,7 @@ from support.s3 import TEST_BUCKET
 from support.tables import TableRef
 
 BASE_MS = 1_800_000_000_000
-T = {name: log.generate_txn(BASE_MS + i * 1000) for i, name in enumerate("ABCDEFG")}
+T = {name: generate_txn(BASE_MS + i * 1000) for i, name in enumerate("ABCDEFG")}
 
 
 def parquet(ids: list[int]) -> bytes:
@@ -47,12 +56,12 @@ def parquet(ids: list[int]) -> bytes:
 
 
 def name(txn: str, attempt: int, split: int = 0) -> str:
-    return log.data_file_name("", split, txn, attempt, ".c000.snappy.parquet")
+    return data_file_name("", split, txn, attempt, ".c000.snappy.parquet")
 
 
-def removals(*files: log.AddedFile) -> tuple[log.RemovedFile, ...]:
+def removals(*files: AddedFile) -> tuple[RemovedFile, ...]:
     """Removals by path (as an older writer recorded them, also for files without a txn id)."""
-    return tuple(log.RemovedFile(f.path, f.size) for f in files)
+    return tuple(RemovedFile(f.path, f.size) for f in files)
 
 
 @dataclass
@@ -70,25 +79,25 @@ def add_checkpoint(built: Built) -> Built:
     A (less D's removal of a1), D and E; old-legacy removed. F (sequence 3) comes after it."""
     ref = built.ref
 
-    def added(key: str) -> tuple[log.AddedFile, ...]:
+    def added(key: str) -> tuple[AddedFile, ...]:
         data = ref.read(key)
         assert data is not None
-        return log.decode_record(data, key, key.rpartition("/")[2][:-5]).added
+        return decode_record(data, key, key.rpartition("/")[2][:-5]).added
 
     a = tuple(f for f in added(f"_txcommit/commits/{T['A']}.json") if f.path in built.visible)
     d, e = (added(f"_txcommit/commits/{T[t]}.json") for t in "DE")
     old = "k=1/old-legacy.parquet"
     size = len(ref.read(old) or b"")
-    checkpoint = log.Checkpoint(
+    checkpoint = Checkpoint(
         number=1,
         created_at=BASE_MS + 900,
         app_id=None,
         writer="test",
         through=2,
         committed={T["A"]: a, T["D"]: d, T["E"]: e},
-        removed=(log.RemovedFile(old, size),),
+        removed=(RemovedFile(old, size),),
     )
-    ref.write(f"_txcommit/checkpoints/{log.checkpoint_name(1)}", log.encode_checkpoint(checkpoint))
+    ref.write(f"_txcommit/checkpoints/{checkpoint_name(1)}", encode_checkpoint(checkpoint))
     built.checkpointed = True
     return built
 
@@ -97,14 +106,14 @@ def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
     """A table with every kind of file (A..G are transactions, in time order)."""
     sizes: dict[str, int] = {}
 
-    def data(rel: str, ids: list[int]) -> log.AddedFile:
+    def data(rel: str, ids: list[int]) -> AddedFile:
         body = parquet(ids)
         ref.write(rel, body)
         sizes[rel] = len(body)
-        return log.AddedFile(rel, len(body))
+        return AddedFile(rel, len(body))
 
-    def record(txn: str, added: list[log.AddedFile], **v2: Any) -> log.CommitRecord:
-        return log.CommitRecord(
+    def record(txn: str, added: list[AddedFile], **v2: Any) -> CommitRecord:
+        return CommitRecord(
             txn, "tok", "job", BASE_MS, BASE_MS + 500, tuple(added), None, "test", **v2
         )
 
@@ -117,7 +126,7 @@ def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
     a1 = data(f"k=1/{name(T['A'], 1)}", [1, 2])
     a2 = data(f"k=2/{name(T['A'], 2, 1)}", [3])
     data(f"k=1/{name(T['A'], 9)}", [99])
-    v1 = log.encode_record(record(T["A"], [a1, a2]))
+    v1 = encode_record(record(T["A"], [a1, a2]))
     v1 = v1.replace(b'"version" : 2', b'"version" : 1').replace(b',\n  "operation" : "append"', b"")
     ref.write(f"_txcommit/commits/{T['A']}.json", v1)
     marker("pending", T["A"])
@@ -137,21 +146,21 @@ def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
         T["D"], [d1], operation="overwrite-partitions", sequence=1, scope=("k=1",),
         removed=removals(a1, old),
     )  # fmt: skip
-    ref.write(f"_txcommit/replace/{log.replace_record_name(1)}", log.encode_record(rec_d))
-    ref.write(f"_txcommit/commits/{T['D']}.json", log.encode_record(rec_d))
+    ref.write(f"_txcommit/replace/{replace_record_name(1)}", encode_record(rec_d))
+    ref.write(f"_txcommit/commits/{T['D']}.json", encode_record(rec_d))
     # E: append with write id "daily" (sequence 2); F re-runs it (sequence 3) and replaces
     # exactly E's file. F's commits/ copy was never written (its driver died right after the
     # replace/ record, which alone commits it).
     e1 = data(f"k=3/{name(T['E'], 6)}", [20])
     rec_e = record(T["E"], [e1], operation="write-id", write_id="daily", sequence=2)
-    ref.write(f"_txcommit/replace/{log.replace_record_name(2)}", log.encode_record(rec_e))
-    ref.write(f"_txcommit/commits/{T['E']}.json", log.encode_record(rec_e))
+    ref.write(f"_txcommit/replace/{replace_record_name(2)}", encode_record(rec_e))
+    ref.write(f"_txcommit/commits/{T['E']}.json", encode_record(rec_e))
     f1 = data(f"k=3/{name(T['F'], 7)}", [21])
     f2 = data(f"k=3/{name(T['F'], 8, 1)}", [22])
     rec_f = record(
         T["F"], [f1, f2], operation="write-id", write_id="daily", sequence=3, removed=removals(e1)
     )
-    ref.write(f"_txcommit/replace/{log.replace_record_name(3)}", log.encode_record(rec_f))
+    ref.write(f"_txcommit/replace/{replace_record_name(3)}", encode_record(rec_f))
     # Not data: the summary, a checksum, a staging directory, a hidden partition.
     ref.write("_SUCCESS", b"{}")
     ref.write(f"k=1/.{name(T['D'], 5)}.crc", b"crc")
@@ -358,11 +367,11 @@ def test_the_file_system_keeps_one_snapshot_until_invalidated(tmp_path: Path) ->
     fs = fsspec.filesystem("txcommit+file")
     root = str((tmp_path / "t").resolve())
     assert len(fs.find(root)) == len(built.visible)
-    g = log.generate_txn(BASE_MS + 10_000)
+    g = generate_txn(BASE_MS + 10_000)
     body = parquet([30])
     ref.write(f"k=4/{name(g, 1)}", body)
-    rec = log.CommitRecord(g, "t", "j", 1, 2, (log.AddedFile(f"k=4/{name(g, 1)}", len(body)),))
-    ref.write(f"_txcommit/commits/{g}.json", log.encode_record(rec))
+    rec = CommitRecord(g, "t", "j", 1, 2, (AddedFile(f"k=4/{name(g, 1)}", len(body)),))
+    ref.write(f"_txcommit/commits/{g}.json", encode_record(rec))
     assert len(fs.find(root)) == len(built.visible)
     fs.invalidate_cache()
     assert len(fs.find(root)) == len(built.visible) + 1
@@ -452,11 +461,11 @@ def test_txcommit_doctor_on_a_clean_table_and_on_paths_that_are_not_one(
     ref = TableRef("local", str(table), local=table)
     a1 = f"k=1/{name(T['A'], 1)}"
     ref.write(a1, parquet([1]))
-    record = log.CommitRecord(
-        T["A"], "tok", "job", BASE_MS, BASE_MS + 1, (log.AddedFile(a1, len(ref.read(a1) or b"")),),
+    record = CommitRecord(
+        T["A"], "tok", "job", BASE_MS, BASE_MS + 1, (AddedFile(a1, len(ref.read(a1) or b"")),),
         None, "test",
     )  # fmt: skip
-    ref.write(f"_txcommit/commits/{T['A']}.json", log.encode_record(record))
+    ref.write(f"_txcommit/commits/{T['A']}.json", encode_record(record))
     assert doctor_main([str(table), "--check", "--no-progress"]) == 0
     assert "exactly what txcommit readers see" in capsys.readouterr().out
     # A partition of the table, a directory holding it, a path with no table: exit 2, named.
@@ -490,7 +499,7 @@ def test_corrupt_records_fail_every_reader_naming_the_file(
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    key = f"_txcommit/replace/{log.replace_record_name(3)}"
+    key = f"_txcommit/replace/{replace_record_name(3)}"
     good = built.ref.read(key)
     assert good is not None
     built.ref.write(key, good.replace(f"k=3/{name(T['E'], 6)}".encode(), b"../../etc/passwd"))
@@ -531,10 +540,10 @@ def test_nested_partitions_list_level_by_level(tmp_path: Path) -> None:
     for rel, rows in ((f"a=1/b=2/{name(g, 1)}", [1]), (f"a=1/b=3/{name(g, 2, 1)}", [2])):
         body = parquet(rows)
         ref.write(rel, body)
-        added.append(log.AddedFile(rel, len(body)))
+        added.append(AddedFile(rel, len(body)))
     ref.write(f"a=2/b=9/{name(T['A'], 3)}", parquet([9]))  # never committed: a=2 vanishes
-    rec = log.CommitRecord(g, "t", "j", 1, 2, tuple(added))
-    ref.write(f"_txcommit/commits/{g}.json", log.encode_record(rec))
+    rec = CommitRecord(g, "t", "j", 1, 2, tuple(added))
+    ref.write(f"_txcommit/commits/{g}.json", encode_record(rec))
     fs = fsspec.filesystem("txcommit+file")
     root = str((tmp_path / "n").resolve())
     assert fs.ls(root, detail=False) == [f"{root}/a=1"]
@@ -555,7 +564,7 @@ def test_store_walk_lists_every_depth_in_one_flat_listing_on_s3(built: Built) ->
     keys = [f.key for f in store.walk()]
     assert keys == sorted(built.ref.objects()) and f"_txcommit/replace/{'0' * 19}3.json" in keys
     assert [f.key for f in store.walk("_txcommit/replace")] == [
-        f"_txcommit/replace/{log.replace_record_name(n)}" for n in (1, 2, 3)
+        f"_txcommit/replace/{replace_record_name(n)}" for n in (1, 2, 3)
     ]
     assert store.walk("no/such/dir") == []
     if built.options:  # S3: one LIST request per 1000 keys, whatever the depth

@@ -1,4 +1,4 @@
-"""Record format version 2 in the Python codec (``txcommit.table.format``): decodes versions 1
+"""Record format version 2 in the Python codec (``txcommit.table.records``): decodes versions 1
 and 2, encodes version 2 byte for byte as the JVM's ``RecordCodec`` (Jackson's default pretty
 printer) writes it, and refuses corrupt replacing records naming the file.
 
@@ -14,7 +14,9 @@ import pytest
 
 from txcommit.conformance.vectors import golden, unsafe_paths
 from txcommit.errors import CorruptCommitRecordError
-from txcommit.table import format as log
+from txcommit.table.layout import LogLayout, replace_record_name, sequence_of_record_name
+from txcommit.table.names import check_write_id
+from txcommit.table.records import CommitRecord, RemovedFile, decode_record, encode_record
 
 TXN = "mwrb6d3zh3ckkd3q"
 WHERE = "/data/t/_txcommit/replace/00000000000000000003.json"
@@ -25,7 +27,7 @@ JVM_APPEND = golden("append-empty-v2")
 
 
 def test_version_2_records_the_jvm_wrote_decode_and_reencode_byte_for_byte() -> None:
-    overwrite = log.decode_record(JVM_OVERWRITE, WHERE, None, 3)
+    overwrite = decode_record(JVM_OVERWRITE, WHERE, None, 3)
     assert (overwrite.operation, overwrite.write_id, overwrite.sequence) == (
         "overwrite-partitions",
         "daily-2026-11-20",
@@ -33,38 +35,38 @@ def test_version_2_records_the_jvm_wrote_decode_and_reencode_byte_for_byte() -> 
     )
     assert overwrite.scope == ("k=1", "k=2") and overwrite.is_replacing
     assert overwrite.removed == (
-        log.RemovedFile("k=1/part-00000-tid-0000000000000001-1.c000.snappy.parquet", 10),
-        log.RemovedFile("k=2/old.parquet", 7),
+        RemovedFile("k=1/part-00000-tid-0000000000000001-1.c000.snappy.parquet", 10),
+        RemovedFile("k=2/old.parquet", 7),
     )
     assert (overwrite.removed_files, overwrite.removed_bytes) == (2, 17)
-    assert log.encode_record(overwrite) == JVM_OVERWRITE
+    assert encode_record(overwrite) == JVM_OVERWRITE
     # The same bytes in commits/<txn>.json (derived copy) decode the same.
-    assert log.decode_record(JVM_OVERWRITE, "commits/x.json", TXN) == overwrite
-    whole = log.decode_record(JVM_EMPTY_OVERWRITE, WHERE, TXN, 1)
+    assert decode_record(JVM_OVERWRITE, "commits/x.json", TXN) == overwrite
+    whole = decode_record(JVM_EMPTY_OVERWRITE, WHERE, TXN, 1)
     assert whole.scope == ("",) and whole.removed == () and whole.operation == "overwrite"
-    assert log.encode_record(whole) == JVM_EMPTY_OVERWRITE
-    write_id = log.decode_record(JVM_WRITE_ID, WHERE, TXN, 12345678901)
+    assert encode_record(whole) == JVM_EMPTY_OVERWRITE
+    write_id = decode_record(JVM_WRITE_ID, WHERE, TXN, 12345678901)
     assert write_id.write_id == "a.B_c:d@e=f+g-1" and write_id.added[0].path == 'd=é "q"/\x01\tf'
-    assert log.encode_record(write_id) == JVM_WRITE_ID
-    append = log.decode_record(JVM_APPEND, WHERE, TXN)
+    assert encode_record(write_id) == JVM_WRITE_ID
+    append = decode_record(JVM_APPEND, WHERE, TXN)
     assert append.operation == "append" and not append.is_replacing and append.sequence is None
-    assert log.encode_record(append) == JVM_APPEND
+    assert encode_record(append) == JVM_APPEND
 
 
 def test_version_1_records_read_as_appends_and_are_rewritten_as_version_2() -> None:
     v1 = JVM_APPEND.replace(b'"version" : 2', b'"version" : 1').replace(
         b',\n  "operation" : "append"', b""
     )
-    record = log.decode_record(v1, WHERE, TXN)
+    record = decode_record(v1, WHERE, TXN)
     assert record.operation == "append" and record.write_id is None and record.removed == ()
-    assert log.encode_record(record) == JVM_APPEND
+    assert encode_record(record) == JVM_APPEND
     with pytest.raises(CorruptCommitRecordError, match="version 1 record cannot be a replacing"):
-        log.decode_record(v1, WHERE, None, 1)
+        decode_record(v1, WHERE, None, 1)
 
 
 def corrupt(data: bytes, sequence: int | None = 3, txn: str | None = None) -> str:
     with pytest.raises(CorruptCommitRecordError) as caught:
-        log.decode_record(data, WHERE, txn, sequence)
+        decode_record(data, WHERE, txn, sequence)
     message = str(caught.value)
     assert WHERE in message and "ignoreCorruptRecords" in message
     return message
@@ -108,41 +110,41 @@ def test_a_removed_path_or_scope_outside_the_table_is_corrupt(bad: str, field: s
 
 
 def test_write_ids_and_replace_record_names() -> None:
-    assert log.check_write_id("daily-2026-11-20") == "daily-2026-11-20"
-    assert log.check_write_id("x" * 200) == "x" * 200
+    assert check_write_id("daily-2026-11-20") == "daily-2026-11-20"
+    assert check_write_id("x" * 200) == "x" * 200
     for bad in ("", "x" * 201, "a b", "a/b", "ü"):
         with pytest.raises(ValueError, match=r"txcommit\.writeId=.* is not a valid write id"):
-            log.check_write_id(bad)
-    assert log.replace_record_name(1) == "00000000000000000001.json"
-    assert log.LogLayout("s3://b/t").replace_record(12) == (
+            check_write_id(bad)
+    assert replace_record_name(1) == "00000000000000000001.json"
+    assert LogLayout("s3://b/t").replace_record(12) == (
         "s3://b/t/_txcommit/replace/00000000000000000012.json"
     )
-    assert log.sequence_of_record_name("00000000000000000012.json") == 12
+    assert sequence_of_record_name("00000000000000000012.json") == 12
     for name in ("00000000000000000000.json", "12.json", "0000000000000000001a.json", "x"):
-        assert log.sequence_of_record_name(name) is None
+        assert sequence_of_record_name(name) is None
     with pytest.raises(ValueError):
-        log.replace_record_name(0)
+        replace_record_name(0)
 
 
 def test_encoding_refuses_inconsistent_records() -> None:
-    append = log.decode_record(JVM_APPEND, WHERE, TXN)
+    append = decode_record(JVM_APPEND, WHERE, TXN)
     from dataclasses import replace
 
     with pytest.raises(ValueError, match="overwrite of .* has no sequence"):
-        log.encode_record(replace(append, operation="overwrite"))
+        encode_record(replace(append, operation="overwrite"))
     with pytest.raises(ValueError, match="no sequence"):
-        log.encode_record(replace(append, scope=("k=1",)))
+        encode_record(replace(append, scope=("k=1",)))
 
 
 def test_the_schema_a_record_carries_decodes_and_marks_where_history_changed() -> None:
     from txcommit.table.view import schema_changes
 
-    append = log.decode_record(golden("append-schema-v2"), "commits/x.json", TXN)
+    append = decode_record(golden("append-schema-v2"), "commits/x.json", TXN)
     assert append.schema == "id BIGINT NOT NULL, `a b` STRING, s STRUCT<x: INT, y: ARRAY<DOUBLE>>"
-    assert log.decode_record(golden("append-v2"), "commits/x.json", TXN).schema is None
+    assert decode_record(golden("append-v2"), "commits/x.json", TXN).schema is None
 
-    def rec(txn: str, at: int, schema: str | None) -> log.CommitRecord:
-        return log.CommitRecord(txn, "t", "j", 1, at, schema=schema)
+    def rec(txn: str, at: int, schema: str | None) -> CommitRecord:
+        return CommitRecord(txn, "t", "j", 1, at, schema=schema)
 
     ids = [f"mwrb6d3zh3ckkd3{c}" for c in "abcde"]
     records = [

@@ -19,7 +19,8 @@ import pytest
 
 from txcommit.conformance.vectors import load
 from txcommit.readers import dataset
-from txcommit.table import format as log
+from txcommit.table.checkpoints import encode_checkpoint
+from txcommit.table.records import encode_record
 from txcommit.table.view import is_data_path, open_table
 
 from support.vectors import logical, logical_checkpoint, table_reads
@@ -39,11 +40,11 @@ def build(table: Path, case: dict[str, Any]) -> None:
     for r in case["records"]:
         f = table / r["file"]
         f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_bytes(log.encode_record(logical(r["record"])))
+        f.write_bytes(encode_record(logical(r["record"])))
     for c in case.get("checkpoints", []):
         f = table / c["file"]
         f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_bytes(log.encode_checkpoint(logical_checkpoint(c["checkpoint"])))
+        f.write_bytes(encode_checkpoint(logical_checkpoint(c["checkpoint"])))
     for r in case.get("raw", []):
         f = table / r["file"]
         f.parent.mkdir(parents=True, exist_ok=True)

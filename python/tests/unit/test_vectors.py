@@ -11,7 +11,9 @@ import pytest
 from txcommit import paths
 from txcommit.conformance.vectors import load, vectors_root
 from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
-from txcommit.table import format as log
+from txcommit.table.checkpoints import decode_checkpoint, encode_checkpoint
+from txcommit.table.names import data_file_name, generate_txn, is_valid_txn, txn_of
+from txcommit.table.records import decode_record, encode_record
 
 from support.vectors import logical, logical_checkpoint
 
@@ -29,16 +31,16 @@ CHECKPOINTS = load("checkpoints.json")
 def test_a_golden_record_decodes_to_its_logical_record(entry: dict[str, Any]) -> None:
     data = (VECTORS / entry["file"]).read_bytes()
     expected = logical(entry["record"])
-    assert log.decode_record(data, entry["file"], entry["txn"]) == expected
+    assert decode_record(data, entry["file"], entry["txn"]) == expected
     if entry["sequence"] is not None:
-        assert log.decode_record(data, entry["file"], None, entry["sequence"]) == expected
+        assert decode_record(data, entry["file"], None, entry["sequence"]) == expected
 
 
 @pytest.mark.parametrize("entry", RECORDS, ids=[e["file"] for e in RECORDS])
 def test_a_golden_record_is_what_the_encoder_writes(entry: dict[str, Any]) -> None:
     golden = entry.get("encodesAs") or entry["file"]
     assert entry["reencodes"] or entry.get("encodesAs")
-    assert log.encode_record(logical(entry["record"])) == (VECTORS / golden).read_bytes()
+    assert encode_record(logical(entry["record"])) == (VECTORS / golden).read_bytes()
 
 
 @pytest.mark.parametrize("case", CORRUPT, ids=[c["name"] for c in CORRUPT])
@@ -56,7 +58,7 @@ def test_a_corrupt_record_is_refused_with_the_shared_message(case: dict[str, Any
     where = "/t/_txcommit/r.json"
     txn = None if case["sequence"] is not None else case["txn"]
     with pytest.raises(CorruptCommitRecordError) as caught:
-        log.decode_record(data, where, txn, case["sequence"])
+        decode_record(data, where, txn, case["sequence"])
     assert case["message"] in str(caught.value) and where in str(caught.value)
 
 
@@ -65,8 +67,8 @@ def test_a_golden_checkpoint_decodes_and_reencodes_exactly(case: dict[str, Any])
     data = (VECTORS / case["file"]).read_bytes()
     expected = logical_checkpoint(case["checkpoint"])
     assert expected.number == case["number"]
-    assert log.decode_checkpoint(data, case["file"], case["number"]) == expected
-    assert log.encode_checkpoint(expected) == data
+    assert decode_checkpoint(data, case["file"], case["number"]) == expected
+    assert encode_checkpoint(expected) == data
 
 
 @pytest.mark.parametrize("case", CHECKPOINTS["corrupt"], ids=lambda c: c["about"])
@@ -82,7 +84,7 @@ def test_a_corrupt_checkpoint_is_refused_with_the_shared_message(case: dict[str,
         data = data.replace(old, new)
     where = "/t/_txcommit/checkpoints/c.json"
     with pytest.raises(CorruptCheckpointError) as caught:
-        log.decode_checkpoint(data, where, case["number"])
+        decode_checkpoint(data, where, case["number"])
     message = str(caught.value)
     assert case["message"] in message and where in message, message
     assert message.startswith(f"txcommit: checkpoint {where} is corrupt: ")
@@ -95,14 +97,14 @@ def test_relative_paths_are_judged_as_the_vectors_say(case: dict[str, Any]) -> N
 
 def test_txn_ids_match_the_vectors() -> None:
     for v in TXN_IDS["generatedPrefix"]:
-        assert log.generate_txn(v["millis"])[:8] == v["prefix"]
-    assert all(log.is_valid_txn(t) for t in TXN_IDS["valid"])
-    assert not any(log.is_valid_txn(t) for t in TXN_IDS["invalid"])
+        assert generate_txn(v["millis"])[:8] == v["prefix"]
+    assert all(is_valid_txn(t) for t in TXN_IDS["valid"])
+    assert not any(is_valid_txn(t) for t in TXN_IDS["invalid"])
 
 
 def test_data_file_names_match_the_vectors() -> None:
     for v in FILE_NAMES["build"]:
-        built = log.data_file_name(v["prefix"], v["split"], v["txn"], v["attempt"], v["suffix"])
+        built = data_file_name(v["prefix"], v["split"], v["txn"], v["attempt"], v["suffix"])
         assert built == v["name"]
     for v in FILE_NAMES["txnOf"]:
-        assert log.txn_of(v["name"]) == v["txn"], v["name"]
+        assert txn_of(v["name"]) == v["txn"], v["name"]

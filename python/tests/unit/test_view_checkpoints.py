@@ -13,26 +13,34 @@ import pytest
 
 from txcommit.adapters.local import LocalStore
 from txcommit.errors import CorruptCheckpointError
-from txcommit.table import format as log
 from txcommit.table import view as view_module
+from txcommit.table.checkpoints import Checkpoint, decode_checkpoint, encode_checkpoint
+from txcommit.table.layout import (
+    LogLayout,
+    checkpoint_name,
+    checkpoint_of_name,
+    replace_record_name,
+)
+from txcommit.table.names import data_file_name, generate_txn
+from txcommit.table.records import AddedFile, RemovedFile, encode_record
 from txcommit.table.view import open_table
 
 from support.layout import record, write
 
-TXNS = [log.generate_txn(1_800_000_000_000 + i * 1000) for i in range(6)]
+TXNS = [generate_txn(1_800_000_000_000 + i * 1000) for i in range(6)]
 A, B, C, D, E, F = TXNS
 
 
-def files(*paths: str) -> tuple[log.AddedFile, ...]:
-    return tuple(log.AddedFile(p, 3) for p in paths)
+def files(*paths: str) -> tuple[AddedFile, ...]:
+    return tuple(AddedFile(p, 3) for p in paths)
 
 
-def removed(*paths: str) -> tuple[log.RemovedFile, ...]:
-    return tuple(log.RemovedFile(p, 3) for p in paths)
+def removed(*paths: str) -> tuple[RemovedFile, ...]:
+    return tuple(RemovedFile(p, 3) for p in paths)
 
 
 def data(prefix: str, txn: str, attempt: int = 1) -> str:
-    return log.data_file_name(prefix, 0, txn, attempt, ".parquet")
+    return data_file_name(prefix, 0, txn, attempt, ".parquet")
 
 
 PLAIN = "k=1/part-00000-plain.parquet"
@@ -63,20 +71,20 @@ def build(table: Path) -> dict[str, str]:
         scope=("k=1",),
         removed=removed(paths["a"], paths["c1"], PLAIN),
     )
-    write(table, f"_txcommit/replace/{log.replace_record_name(1)}", log.encode_record(overwrite))
-    write(table, f"_txcommit/commits/{D}.json", log.encode_record(overwrite))
-    write(table, f"_txcommit/commits/{E}.json", log.encode_record(record(E, [], operation="fence")))
+    write(table, f"_txcommit/replace/{replace_record_name(1)}", encode_record(overwrite))
+    write(table, f"_txcommit/commits/{D}.json", encode_record(overwrite))
+    write(table, f"_txcommit/commits/{E}.json", encode_record(record(E, [], operation="fence")))
     write(table, f"_txcommit/pending/{F}.json", b'{"startedAt": 5}')
     return paths
 
 
 def record_bytes(txn: str, added: list[str]) -> bytes:
-    return log.encode_record(record(txn, added))
+    return encode_record(record(txn, added))
 
 
-def full_checkpoint(paths: dict[str, str], number: int = 1) -> log.Checkpoint:
+def full_checkpoint(paths: dict[str, str], number: int = 1) -> Checkpoint:
     """What the JVM writes for :func:`build`'s table: every committed txn, through 1."""
-    return log.Checkpoint(
+    return Checkpoint(
         number=number,
         created_at=10,
         app_id=None,
@@ -87,9 +95,9 @@ def full_checkpoint(paths: dict[str, str], number: int = 1) -> log.Checkpoint:
     )
 
 
-def put_checkpoint(table: Path, checkpoint: log.Checkpoint) -> str:
-    rel = f"_txcommit/checkpoints/{log.checkpoint_name(checkpoint.number)}"
-    write(table, rel, log.encode_checkpoint(checkpoint))
+def put_checkpoint(table: Path, checkpoint: Checkpoint) -> str:
+    rel = f"_txcommit/checkpoints/{checkpoint_name(checkpoint.number)}"
+    write(table, rel, encode_checkpoint(checkpoint))
     return rel
 
 
@@ -166,7 +174,7 @@ def test_records_after_the_checkpoint_are_read_and_applied(
     rel = put_checkpoint(tmp_path, full_checkpoint(paths))
     # After it: an append G, and H's whole-table overwrite (sequence 2) that removes B's file
     # and a file written without txcommit.
-    g, h = log.generate_txn(1_800_000_100_000), log.generate_txn(1_800_000_200_000)
+    g, h = generate_txn(1_800_000_100_000), generate_txn(1_800_000_200_000)
     g1, h1 = data("k=4/", g), data("k=5/", h)
     write(tmp_path, g1)
     write(tmp_path, h1)
@@ -179,8 +187,8 @@ def test_records_after_the_checkpoint_are_read_and_applied(
         scope=("",),
         removed=removed(paths["b"], "k=2/part-00000-plain.parquet"),
     )
-    replace_key = f"_txcommit/replace/{log.replace_record_name(2)}"
-    write(tmp_path, replace_key, log.encode_record(overwrite))
+    replace_key = f"_txcommit/replace/{replace_record_name(2)}"
+    write(tmp_path, replace_key, encode_record(overwrite))
     reads.clear()
     assert visible(tmp_path) == {paths["c2"], paths["d"], g1, h1}
     assert sorted(reads) == sorted([rel, f"_txcommit/commits/{g}.json", replace_key])
@@ -204,8 +212,8 @@ def test_a_corrupt_newest_checkpoint_is_skipped_with_one_warning(
 ) -> None:
     paths = build(tmp_path)
     put_checkpoint(tmp_path, full_checkpoint(paths, number=1))
-    newer = f"_txcommit/checkpoints/{log.checkpoint_name(2)}"
-    write(tmp_path, newer, log.encode_checkpoint(full_checkpoint(paths, number=2))[:100])
+    newer = f"_txcommit/checkpoints/{checkpoint_name(2)}"
+    write(tmp_path, newer, encode_checkpoint(full_checkpoint(paths, number=2))[:100])
     expected = {paths["b"], paths["c2"], paths["d"], "k=2/part-00000-plain.parquet"}
     with caplog.at_level(logging.WARNING, logger="txcommit.view"):
         view = open_table(tmp_path)
@@ -218,7 +226,7 @@ def test_a_corrupt_newest_checkpoint_is_skipped_with_one_warning(
     assert str(tmp_path / newer) in message and "it is not complete JSON" in message
     assert "use the previous checkpoint or the commit records" in message
     # Without any usable checkpoint the view reads the records, as before checkpoints.
-    (tmp_path / "_txcommit/checkpoints" / log.checkpoint_name(1)).unlink()
+    (tmp_path / "_txcommit/checkpoints" / checkpoint_name(1)).unlink()
     view = open_table(tmp_path)
     assert view.checkpoint is None and {f.path for f in view.visible_files()} == expected
 
@@ -227,7 +235,7 @@ def test_a_checkpoint_beyond_the_listed_replace_records_is_not_used(
     tmp_path: Path, reads: list[str]
 ) -> None:
     paths = build(tmp_path)
-    ahead = log.Checkpoint(2, 10, None, "test", 2, {A: (), B: (), C: (), D: (), E: ()}, ())
+    ahead = Checkpoint(2, 10, None, "test", 2, {A: (), B: (), C: (), D: (), E: ()}, ())
     put_checkpoint(tmp_path, ahead)
     view = open_table(tmp_path)
     assert view.checkpoint is None
@@ -237,13 +245,13 @@ def test_a_checkpoint_beyond_the_listed_replace_records_is_not_used(
 
 
 def test_checkpoint_names_and_layout() -> None:
-    assert log.checkpoint_name(3) == "00000000000000000003.json"
-    assert log.checkpoint_of_name("00000000000000000003.json") == 3
+    assert checkpoint_name(3) == "00000000000000000003.json"
+    assert checkpoint_of_name("00000000000000000003.json") == 3
     for bad in ("00000000000000000000.json", "3.json", "00000000000000000003.json.tmp"):
-        assert log.checkpoint_of_name(bad) is None
+        assert checkpoint_of_name(bad) is None
     with pytest.raises(ValueError):
-        log.checkpoint_name(0)
-    layout = log.LogLayout("s3://b/t")
+        checkpoint_name(0)
+    layout = LogLayout("s3://b/t")
     assert layout.checkpoints_dir == "s3://b/t/_txcommit/checkpoints"
     assert layout.checkpoint(3) == "s3://b/t/_txcommit/checkpoints/00000000000000000003.json"
 
@@ -252,18 +260,18 @@ def test_the_encoder_sorts_as_the_jvm_and_omits_an_absent_app_id() -> None:
     # Java's String order (UTF-16 code units) puts a character beyond U+FFFF before U+FFFD.
     high, low = "k=\U0001f600/a.parquet", "k=\ufffd/a.parquet"
     committed = {B: files(low, high), A: ()}
-    checkpoint = log.Checkpoint(1, 5, None, "w", 0, committed, removed(low, high))
-    text = log.encode_checkpoint(checkpoint).decode()
+    checkpoint = Checkpoint(1, 5, None, "w", 0, committed, removed(low, high))
+    text = encode_checkpoint(checkpoint).decode()
     assert '"appId"' not in text
     assert text.index(A) < text.index(B)
     assert text.index(high) < text.index(low) and text.rindex(high) < text.rindex(low)
-    decoded = log.decode_checkpoint(text.encode(), "c", 1)
+    decoded = decode_checkpoint(text.encode(), "c", 1)
     assert decoded.committed == {B: files(high, low), A: ()}
     assert decoded.removed == removed(high, low)
 
 
 def test_the_decoder_refuses_a_negative_through() -> None:
-    checkpoint = log.Checkpoint(1, 5, None, "w", 0, {}, ())
-    data = log.encode_checkpoint(checkpoint).replace(b'"through" : 0', b'"through" : -1')
+    checkpoint = Checkpoint(1, 5, None, "w", 0, {}, ())
+    data = encode_checkpoint(checkpoint).replace(b'"through" : 0', b'"through" : -1')
     with pytest.raises(CorruptCheckpointError, match="field 'through' is -1"):
-        log.decode_checkpoint(data, "c", 1)
+        decode_checkpoint(data, "c", 1)

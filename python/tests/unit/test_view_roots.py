@@ -20,8 +20,8 @@ import pytest
 from txcommit import paths
 from txcommit.adapters import LocalStore, StoreFile, open_store
 from txcommit.conformance.vectors import load
-from txcommit.table import format as log
 from txcommit.table import view as view_module
+from txcommit.table.records import AddedFile, CommitRecord, encode_record
 from txcommit.table.view import open_table
 from txcommit.testing.emulators import Azurite, FakeGcs
 from txcommit.testing.local_s3 import LocalS3
@@ -103,11 +103,11 @@ def _store_meeting_a_commit(
 
 def _commit(table: LocalStore, below: str) -> None:
     """Commits TXN to ``table``: LATE_A and LATE_B under ``below``, then the record."""
-    added = tuple(log.AddedFile(f"{below}{f}", 3) for f in (LATE_A, LATE_B))
+    added = tuple(AddedFile(f"{below}{f}", 3) for f in (LATE_A, LATE_B))
     for f in added:
         table.write_replacing(f.path, b"abc")
-    record = log.CommitRecord(TXN, "tok", "job", 1, 2, added, None, "test")
-    table.write_replacing(f"{paths.LOG_DIR_NAME}/commits/{TXN}.json", log.encode_record(record))
+    record = CommitRecord(TXN, "tok", "job", 1, 2, added, None, "test")
+    table.write_replacing(f"{paths.LOG_DIR_NAME}/commits/{TXN}.json", encode_record(record))
 
 
 def test_a_commit_to_a_table_in_the_root_during_the_listing_shows_whole_or_not_at_all(

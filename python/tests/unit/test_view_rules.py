@@ -9,7 +9,9 @@ import pytest
 
 from txcommit import paths
 from txcommit.adapters.local import LocalStore
-from txcommit.table import format as log
+from txcommit.table.layout import replace_record_name
+from txcommit.table.names import data_file_name, generate_txn
+from txcommit.table.records import CommitRecord, RemovedFile, encode_record
 from txcommit.table.view import open_table
 
 from support.layout import record, write
@@ -22,29 +24,29 @@ def visible(table: Path) -> set[str]:
 def test_a_table_created_anew_does_not_reuse_its_predecessors_cached_record(
     tmp_path: Path,
 ) -> None:
-    txn = log.generate_txn()
-    a, b = (log.data_file_name(p, 0, txn, 1, ".parquet") for p in ("a/", "b/"))
+    txn = generate_txn()
+    a, b = (data_file_name(p, 0, txn, 1, ".parquet") for p in ("a/", "b/"))
     write(tmp_path, a)
     write(tmp_path, b)
     key = f"_txcommit/commits/{txn}.json"
-    write(tmp_path, key, log.encode_record(record(txn, [a])))
+    write(tmp_path, key, encode_record(record(txn, [a])))
     assert visible(tmp_path) == {a}
     # The table is deleted and written again: a record of the same key and size, later.
     first = (tmp_path / key).stat()
-    write(tmp_path, key, log.encode_record(record(txn, [b])))
+    write(tmp_path, key, encode_record(record(txn, [b])))
     assert (tmp_path / key).stat().st_size == first.st_size
     os.utime(tmp_path / key, ns=(first.st_atime_ns, first.st_mtime_ns + 2_000_000_000))
     assert visible(tmp_path) == {b}
 
 
-def replacing(txn: str, sequence: int, added: list[str], removed: list[str]) -> log.CommitRecord:
+def replacing(txn: str, sequence: int, added: list[str], removed: list[str]) -> CommitRecord:
     return record(
         txn,
         added,
         operation="overwrite-partitions",
         sequence=sequence,
         scope=("",),
-        removed=tuple(log.RemovedFile(p, 3) for p in removed),
+        removed=tuple(RemovedFile(p, 3) for p in removed),
     )
 
 
@@ -54,13 +56,13 @@ def test_every_replace_record_removes_its_files_even_two_of_one_txn(tmp_path: Pa
     plain = [f"part-0000{i}-plain.parquet" for i in range(3)]
     for p in plain:
         write(tmp_path, p)
-    txn = log.generate_txn()
-    first, second = (log.data_file_name("", 0, txn, n, ".parquet") for n in (1, 2))
+    txn = generate_txn()
+    first, second = (data_file_name("", 0, txn, n, ".parquet") for n in (1, 2))
     write(tmp_path, first)
     write(tmp_path, second)
     for seq, added, removed in ((1, [first], [plain[0]]), (2, [second], [plain[1]])):
-        rel = "_txcommit/replace/" + log.replace_record_name(seq)
-        write(tmp_path, rel, log.encode_record(replacing(txn, seq, added, removed)))
+        rel = "_txcommit/replace/" + replace_record_name(seq)
+        write(tmp_path, rel, encode_record(replacing(txn, seq, added, removed)))
     assert visible(tmp_path) == {plain[2], second}
 
 
@@ -69,10 +71,10 @@ def test_a_commits_copy_commits_nothing_without_its_replace_record(tmp_path: Pat
     # new files without its removals (as the JVM's reader): the copy commits nothing.
     plain = "part-00000-plain.parquet"
     write(tmp_path, plain)
-    txn = log.generate_txn()
-    mine = log.data_file_name("", 0, txn, 1, ".parquet")
+    txn = generate_txn()
+    mine = data_file_name("", 0, txn, 1, ".parquet")
     write(tmp_path, mine)
-    rec = log.encode_record(replacing(txn, 1, [mine], [plain]))
+    rec = encode_record(replacing(txn, 1, [mine], [plain]))
     write(tmp_path, f"_txcommit/commits/{txn}.json", rec)
     assert visible(tmp_path) == {plain}
 
@@ -83,20 +85,20 @@ def test_an_overwrite_committed_while_the_data_is_listed_is_not_half_applied(
     # The view lists the log, then the data. An overwrite that commits in between (its new
     # files written and listed, its record not in the log listing) is not in the view: the
     # old generation shows whole, never both and never neither.
-    old = log.generate_txn()
-    old_file = log.data_file_name("k=1/", 0, old, 1, ".parquet")
+    old = generate_txn()
+    old_file = data_file_name("k=1/", 0, old, 1, ".parquet")
     write(tmp_path, old_file)
-    write(tmp_path, f"_txcommit/commits/{old}.json", log.encode_record(record(old, [old_file])))
-    new = log.generate_txn()
-    new_file = log.data_file_name("k=1/", 0, new, 2, ".parquet")
+    write(tmp_path, f"_txcommit/commits/{old}.json", encode_record(record(old, [old_file])))
+    new = generate_txn()
+    new_file = data_file_name("k=1/", 0, new, 2, ".parquet")
     real_walk = LocalStore.walk
 
     def walk_then_commit(self: LocalStore, prefix: str = "", progress=None):  # noqa: ANN001, ANN202
         found = real_walk(self, prefix, progress)
         if prefix == paths.LOG_DIR_NAME:  # the overwrite commits right after the log listing
             write(tmp_path, new_file)
-            rec = log.encode_record(replacing(new, 1, [new_file], [old_file]))
-            write(tmp_path, "_txcommit/replace/" + log.replace_record_name(1), rec)
+            rec = encode_record(replacing(new, 1, [new_file], [old_file]))
+            write(tmp_path, "_txcommit/replace/" + replace_record_name(1), rec)
             write(tmp_path, f"_txcommit/commits/{new}.json", rec)
         return found
 
@@ -107,9 +109,9 @@ def test_an_overwrite_committed_while_the_data_is_listed_is_not_half_applied(
 
 
 def test_the_history_shows_the_rows_counted_after_the_commit(tmp_path: Path) -> None:
-    counted, uncounted, odd = (log.generate_txn() for _ in range(3))
+    counted, uncounted, odd = (generate_txn() for _ in range(3))
     for txn in (counted, uncounted, odd):
-        write(tmp_path, f"_txcommit/commits/{txn}.json", log.encode_record(record(txn, [])))
+        write(tmp_path, f"_txcommit/commits/{txn}.json", encode_record(record(txn, [])))
     rows = b'{"format": "txcommit-rows", "version": 1, "txn": "%s", "rows": 42}'
     write(tmp_path, f"_txcommit/rows/{counted}.json", rows % counted.encode())
     write(tmp_path, f"_txcommit/rows/{odd}.json", rows % counted.encode())  # names another txn

@@ -17,14 +17,9 @@ import hashlib
 from collections.abc import Iterator
 
 from txcommit.paths import join
-from txcommit.table.format import (
-    AddedFile,
-    CommitRecord,
-    LogLayout,
-    data_file_name,
-    encode_record,
-    generate_txn,
-)
+from txcommit.table.layout import LogLayout
+from txcommit.table.names import data_file_name, generate_txn
+from txcommit.table.records import AddedFile, CommitRecord, encode_record
 
 #: ``writer`` and ``appId`` of synthesised records: no JVM wrote them, and they say so.
 SYNTH_WRITER = "txcommit-bench-synth"

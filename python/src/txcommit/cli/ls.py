@@ -89,14 +89,17 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
             f"--endpoint and --region are for s3:// tables (--endpoint also for hdfs://, gs://, "
             f"az:// and abfs[s]://), not {ns.path}"
         )
-    progress = sys.stderr.isatty() if ns.progress is None else ns.progress
-    return open_table(
-        ns.path,
-        options,
-        ignore_corrupt_records=ns.ignore_corrupt_records,
-        with_markers=with_markers,
-        progress=progress,
-    )
+    progress = render.Progress(sys.stderr.isatty() if ns.progress is None else ns.progress)
+    try:
+        return open_table(
+            ns.path,
+            options,
+            ignore_corrupt_records=ns.ignore_corrupt_records,
+            with_markers=with_markers,
+            progress=progress,
+        )
+    finally:
+        progress.done()
 
 
 #: Exit status of a command whose PATH is not a table (argparse's status for bad arguments).

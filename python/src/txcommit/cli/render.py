@@ -1,4 +1,5 @@
-"""The one table renderer of every command: aligned text for the terminal, Markdown for reports.
+"""What every command draws: its tables (aligned text for the terminal, Markdown for reports)
+and a one-line progress report on stderr.
 
     >>> print(text(["SIZE", "PATH"], [["42", "k=1/a.parquet"]]))
     SIZE  PATH
@@ -13,8 +14,10 @@ Cells are shown with ``str`` (``None`` as an empty cell); a caller formats numbe
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 
 def _cell(value: Any) -> str:
@@ -64,4 +67,32 @@ def markdown(
     return "\n".join(lines)
 
 
-__all__ = ["markdown", "text"]
+class Progress:
+    """A one-line progress report on ``stream`` (stderr), rewritten at most every
+    ``interval`` seconds; silent unless ``enabled``."""
+
+    def __init__(self, enabled: bool, stream: TextIO | None = None, interval: float = 0.2) -> None:
+        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, message: str, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if force or now - self._last >= self.interval:
+            self._last = now
+            self.stream.write(f"\rtxcommit: {message}\x1b[K")
+            self.stream.flush()
+            self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._shown = False
+
+
+__all__ = ["Progress", "markdown", "text"]

@@ -48,13 +48,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from txcommit.adapters import LocalStore, Store, open_store
@@ -66,17 +64,10 @@ from txcommit.errors import (
     StoreError,
 )
 from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
-from txcommit.table.format import (
-    Checkpoint,
-    CommitRecord,
-    Removals,
-    checkpoint_of_name,
-    decode_checkpoint,
-    decode_record,
-    sequence_of_record_name,
-    txn_of,
-    txn_of_record_name,
-)
+from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
+from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, txn_of_record_name
+from txcommit.table.names import txn_of
+from txcommit.table.records import CommitRecord, Removals, decode_record
 
 #: Parallel reads of records and markers (S3 answers each GET in a round trip).
 READ_THREADS = 16
@@ -171,32 +162,15 @@ def schema_changes(records: Iterable[CommitRecord]) -> dict[str, str]:
     return out
 
 
-class Progress:
-    """A one-line progress report on ``stream`` (stderr), rewritten at most every
-    ``interval`` seconds; silent unless ``enabled``."""
+class ProgressReport(Protocol):
+    """Where a view reports its listing and reads as they go (``txcommit ls --progress`` draws
+    them on stderr); ``force`` for a line that must not be skipped as too soon."""
 
-    def __init__(self, enabled: bool, stream: TextIO | None = None, interval: float = 0.2) -> None:
-        self.enabled = enabled
-        self.stream = stream if stream is not None else sys.stderr
-        self.interval = interval
-        self._last = 0.0
-        self._shown = False
+    def __call__(self, message: str, force: bool = False) -> None: ...
 
-    def __call__(self, message: str, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if force or now - self._last >= self.interval:
-            self._last = now
-            self.stream.write(f"\rtxcommit: {message}\x1b[K")
-            self.stream.flush()
-            self._shown = True
 
-    def done(self) -> None:
-        if self._shown:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._shown = False
+def _silent(message: str, force: bool = False) -> None:
+    """No report: what a library caller gets."""
 
 
 @dataclass
@@ -249,7 +223,7 @@ class _Log:
             if not self.unread:
                 return
             appends, replacements = _read_records(
-                self.store, self.unread, self.ignore_corrupt, Progress(False)
+                self.store, self.unread, self.ignore_corrupt, _silent
             )
             self.appends.update(appends)
             self.replacements = sorted(
@@ -416,7 +390,7 @@ def open_table(
     *,
     ignore_corrupt_records: bool = False,
     with_markers: bool = False,
-    progress: bool | Progress = False,
+    progress: ProgressReport | None = None,
 ) -> TableView:
     """The committed view of the table at ``url``: a local path, ``file://``, ``s3://`` or
     ``s3a://`` URL. ``storage_options`` go to the store (for S3: ``endpoint``, ``region``,
@@ -427,9 +401,9 @@ def open_table(
     apply none of its removals) instead of failing, like the JVM's
     ``spark.txcommit.read.ignoreCorruptRecords``. ``with_markers``: also read the
     ``pending/`` and ``aborted/`` markers (for :meth:`TableView.history`). ``progress``:
-    report the listing and the reads on stderr.
+    told how the listing and the reads go.
     """
-    report = progress if isinstance(progress, Progress) else Progress(bool(progress))
+    report = progress or _silent
     options = dict(storage_options or {})
     store = open_store(os.fspath(url), **options)
     if isinstance(store, LocalStore) and store.root.is_file():
@@ -438,10 +412,7 @@ def open_table(
             "needs the table's log to know whether a file is committed)",
             url=store.root_url,
         )
-    try:
-        return _build(store, options, ignore_corrupt_records, with_markers, report)
-    finally:
-        report.done()
+    return _build(store, options, ignore_corrupt_records, with_markers, report)
 
 
 def _ancestors(store: Store, options: Mapping[str, Any]) -> Iterator[tuple[Store, str]]:
@@ -508,7 +479,7 @@ def _build(
     options: Mapping[str, Any],
     ignore_corrupt: bool,
     with_markers: bool,
-    report: Progress,
+    report: ProgressReport,
 ) -> TableView:
     # Every log before the data it judges (I16): each transaction of a log listing wrote its
     # files before it committed, so the data listing has all of them, and one that commits
@@ -587,7 +558,7 @@ def _load_log(
     entries: list[tuple[StoreFile, str]],
     ignore_corrupt: bool,
     whole: bool,
-    report: Progress,
+    report: ProgressReport,
 ) -> tuple[_Log, _Markers]:
     """One log from its listed files (each with its name below ``_txcommit/``): the records it
     needs (every one when ``whole``), and its ``pending/`` and ``aborted/`` markers (unread)."""
@@ -627,7 +598,7 @@ def _load_log(
 
 
 def _newest_checkpoint(
-    store: Store, listed: list[tuple[StoreFile, int]], highest_sequence: int, report: Progress
+    store: Store, listed: list[tuple[StoreFile, int]], highest_sequence: int, report: ProgressReport
 ) -> Checkpoint | None:
     """The newest checkpoint that decodes and folds in only ``replace/`` records this listing
     holds (``through`` <= ``highest_sequence``), of the newest :data:`CHECKPOINT_TRIES`
@@ -671,7 +642,7 @@ def _cached_checkpoint(store: Store, f: StoreFile, number: int) -> Checkpoint | 
 
 
 def _parallel(
-    fn: Callable[[Any], Any], items: Iterable[Any], report: Progress, what: str
+    fn: Callable[[Any], Any], items: Iterable[Any], report: ProgressReport, what: str
 ) -> list[Any]:
     items = list(items)
     if not items:
@@ -710,7 +681,7 @@ def _read_records(
     store: Store,
     items: list[_Item],
     ignore_corrupt: bool,
-    report: Progress,
+    report: ProgressReport,
 ) -> tuple[dict[str, CommitRecord], list[CommitRecord]]:
     """The records ``items`` name (``(file, txn, None)`` of ``commits/``, ``(file, None,
     sequence)`` of ``replace/``): the ``commits/`` ones that commit by themselves, by txn, and
@@ -751,7 +722,7 @@ def _row_count(counted: Mapping[str, Any] | None, txn: str) -> int | None:
 
 
 def _read_markers(
-    store: Store, markers: list[tuple[str, str]], report: Progress
+    store: Store, markers: list[tuple[str, str]], report: ProgressReport
 ) -> dict[str, Mapping[str, Any]]:
     """``pending/`` or ``aborted/`` markers, or ``rows/`` counts: small JSON objects for the
     history only (never trusted for visibility), so an unreadable one is shown without them."""
@@ -770,7 +741,7 @@ def _read_markers(
 
 __all__ = [
     "HistoryRow",
-    "Progress",
+    "ProgressReport",
     "TableFile",
     "TableView",
     "hidden_name",
