@@ -34,20 +34,35 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
   private val stores = new ConcurrentHashMap[Path, io.txcommit.store.CommitStore]()
   private def storeOf(root: Path) = stores.computeIfAbsent(root, r => Adapters.open(r, conf))
 
-  def isVisible(file: Path): Boolean = handle.tableOf(file) match {
-    case None => fallback().isVisible(file)
-    case Some(t) =>
+  def isVisible(file: Path): Boolean = handle.tablesOf(file) match {
+    case Nil => fallback().isVisible(file)
+    case tables => judge(file, tables)
+  }
+
+  /**
+   * The reader rule for `file` by the nearest of `tables` (those holding it, nearest first). A
+   * transaction that table's snapshot does not hold is judged by the next table above, as the
+   * clock-cut rule judges a tree nested by a version without I18; where a log the read holds no
+   * snapshot of lies below the table's root, by the clock cut.
+   */
+  private def judge(file: Path, tables: List[TableSnapshot]): Boolean = tables match {
+    case Nil => false
+    case t :: above =>
       val root = new Path(t.root)
       Paths.relativize(root, file) match {
         case None => fallback().isVisible(file)
         case Some(rel) =>
           val s = LogFirstReader.loaded(handle.readId, t, load(root, t))
-          if (TableLogReader.removed(conf, s.removals, rel, file)) false
-          else DataFileName.txnOf(file.getName) match {
+          val txn = DataFileName.txnOf(file.getName)
+          if (TableLogReader.removed(conf, s.removals, rel, file))
+            // A nested log judges a file without a txn id alone (its table's removals only).
+            txn.isEmpty && nestedBelow(root, file.getParent) && fallback().isVisible(file)
+          else txn match {
             case None => true
-            case Some(txn) => committedFiles(root, s, txn) match {
+            case Some(id) => committedFiles(root, s, id) match {
                 case Some(files) => files.contains(rel)
-                case None => nestedBelow(root, file.getParent) && fallback().isVisible(file)
+                case None if nestedBelow(root, file.getParent) => fallback().isVisible(file)
+                case None => judge(file, above)
               }
           }
       }

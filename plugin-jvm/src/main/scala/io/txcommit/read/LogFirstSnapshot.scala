@@ -38,10 +38,10 @@ final case class SnapshotHandle(readId: String, tables: Vector[TableSnapshot]) {
       Seq(URLEncoder.encode(t.root, UTF_8), t.checkpoint.toString, t.through.toString, t.appends.mkString(","))
         .mkString("|"))).mkString(";")
 
-  /** The snapshot of the table holding `file`: the table whose root is its nearest ancestor. */
-  def tableOf(file: Path): Option[TableSnapshot] = {
+  /** The tables holding `file`, the nearest (longest root) first. */
+  def tablesOf(file: Path): List[TableSnapshot] = {
     val f = file.toString
-    tables.filter(t => f.startsWith(t.root.stripSuffix("/") + "/")).maxByOption(_.root.length)
+    tables.filter(t => f.startsWith(t.root.stripSuffix("/") + "/")).sortBy(-_.root.length).toList
   }
 }
 
@@ -72,21 +72,22 @@ object SnapshotHandle {
 object LogFirstSnapshot {
 
   /**
-   * The log-first snapshots for a read of `roots`: for each root, the table it is, or the
-   * table it is a partition directory of (its `name=value` ancestors, up to the first other
-   * directory). Nothing else is probed: a root that is not found here (a directory holding
-   * tables, a directory of a table that is not a partition directory, a glob, a store without
-   * an adapter) is judged by the read filter's own rule (clock cut), as before.
+   * The log-first snapshots for a read of `roots`: for each root, the table it is, and the
+   * tables it is a partition directory of (its `name=value` ancestors, up to the first other
+   * directory; more than one only in a tree nested by a version without I18). Nothing else is
+   * probed: a root where none is found (a directory holding tables, a directory of a table that
+   * is not a partition directory, a glob, a store without an adapter) is judged by the read
+   * filter's own rule (clock cut), as before.
    */
   def forRoots(roots: Seq[Path], conf: Configuration): Option[SnapshotHandle] = {
     val tables = roots.distinct.flatMap(r => find(r, conf)).distinctBy(_.root).toVector
     if (tables.isEmpty) None else Some(SnapshotHandle(UUID.randomUUID().toString, tables))
   }
 
-  private def find(root: Path, conf: Configuration): Option[TableSnapshot] =
-    if (isGlob(root.toString)) None
-    else Try(root.getFileSystem(conf).makeQualified(root)).toOption
-      .flatMap(q => candidates(q).iterator.flatMap(take(_, conf)).nextOption())
+  private def find(root: Path, conf: Configuration): Seq[TableSnapshot] =
+    if (isGlob(root.toString)) Nil
+    else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq
+      .flatMap(q => candidates(q).flatMap(take(_, conf)))
 
   /** `dir`, then the directories above it while the one below is a partition directory. */
   private def candidates(dir: Path): List[Path] =
