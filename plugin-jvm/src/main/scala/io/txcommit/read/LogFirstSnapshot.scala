@@ -84,10 +84,17 @@ object LogFirstSnapshot {
     if (tables.isEmpty) None else Some(SnapshotHandle(UUID.randomUUID().toString, tables))
   }
 
+  /**
+   * The tables found on `root`'s walk. A directory whose log cannot be listed (credentials
+   * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
+   * with none is judged by the clock cut, which handles such directories, as before.
+   */
   private def find(root: Path, conf: Configuration): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
-    else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq
-      .flatMap(q => candidates(q).flatMap(take(_, conf)))
+    else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
+      val walk = candidates(q).iterator.map(d => Try(take(d, conf)))
+      walk.takeWhile(_.isSuccess).flatMap(_.get).toSeq
+    }
 
   /** `dir`, then the directories above it while the one below is a partition directory. */
   private def candidates(dir: Path): List[Path] =

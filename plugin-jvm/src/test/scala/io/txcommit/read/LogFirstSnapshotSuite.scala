@@ -149,6 +149,18 @@ class LogFirstSnapshotSuite extends AnyFunSuite {
     assert(x.visible(f, innerFile) && !x.visible(f, lost) && x.oldFiles.forall(x.visible(f, _)))
   }
 
+  test("a directory above the root whose log cannot be listed ends the walk, without failing the read") {
+    val x = new Table
+    val conf = new org.apache.hadoop.conf.Configuration(x.t.conf)
+    conf.set("fs.file.impl", classOf[ListScopedFileSystem].getName)
+    conf.set("fs.file.impl.disable.cache", "true")
+    val k1 = new Path(x.t.table, "k=1")
+    conf.set(ListScopedFileSystem.Allowed, k1.toUri.getPath)
+    assert(LogFirstSnapshot.forRoots(Seq(k1), conf).isEmpty, "the table above is not listed: no snapshot")
+    conf.unset(ListScopedFileSystem.Allowed)
+    assert(LogFirstSnapshot.forRoots(Seq(k1), conf).exists(_.tables.size == 1))
+  }
+
   test("a handle survives its encoding; a damaged one is an error naming the option") {
     val h = SnapshotHandle("r",
       Vector(TableSnapshot("s3a://b/a|b;c", 3L, 7L, Vector(TxnId.generate())),
@@ -164,4 +176,18 @@ class LogFirstSnapshotSuite extends AnyFunSuite {
     val e = intercept[InvalidConfException](x.visible(f, x.oldFiles.head))
     assert(e.key == TxCommitConf.SnapshotOption)
   }
+}
+
+/** The local file system as credentials scoped to one prefix list it: a listing elsewhere is refused (S3A's 403). */
+final class ListScopedFileSystem extends org.apache.hadoop.fs.LocalFileSystem {
+  override def listStatus(f: Path): Array[org.apache.hadoop.fs.FileStatus] = {
+    val p = makeQualified(f).toUri.getPath
+    Option(getConf.get(ListScopedFileSystem.Allowed)).filterNot(a => p == a || p.startsWith(a.stripSuffix("/") + "/"))
+      .foreach(_ => throw new java.nio.file.AccessDeniedException(p, null, "403 Forbidden (prefix-scoped credentials)"))
+    super.listStatus(f)
+  }
+}
+
+object ListScopedFileSystem {
+  val Allowed = "test.txcommit.allowedListPrefix"
 }
