@@ -144,6 +144,10 @@ object LogFirstReader {
   private val cache = new BoundedCache[(String, String), Loaded](1000L, _ => 1L)
   private object LoadLock
 
+  /** What the driver read while it took the snapshot: its listing then reads nothing again. */
+  private[read] def seed(readId: String, t: TableSnapshot, checkpoint: Option[Checkpoint], replaced: ReplaceLog): Unit =
+    cache.put((readId, t.root), Loaded(checkpoint, replaced, t.appends.toSet))
+
   private def loaded(readId: String, t: TableSnapshot, make: () => Loaded): Loaded = {
     val key = (readId, t.root)
     cache.get(key).getOrElse(LoadLock.synchronized(cache.get(key).getOrElse {

@@ -10,7 +10,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 import io.txcommit.Paths
-import io.txcommit.log.{CheckpointLog, LogLayout, TxnId}
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
@@ -80,8 +81,9 @@ object LogFirstSnapshot {
    * filter's own rule (clock cut), as before.
    */
   def forRoots(roots: Seq[Path], conf: Configuration): Option[SnapshotHandle] = {
-    val tables = roots.distinct.flatMap(r => find(r, conf)).distinctBy(_.root).toVector
-    if (tables.isEmpty) None else Some(SnapshotHandle(UUID.randomUUID().toString, tables))
+    val readId = UUID.randomUUID().toString
+    val tables = roots.distinct.flatMap(r => find(r, conf, readId)).distinctBy(_.root).toVector
+    if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables))
   }
 
   /**
@@ -89,10 +91,10 @@ object LogFirstSnapshot {
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
-  private def find(root: Path, conf: Configuration): Seq[TableSnapshot] =
+  private def find(root: Path, conf: Configuration, readId: String): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
-      val walk = candidates(q).iterator.map(d => Try(take(d, conf)))
+      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId)))
       walk.takeWhile(_.isSuccess).flatMap(_.get).toSeq
     }
 
@@ -107,21 +109,28 @@ object LogFirstSnapshot {
    * (one LIST: a plain directory costs a read this and nothing more). Listing order matters:
    * `commits/` first, then `checkpoints/`, then `replace/`, so the checkpoint's `through` is
    * listed and a replacing commit's `commits/` copy (written after its `replace/` record) is
-   * always matched by that record.
+   * always matched by that record. The checkpoint and the `replace/` records read here (cached
+   * JVM-wide by listed file) are kept for read `readId`, so the driver's listing reads none again.
    */
-  def take(dir: Path, conf: Configuration): Option[TableSnapshot] =
+  def take(dir: Path, conf: Configuration, readId: String): Option[TableSnapshot] =
     Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
       val layout = LogLayout(dir)
       val committed = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
       if (committed.isEmpty) None
       else {
         val checkpoints = CheckpointLog.list(layout, store.list)
-        val through = store.list(layout.replaceDir).flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
+        val replaceListing = store.list(layout.replaceDir)
+        val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
           .foldLeft(0L)(math.max)
         val checkpoint = CheckpointLog.newest(checkpoints, read(store), Paths.display, _.through <= through)
         val covered = checkpoint.fold(Set.empty[String])(_.committed.keySet)
-        Some(TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
-            committed.filterNot(covered).distinct.sorted.toVector))
+        val snapshot = TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
+          committed.filterNot(covered).distinct.sorted.toVector)
+        val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+        val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
+          e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
+        LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
+        Some(snapshot)
       }
     }
 

@@ -100,6 +100,20 @@ class LogFirstSnapshotSuite extends AnyFunSuite {
     assert((appended ++ replaced).forall(x.visible(next, _)) && !x.oldFiles.exists(x.visible(next, _)))
   }
 
+  test("a JVM that did not take the snapshot (an executor) loads the same records by name") {
+    val x = new Table
+    val first = x.overwrite(1L, HourAhead, x.oldFiles)
+    val appended = x.append(5L)
+    val h = LogFirstSnapshot.forRoots(Seq(x.t.table), x.t.conf).get
+    val second = x.overwrite(2L, 6L, first) // after the snapshot: not in it
+    val elsewhere = new org.apache.hadoop.conf.Configuration(x.t.conf)
+    elsewhere.set(TxCommitConf.SnapshotOption, h.copy(readId = "another-jvm").encode)
+    val f = new CommittedFilesFilter
+    f.setConf(elsewhere)
+    assert((first ++ appended).forall(x.visible(f, _)))
+    assert(!(x.oldFiles ++ second).exists(x.visible(f, _)))
+  }
+
   test("a read of a partition directory takes its table's snapshot") {
     val x = new Table
     val fresh = x.overwrite(1L, HourAhead, x.oldFiles)
