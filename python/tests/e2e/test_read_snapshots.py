@@ -108,7 +108,8 @@ def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
     """Log-first reads: the reads list the log before the data, so no clock decides what they
     hold. A writer whose clock is an hour ahead overwrites in a loop while the reader reads
     (listing in a Spark job): each read shows one whole generation, and the last overwrite and
-    an append after it are read at once, not an hour later."""
+    an append after it are read at once, not an hour later, by a DataFrame and by SQL on the
+    path."""
     writer, reader = sessions
     table = any_table
     writer.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
@@ -125,6 +126,8 @@ def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
     date_an_hour_ahead(table)
     rows = GENERATIONS.rows
     assert rows_per_gen(reader, table.url) == {COMMITS: rows, COMMITS + 1: rows}
+    on_file = reader.sql(f"SELECT gen, count(*) AS n FROM parquet.`{table.url}` GROUP BY gen")
+    assert {r["gen"]: r["n"] for r in on_file.collect()} == {COMMITS: rows, COMMITS + 1: rows}
 
 
 def test_executors_of_a_cluster_list_one_cut(
