@@ -31,6 +31,8 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
     fallback: () => TableLogReader) {
   private val log = LoggerFactory.getLogger(getClass)
   private val nestedLogs = new ConcurrentHashMap[Path, java.lang.Boolean]()
+  // This filter's snapshots, also when the JVM-wide cache cannot keep one (too heavy).
+  private val mine = new ConcurrentHashMap[String, LogFirstReader.Loaded]()
   private val stores = new ConcurrentHashMap[Path, io.txcommit.store.CommitStore]()
   private def storeOf(root: Path) = stores.computeIfAbsent(root, r => Adapters.open(r, conf))
 
@@ -52,7 +54,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
       Paths.relativize(root, file) match {
         case None => fallback().isVisible(file)
         case Some(rel) =>
-          val s = LogFirstReader.loaded(handle.readId, t, load(root, t))
+          val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(root, t)))
           val txn = DataFileName.txnOf(file.getName)
           if (TableLogReader.removed(conf, s.removals, rel, file))
             // A nested log judges a file without a txn id alone (its table's removals only).
@@ -138,10 +140,16 @@ object LogFirstReader {
       replaced.byTxn.map { case (txn, r) => txn -> r.added.iterator.map(_.path).toSet }
     lazy val removals: Removals =
       Removals(replaced.records.iterator.flatMap(_.removed) ++ checkpoint.iterator.flatMap(_.removed))
+    def weight: Long =
+      1L + appends.size + checkpoint.fold(0L)(c => c.files.toLong + c.committed.size + c.removed.size) +
+        replaced.records.iterator.map(r => 1L + r.added.size + r.removed.size).sum
   }
 
-  /** Loaded snapshots by (read, table): each listing task of a read on an executor reuses its JVM's. */
-  private val cache = new BoundedCache[(String, String), Loaded](1000L, _ => 1L)
+  /**
+   * Loaded snapshots by (read, table), weighed by the entries they hold like the checkpoint
+   * cache: each listing task of a read on an executor reuses its JVM's.
+   */
+  private val cache = new BoundedCache[(String, String), Loaded](CheckpointLog.CacheMaxFiles, _.weight)
   private object LoadLock
 
   /** What the driver read while it took the snapshot: its listing then reads nothing again. */
