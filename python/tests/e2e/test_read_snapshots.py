@@ -9,6 +9,7 @@ race on every store, with a reader in another application too."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -19,6 +20,8 @@ from support.races import Generations, race, rows_per_gen
 from support.scale import scaled
 from support.servers import ServerProcess, new_session
 from support.tables import TableRef, dynamic_overwrite, make_table
+
+HOUR_MS = 3600 * 1000
 
 #: CI runs the local file system and S3 (`s3`); `s3-multipart` reads the same way once its
 #: uploads are completed (they are invisible before), and passes too: set the variable.
@@ -81,6 +84,50 @@ def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
 def test_appends_over_many_partitions_are_read_all_or_nothing(sessions, any_table: TableRef):  # noqa: ANN001
     writer, reader = sessions
     appends_race(writer, reader, any_table)
+
+
+def date_an_hour_ahead(table: TableRef) -> None:
+    """Every commit record so far, as a driver whose clock runs an hour ahead wrote it (another
+    application: no clock allowance is waived)."""
+    now = time.time() * 1000
+    for key in table.objects():
+        if key.startswith(("_txcommit/commits/", "_txcommit/replace/")) and key.endswith(".json"):
+            data = table.read(key)
+            assert data is not None
+            record = json.loads(data)
+            if record["committedAt"] < now + HOUR_MS / 2:
+                record["committedAt"] += HOUR_MS
+                record["appId"] = "app-with-a-fast-clock"
+                table.write(key, json.dumps(record).encode())
+
+
+@pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
+def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
+    sessions, any_table: TableRef
+):  # noqa: ANN001
+    """Log-first reads: the reads list the log before the data, so no clock decides what they
+    hold. A writer whose clock is an hour ahead overwrites in a loop while the reader reads
+    (listing in a Spark job): each read shows one whole generation, and the last overwrite and
+    an append after it are read at once, not an hour later, by a DataFrame and by SQL on the
+    path."""
+    writer, reader = sessions
+    table = any_table
+    writer.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
+    GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
+    date_an_hour_ahead(table)
+
+    def write(gen: int) -> None:
+        GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
+        date_an_hour_ahead(table)
+
+    [seen] = race(write, COMMITS, [lambda: rows_per_gen(reader, table.url)])
+    GENERATIONS.assert_whole(seen, one_generation=True, who="the reader")
+    GENERATIONS.of(writer, COMMITS + 1).write.mode("append").partitionBy("k").parquet(table.url)
+    date_an_hour_ahead(table)
+    rows = GENERATIONS.rows
+    assert rows_per_gen(reader, table.url) == {COMMITS: rows, COMMITS + 1: rows}
+    on_file = reader.sql(f"SELECT gen, count(*) AS n FROM parquet.`{table.url}` GROUP BY gen")
+    assert {r["gen"]: r["n"] for r in on_file.collect()} == {COMMITS: rows, COMMITS + 1: rows}
 
 
 def test_executors_of_a_cluster_list_one_cut(

@@ -19,6 +19,15 @@ object TxCommitConf {
   val IgnoreCorruptRecords = "spark.txcommit.read.ignoreCorruptRecords"
   val DelegateFilter = "spark.txcommit.read.delegateFilterClass"
 
+  /** Whether the SQL extension gives file-source reads of a table a log-first snapshot. */
+  val LogFirst = "spark.txcommit.read.logFirst"
+
+  /**
+   * The read option carrying a read's log-first snapshot ([[io.txcommit.read.SnapshotHandle]]),
+   * set by the SQL extension, never by users. Lower case: SQL on files lower-cases option keys.
+   */
+  val SnapshotOption = "spark.txcommit.read.snapshot"
+
   /** How far the clocks of two drivers (a writer's and a reader's) may disagree, in ms. */
   val MaxClockSkewMs = "spark.txcommit.read.maxClockSkewMs"
   val DefaultMaxClockSkewMs = 1000L

@@ -13,6 +13,10 @@ import io.txcommit.conf.TxCommitConf
  * record of its transaction names it, hides any file of a txcommit table that a replacing
  * commit (overwrite, write id) removed, and shows every other file as before.
  *
+ * A read the SQL extension reached carries a log-first snapshot of each table it reads (the
+ * read option [[TxCommitConf.SnapshotOption]], see [[LogFirstSnapshot]]): its files are judged
+ * against that ([[LogFirstReader]]), with no clock. Every other read (RDD APIs, Hive sessions on
+ * Spark 4.0-4.2, catalog tables, roots the extension does not resolve) is judged by a clock cut:
  * Spark creates one filter per listing, on the driver, just before the listing begins: that
  * moment is the read's [[ReadCut]]. Spark may list on executors (past 32 paths), so the filter
  * is Serializable: it carries its configuration and its cut, and rebuilds its caches after
@@ -27,12 +31,21 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
     val delegate = Option(conf.get(TxCommitConf.DelegateFilter)).map(_.trim)
       .filter(c => c.nonEmpty && c != getClass.getName)
       .map(c => ReflectionUtils.newInstance(conf.getClassByName(c), conf).asInstanceOf[PathFilter])
+    val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+    lazy val byCut = new TableLogReader(conf, ignoreCorrupt, readCut, CutArbiter.current)
+    val handle = Option(conf.get(TxCommitConf.SnapshotOption)).map(v =>
+      SnapshotHandle.decode(v).fold(bad =>
+          throw new io.txcommit.InvalidConfException(TxCommitConf.SnapshotOption, bad, "a snapshot set by txcommit"),
+        identity)).flatten
     CommittedFilesFilter.Settings(
       enabled = TxCommitConf.bool(conf, TxCommitConf.ReadFilter, default = true),
       delegate = delegate,
-      reader = new TableLogReader(conf,
-        TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false),
-        readCut, CutArbiter.current))
+      judge = handle match {
+        case Some(h) =>
+          val logFirst = new LogFirstReader(conf, ignoreCorrupt, h, () => byCut)
+          logFirst.isVisible
+        case None => byCut.isVisible
+      })
   }
 
   /** This read's cut: fixed when the filter is configured (on the driver, as the listing begins). */
@@ -53,10 +66,10 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
     val s = settings
     if (s.delegate.exists(!_.accept(path))) false
     else if (!s.enabled) true
-    else s.reader.isVisible(path)
+    else s.judge(path)
   }
 }
 
 object CommittedFilesFilter {
-  private final case class Settings(enabled: Boolean, delegate: Option[PathFilter], reader: TableLogReader)
+  private final case class Settings(enabled: Boolean, delegate: Option[PathFilter], judge: Path => Boolean)
 }

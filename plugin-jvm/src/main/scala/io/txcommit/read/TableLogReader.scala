@@ -74,7 +74,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       case None => false
       case Some(rel) =>
         val snapshot = snapshotOf(root)
-        if (removed(snapshot.removals, rel, file)) false
+        if (TableLogReader.removed(conf, snapshot.removals, rel, file)) false
         else DataFileName.txnOf(file.getName) match {
           case None => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
@@ -83,18 +83,6 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
             }
         }
     }
-
-  /**
-   * Whether a replacing commit removed the file now at `file`. Removals of files without a txn id
-   * carry the identity of the file they removed, so only those ask the store for the file's size
-   * and time: a file written anew under a removed name is shown. One that is gone is hidden.
-   */
-  private def removed(removals: Removals, rel: String, file: Path): Boolean =
-    removals.names(rel) && (removals.hidesPath(rel) ||
-      (try {
-        val st = file.getFileSystem(conf).getFileStatus(file)
-        removals.hides(rel, st.getLen, st.getModificationTime)
-      } catch { case _: java.io.FileNotFoundException => true }))
 
   private def snapshotOf(root: Path): TableLogReader.Snapshot = snapshots.computeIfAbsent(root,
     r => {
@@ -284,6 +272,19 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
 }
 
 object TableLogReader {
+
+  /**
+   * Whether a replacing commit removed the file now at `file`. Removals of files without a txn id
+   * carry the identity of the file they removed, so only those ask the store for the file's size
+   * and time: a file written anew under a removed name is shown. One that is gone is hidden.
+   */
+  private[read] def removed(conf: Configuration, removals: Removals, rel: String, file: Path): Boolean =
+    removals.names(rel) && (removals.hidesPath(rel) ||
+      (try {
+        val st = file.getFileSystem(conf).getFileStatus(file)
+        removals.hides(rel, st.getLen, st.getModificationTime)
+      } catch { case _: java.io.FileNotFoundException => true }))
+
   private final case class LogOps(list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]])
 
   /**

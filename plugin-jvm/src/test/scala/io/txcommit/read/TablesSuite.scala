@@ -5,6 +5,7 @@ import java.nio.file.Files
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointCodec, LogLayout, RecordCodec, TableState}
 import io.txcommit.testing.{TempTable, Vectors}
 
@@ -13,7 +14,8 @@ import io.txcommit.testing.{TempTable, Vectors}
  * directory (files named in `stat` with that size and modification time), and what Spark with the plugin reads (the names Spark lists as data, then the
  * read filter) must be exactly the case's `visible` set, which the Python readers are held to; the
  * same at each of the case's other `reads` roots (a table, a partition directory, a directory of
- * tables, a table inside a table), with the names below the root.
+ * tables, a table inside a table), with the names below the root; each read by the clock cut
+ * and log first.
  */
 class TablesSuite extends AnyFunSuite {
   for (c <- Vectors.elements(Vectors.json("tables.json").get("cases"))) {
@@ -47,16 +49,23 @@ class TablesSuite extends AnyFunSuite {
       // The listing's own directory, then each of the case's other roots; one read (filter) each.
       val reads = ("", c.get("visible")) +: Option(c.get("reads")).toSeq.flatMap(Vectors.elements)
         .map(r => (r.get("root").asText(), r.get("visible")))
-      for ((root, visible) <- reads) {
+      // Each root read twice: by the clock cut (no snapshot option) and log first (the option
+      // the SQL extension adds), which must agree on every case.
+      for ((root, visible) <- reads; logFirst <- Seq(false, true)) {
         val filter = new CommittedFilesFilter
-        filter.setConf(t.conf)
+        val conf = new org.apache.hadoop.conf.Configuration(t.conf)
+        if (logFirst) {
+          val at = if (root.isEmpty) t.table else new Path(t.table, root)
+          LogFirstSnapshot.forRoots(Seq(at), conf).foreach(h => conf.set(TxCommitConf.SnapshotOption, h.encode))
+        }
+        filter.setConf(conf)
         val below = files.flatMap(p =>
           if (root.isEmpty) Some(p) else if (p.startsWith(root + "/")) Some(p.substring(root.length + 1)) else None)
         val read = below.filter(rel =>
           TableState.isData(rel) &&
             filter.accept(new Path(t.table, if (root.isEmpty) rel else s"$root/$rel")))
         assert(read.sorted == Vectors.elements(visible).map(_.asText()),
-          s"read at '$root': ${c.get("about").asText()}")
+          s"read at '$root' (log first: $logFirst): ${c.get("about").asText()}")
       }
     }
   }

@@ -20,6 +20,11 @@ object TxCommitSQLConf {
   val READ_FILTER: ConfigEntry[Boolean] = flag(TxCommitConf.ReadFilter,
     "hide files of uncommitted transactions and failed attempts from reads.", default = true)
 
+  val LOG_FIRST: ConfigEntry[Boolean] = flag(TxCommitConf.LogFirst,
+    "file-source reads of a table (DataFrame, Connect and SQL on files) list the table's log " +
+      "before its data and read exactly the commits that listing found (no clock); false: every " +
+      "read is judged by the clock cut (spark.txcommit.read.maxClockSkewMs).", default = true)
+
   val IGNORE_CORRUPT_RECORDS: ConfigEntry[Boolean] = flag(TxCommitConf.IgnoreCorruptRecords,
     "when a commit record is corrupt, hide its transaction's files and warn instead of failing " +
       "the read.", default = false)
@@ -98,7 +103,7 @@ object TxCommitSQLConf {
 
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
-    Seq(READ_FILTER, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
+    Seq(READ_FILTER, LOG_FIRST, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
       CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
       VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
     ()

@@ -1,0 +1,167 @@
+package io.txcommit.read
+
+import java.util.concurrent.ConcurrentHashMap
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.slf4j.LoggerFactory
+
+import io.txcommit.{CorruptCommitRecordException, Paths}
+import io.txcommit.log.{
+  BoundedCache,
+  Checkpoint,
+  CheckpointLog,
+  DataFileName,
+  LogLayout,
+  RecordCodec,
+  Removals,
+  ReplaceLog
+}
+import io.txcommit.store.Adapters
+
+/**
+ * Judges files against the log-first snapshots a read fixed before it listed any data
+ * ([[SnapshotHandle]]), by the reader rule of docs/protocol.md: the same answer on the driver and
+ * on every executor, because every JVM loads the same records by name (no clock, no agreement
+ * round trip). A file in none of the handle's tables, and a file whose transaction the table's
+ * snapshot does not hold while a log below the table's root lies between (a tree nested by a
+ * version without I18), is judged by `fallback`, today's rule.
+ */
+final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: SnapshotHandle,
+    fallback: () => TableLogReader) {
+  private val log = LoggerFactory.getLogger(getClass)
+  private val nestedLogs = new ConcurrentHashMap[Path, java.lang.Boolean]()
+  // This filter's snapshots, also when the JVM-wide cache cannot keep one (too heavy).
+  private val mine = new ConcurrentHashMap[String, LogFirstReader.Loaded]()
+  private val stores = new ConcurrentHashMap[Path, io.txcommit.store.CommitStore]()
+  private def storeOf(root: Path) = stores.computeIfAbsent(root, r => Adapters.open(r, conf))
+
+  def isVisible(file: Path): Boolean = handle.tablesOf(file) match {
+    case Nil => fallback().isVisible(file)
+    case tables => judge(file, tables)
+  }
+
+  /**
+   * The reader rule for `file` by the nearest of `tables` (those holding it, nearest first). A
+   * transaction that table's snapshot does not hold is judged by the next table above, as the
+   * clock-cut rule judges a tree nested by a version without I18; where a log the read holds no
+   * snapshot of lies below the table's root, by the clock cut.
+   */
+  private def judge(file: Path, tables: List[TableSnapshot]): Boolean = tables match {
+    case Nil => false
+    case t :: above =>
+      val root = new Path(t.root)
+      Paths.relativize(root, file) match {
+        case None => fallback().isVisible(file)
+        case Some(rel) =>
+          val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(root, t)))
+          val txn = DataFileName.txnOf(file.getName)
+          if (TableLogReader.removed(conf, s.removals, rel, file))
+            // A nested log judges a file without a txn id alone (its table's removals only).
+            txn.isEmpty && nestedBelow(root, file.getParent) && fallback().isVisible(file)
+          else txn match {
+            case None => true
+            case Some(id) => committedFiles(root, s, id) match {
+                case Some(files) => files.contains(rel)
+                case None if nestedBelow(root, file.getParent) => fallback().isVisible(file)
+                case None => judge(file, above)
+              }
+          }
+      }
+  }
+
+  /** The files `txn` makes visible in the snapshot; None when the snapshot does not hold it. */
+  private def committedFiles(root: Path, s: LogFirstReader.Loaded, txn: String): Option[Set[String]] =
+    s.replacedAdds.get(txn)
+      .orElse(s.checkpoint.filter(_.covers(txn)).map(_.livePaths(txn)))
+      .orElse(if (s.appends(txn)) Some(appended(root, txn)) else None)
+
+  /** What the append `txn` (listed in the snapshot) adds; a replacing commit's copy adds nothing. */
+  private def appended(root: Path, txn: String): Set[String] = {
+    val path = LogLayout(root).commitRecord(txn)
+    TableLogReader.Records.get(path.toString).map(c => if (c.replacing) Set.empty[String] else c.added)
+      .getOrElse {
+        val bytes = storeOf(root).read(path).getOrElse(throw new java.io.IOException(
+            s"txcommit: ${Paths.display(path)} was listed when this read began but is missing now; a commit " +
+              "record was deleted while the table was being read"))
+        try {
+          val r = RecordCodec.decode(bytes, Paths.display(path), txn)
+          val c = TableLogReader.Commit(r.added.iterator.map(_.path).toSet, r.isReplacing,
+            r.copy(added = Nil, replacement = None))
+          TableLogReader.Records.put(path.toString, c)
+          if (c.replacing) Set.empty else c.added
+        } catch {
+          case e: CorruptCommitRecordException if ignoreCorrupt =>
+            log.warn(s"${e.getMessage} (hiding its files: spark.txcommit.read.ignoreCorruptRecords=true)")
+            Set.empty
+        }
+      }
+  }
+
+  /** Whether a directory between `dir` (inclusive) and `root` (exclusive) holds `_txcommit/`. */
+  private def nestedBelow(root: Path, dir: Path): Boolean =
+    Iterator.iterate(dir)(_.getParent).takeWhile(d => d != null && d.depth > root.depth)
+      .exists(d =>
+        nestedLogs.computeIfAbsent(d,
+          x => java.lang.Boolean.valueOf(x.getFileSystem(conf).exists(new Path(x, LogLayout.LogDirName))))
+          .booleanValue)
+
+  private def load(root: Path, t: TableSnapshot): () => LogFirstReader.Loaded = () => {
+    val store = storeOf(root)
+    val layout = LogLayout(root)
+    val checkpoint =
+      if (t.checkpoint == 0L) None
+      else Some(CheckpointLog.byNumber(layout, t.checkpoint, store.read, Paths.display).getOrElse(
+          throw new java.io.IOException(s"txcommit: ${Paths.display(layout.checkpoint(t.checkpoint))} " +
+            "was listed when this read began but cannot be read now; a checkpoint was deleted or damaged")))
+    val from = checkpoint.fold(0L)(_.through) + 1
+    // Records by name: every JVM of the read loads the same ones, whatever it would list now.
+    val records = (from to t.through).flatMap { seq =>
+      val path = layout.replaceRecord(seq)
+      val bytes = store.read(path).getOrElse(throw new java.io.IOException(
+          s"txcommit: ${Paths.display(path)} is missing below the highest listed record; a replacement " +
+            "record was deleted while the table was being read"))
+      try Some(RecordCodec.decodeReplacement(bytes, Paths.display(path), seq))
+      catch {
+        case e: CorruptCommitRecordException if ignoreCorrupt =>
+          log.warn(s"${e.getMessage} (ignoring it: spark.txcommit.read.ignoreCorruptRecords=true)")
+          None
+      }
+    }
+    LogFirstReader.Loaded(checkpoint, ReplaceLog(records), t.appends.toSet)
+  }
+}
+
+object LogFirstReader {
+
+  /** A table's snapshot, its records read. */
+  private final case class Loaded(checkpoint: Option[Checkpoint], replaced: ReplaceLog, appends: Set[String]) {
+    lazy val replacedAdds: Map[String, Set[String]] =
+      replaced.byTxn.map { case (txn, r) => txn -> r.added.iterator.map(_.path).toSet }
+    lazy val removals: Removals =
+      Removals(replaced.records.iterator.flatMap(_.removed) ++ checkpoint.iterator.flatMap(_.removed))
+    def weight: Long =
+      1L + appends.size + checkpoint.fold(0L)(c => c.files.toLong + c.committed.size + c.removed.size) +
+        replaced.records.iterator.map(r => 1L + r.added.size + r.removed.size).sum
+  }
+
+  /**
+   * Loaded snapshots by (read, table), weighed by the entries they hold like the checkpoint
+   * cache: each listing task of a read on an executor reuses its JVM's.
+   */
+  private val cache = new BoundedCache[(String, String), Loaded](CheckpointLog.CacheMaxFiles, _.weight)
+  private object LoadLock
+
+  /** What the driver read while it took the snapshot: its listing then reads nothing again. */
+  private[read] def seed(readId: String, t: TableSnapshot, checkpoint: Option[Checkpoint], replaced: ReplaceLog): Unit =
+    cache.put((readId, t.root), Loaded(checkpoint, replaced, t.appends.toSet))
+
+  private def loaded(readId: String, t: TableSnapshot, make: () => Loaded): Loaded = {
+    val key = (readId, t.root)
+    cache.get(key).getOrElse(LoadLock.synchronized(cache.get(key).getOrElse {
+      val l = make()
+      cache.put(key, l)
+      l
+    }))
+  }
+}

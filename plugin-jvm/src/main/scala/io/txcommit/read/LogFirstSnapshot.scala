@@ -1,0 +1,138 @@
+package io.txcommit.read
+
+import java.net.{URLDecoder, URLEncoder}
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
+
+import scala.util.Try
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+import io.txcommit.Paths
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
+import io.txcommit.store.{Adapters, CommitStore}
+
+/**
+ * One table's snapshot as a read fixed it by listing the table's log BEFORE any data was listed:
+ * the newest usable checkpoint, every `replace/` record up to `through`, and the appends whose
+ * `commits/` record was listed (those the checkpoint does not cover). No clock decides anything:
+ * a record a listing returned was complete, with all its data files, before that listing
+ * returned, so every file it names is in the data listing that follows, and a transaction that
+ * commits later is in no part of the read. Immutable and small (transaction ids, two numbers), so
+ * it travels as a read option to every JVM that lists part of the read.
+ *
+ * @param root       the table directory (qualified)
+ * @param checkpoint the checkpoint's number (0: none)
+ * @param through    the highest `replace/` sequence listed (0: none)
+ * @param appends    committed transactions the checkpoint does not cover, sorted
+ */
+final case class TableSnapshot(root: String, checkpoint: Long, through: Long, appends: Vector[String])
+
+/** The log-first snapshots of one read (one per table it reads), as a read option carries them. */
+final case class SnapshotHandle(readId: String, tables: Vector[TableSnapshot]) {
+
+  /** `v1;<read>;<root>|<checkpoint>|<through>|<txn>,<txn>...;...`: roots URL-encoded, so no separator clashes. */
+  def encode: String =
+    (Seq(SnapshotHandle.Version, readId) ++ tables.map(t =>
+      Seq(URLEncoder.encode(t.root, UTF_8), t.checkpoint.toString, t.through.toString, t.appends.mkString(","))
+        .mkString("|"))).mkString(";")
+
+  /** The tables holding `file`, the nearest (longest root) first. */
+  def tablesOf(file: Path): List[TableSnapshot] = {
+    val f = file.toString
+    tables.filter(t => f.startsWith(t.root.stripSuffix("/") + "/")).sortBy(-_.root.length).toList
+  }
+}
+
+object SnapshotHandle {
+  private val Version = "v1"
+
+  /** The handle a read option holds; None for an empty value (a read the rule saw, with no table). */
+  def decode(value: String): Either[String, Option[SnapshotHandle]] =
+    if (value.trim.isEmpty) Right(None)
+    else value.split(";", -1).toList match {
+      case Version :: readId :: tables if readId.nonEmpty =>
+        val parsed = tables.map(_.split("\\|", -1).toList match {
+          case root :: cp :: through :: txns :: Nil =>
+            for {
+              c <- cp.toLongOption.filter(_ >= 0)
+              t <- through.toLongOption.filter(_ >= 0)
+              ids = if (txns.isEmpty) Vector.empty else txns.split(",").toVector
+              if ids.forall(TxnId.isValid)
+            } yield TableSnapshot(URLDecoder.decode(root, UTF_8), c, t, ids)
+          case _ => None
+        })
+        if (parsed.forall(_.isDefined)) Right(Some(SnapshotHandle(readId, parsed.flatten.toVector)))
+        else Left(value.take(200))
+      case _ => Left(value.take(200))
+    }
+}
+
+object LogFirstSnapshot {
+
+  /**
+   * The log-first snapshots for a read of `roots`: for each root, the table it is, and the
+   * tables it is a partition directory of (its `name=value` ancestors, up to the first other
+   * directory; more than one only in a tree nested by a version without I18). Nothing else is
+   * probed: a root where none is found (a directory holding tables, a directory of a table that
+   * is not a partition directory, a glob, a store without an adapter) is judged by the read
+   * filter's own rule (clock cut), as before.
+   */
+  def forRoots(roots: Seq[Path], conf: Configuration): Option[SnapshotHandle] = {
+    val readId = UUID.randomUUID().toString
+    val tables = roots.distinct.flatMap(r => find(r, conf, readId)).distinctBy(_.root).toVector
+    if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables))
+  }
+
+  /**
+   * The tables found on `root`'s walk. A directory whose log cannot be listed (credentials
+   * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
+   * with none is judged by the clock cut, which handles such directories, as before.
+   */
+  private def find(root: Path, conf: Configuration, readId: String): Seq[TableSnapshot] =
+    if (isGlob(root.toString)) Nil
+    else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
+      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId)))
+      walk.takeWhile(_.isSuccess).flatMap(_.get).toSeq
+    }
+
+  /** `dir`, then the directories above it while the one below is a partition directory. */
+  private def candidates(dir: Path): List[Path] =
+    if (TreeListing.isPartitionDir(dir) && dir.getParent != null) dir :: candidates(dir.getParent) else List(dir)
+
+  private def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
+
+  /**
+   * The snapshot of the table at `dir`, listed now; None when `dir` holds no committed record
+   * (one LIST: a plain directory costs a read this and nothing more). Listing order matters:
+   * `commits/` first, then `checkpoints/`, then `replace/`, so the checkpoint's `through` is
+   * listed and a replacing commit's `commits/` copy (written after its `replace/` record) is
+   * always matched by that record. The checkpoint and the `replace/` records read here (cached
+   * JVM-wide by listed file) are kept for read `readId`, so the driver's listing reads none again.
+   */
+  def take(dir: Path, conf: Configuration, readId: String): Option[TableSnapshot] =
+    Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
+      val layout = LogLayout(dir)
+      val committed = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
+      if (committed.isEmpty) None
+      else {
+        val checkpoints = CheckpointLog.list(layout, store.list)
+        val replaceListing = store.list(layout.replaceDir)
+        val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
+          .foldLeft(0L)(math.max)
+        val checkpoint = CheckpointLog.newest(checkpoints, read(store), Paths.display, _.through <= through)
+        val covered = checkpoint.fold(Set.empty[String])(_.committed.keySet)
+        val snapshot = TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
+          committed.filterNot(covered).distinct.sorted.toVector)
+        val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+        val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
+          e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
+        LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
+        Some(snapshot)
+      }
+    }
+
+  private def read(store: CommitStore): Path => Option[Array[Byte]] = p => store.read(p)
+}

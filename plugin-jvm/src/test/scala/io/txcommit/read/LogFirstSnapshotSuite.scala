@@ -1,0 +1,207 @@
+package io.txcommit.read
+
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
+
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.InvalidConfException
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
+import io.txcommit.testing.TempTable
+
+/**
+ * Log-first snapshots (docs/protocol.md, I16): the snapshot is the set of records a listing of
+ * the log found before any data was listed, so no writer's clock decides what a read holds, and
+ * every copy of the read filter (driver, executors) judges against the same records.
+ */
+class LogFirstSnapshotSuite extends AnyFunSuite {
+  private val HourAhead = System.currentTimeMillis() + 3600L * 1000L
+
+  private def file(k: Int, txn: String): String = s"k=$k/" + DataFileName("", k, txn, k.toLong, "-c000.parquet")
+
+  private def record(txn: String, committedAt: Long, files: Seq[String]): CommitRecord =
+    CommitRecord(txn, s"token-$txn", "job", committedAt - 1, committedAt, files.map(AddedFile(_, 3L)),
+      Some("app-with-a-fast-clock"), "test")
+
+  /** A table of two partitions, appended long ago. */
+  private final class Table {
+    val t = new TempTable
+    val old: String = TxnId.generate()
+    val oldFiles: Seq[String] = Seq(file(1, old), file(2, old))
+    oldFiles.foreach(t.touch(_))
+    t.commit(record(old, 2L, oldFiles))
+
+    def overwrite(sequence: Long, committedAt: Long, removed: Seq[String]): Seq[String] = {
+      val txn = TxnId.generate()
+      val files = Seq(file(1, txn), file(2, txn))
+      files.foreach(t.touch(_))
+      val r = record(txn, committedAt, files).copy(operation = CommitRecord.Overwrite,
+        replacement = Some(Replacement(sequence, Seq(""), removed.map(RemovedFile(_, 3L)))))
+      t.store.createExclusive(t.layout.replaceRecord(sequence), RecordCodec.encode(r))
+      t.store.createExclusive(t.layout.commitRecord(txn), RecordCodec.encode(r))
+      files
+    }
+
+    def append(committedAt: Long): Seq[String] = {
+      val txn = TxnId.generate()
+      val files = Seq(file(1, txn), file(2, txn))
+      files.foreach(t.touch(_))
+      t.commit(record(txn, committedAt, files))
+      files
+    }
+
+    /** A read's filter, its snapshot taken from the log now (as the SQL extension does). */
+    def read(root: Path = t.table): CommittedFilesFilter = {
+      val conf = new org.apache.hadoop.conf.Configuration(t.conf)
+      LogFirstSnapshot.forRoots(Seq(root), conf).foreach(h => conf.set(TxCommitConf.SnapshotOption, h.encode))
+      val f = new CommittedFilesFilter
+      f.setConf(conf)
+      f
+    }
+
+    def visible(f: CommittedFilesFilter, rel: String): Boolean = f.accept(new Path(t.table, rel))
+  }
+
+  private def copyOf(f: CommittedFilesFilter): CommittedFilesFilter = {
+    val bytes = new ByteArrayOutputStream()
+    val out = new ObjectOutputStream(bytes)
+    out.writeObject(f); out.close()
+    new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)).readObject()
+      .asInstanceOf[CommittedFilesFilter]
+  }
+
+  test("an overwrite by a writer whose clock is an hour ahead is read at once, whole") {
+    val x = new Table
+    val fresh = x.overwrite(1L, HourAhead, x.oldFiles)
+    val f = x.read()
+    assert(fresh.forall(x.visible(f, _)), "the overwrite is in the log the read listed first")
+    assert(!x.oldFiles.exists(x.visible(f, _)), "and with it its removals")
+  }
+
+  test("an append by a writer whose clock is an hour ahead is read at once, in every partition") {
+    val x = new Table
+    val fresh = x.append(HourAhead)
+    val f = x.read()
+    assert((fresh ++ x.oldFiles).forall(x.visible(f, _)))
+  }
+
+  test("commits after the snapshot are in no part of the read, on the driver and every copy") {
+    val x = new Table
+    val driver = x.read()
+    val before = copyOf(driver)
+    val appended = x.append(System.currentTimeMillis() - 10000) // dated before the read: no matter
+    val replaced = x.overwrite(1L, System.currentTimeMillis() - 10000, x.oldFiles)
+    for (f <- Seq(driver, before, copyOf(driver))) {
+      assert(x.oldFiles.forall(x.visible(f, _)), "the old generation stays whole")
+      assert(!(appended ++ replaced).exists(x.visible(f, _)), "later commits stay out")
+    }
+    val next = x.read()
+    assert((appended ++ replaced).forall(x.visible(next, _)) && !x.oldFiles.exists(x.visible(next, _)))
+  }
+
+  test("a JVM that did not take the snapshot (an executor) loads the same records by name") {
+    val x = new Table
+    val first = x.overwrite(1L, HourAhead, x.oldFiles)
+    val appended = x.append(5L)
+    val h = LogFirstSnapshot.forRoots(Seq(x.t.table), x.t.conf).get
+    val second = x.overwrite(2L, 6L, first) // after the snapshot: not in it
+    val elsewhere = new org.apache.hadoop.conf.Configuration(x.t.conf)
+    elsewhere.set(TxCommitConf.SnapshotOption, h.copy(readId = "another-jvm").encode)
+    val f = new CommittedFilesFilter
+    f.setConf(elsewhere)
+    assert((first ++ appended).forall(x.visible(f, _)))
+    assert(!(x.oldFiles ++ second).exists(x.visible(f, _)))
+  }
+
+  test("a read of a partition directory takes its table's snapshot") {
+    val x = new Table
+    val fresh = x.overwrite(1L, HourAhead, x.oldFiles)
+    val h = LogFirstSnapshot.forRoots(Seq(new Path(x.t.table, "k=1")), x.t.conf)
+    assert(h.map(_.tables.map(_.root)).contains(Vector(x.t.table.toString)))
+    val f = x.read(new Path(x.t.table, "k=1"))
+    assert(x.visible(f, fresh.head) && !x.visible(f, x.oldFiles.head))
+  }
+
+  test("a directory without a log gets no snapshot; a file outside the snapshot's tables is judged as before") {
+    val plain = new TempTable
+    plain.touch("a.parquet")
+    assert(LogFirstSnapshot.forRoots(Seq(plain.table), plain.conf).isEmpty)
+    val x = new Table
+    val f = x.read()
+    assert(f.accept(new Path(plain.table, "a.parquet")))
+  }
+
+  test("the transactions a checkpoint covers are not carried; the snapshot still shows them") {
+    val x = new Table
+    val covered = x.append(3L)
+    // A checkpoint covering both appends so far (no replacing commit: through 0).
+    val txnOfCovered = DataFileName.txnOf(new Path(covered.head).getName).get
+    val checkpoint = io.txcommit.log.Checkpoint(1L, 4L, None, "test", 0L,
+      Map(x.old -> x.oldFiles.map(AddedFile(_, 3L)).toVector, txnOfCovered -> covered.map(AddedFile(_, 3L)).toVector),
+      Vector.empty)
+    x.t.store.createExclusive(x.t.layout.checkpoint(1L), io.txcommit.log.CheckpointCodec.encode(checkpoint))
+    val later = x.append(5L)
+    val h = LogFirstSnapshot.forRoots(Seq(x.t.table), x.t.conf).get
+    assert(h.tables.map(t => (t.checkpoint, t.appends)) ==
+      Vector((1L, Vector(DataFileName.txnOf(new Path(later.head).getName).get))))
+    val f = x.read()
+    assert((x.oldFiles ++ covered ++ later).forall(x.visible(f, _)))
+  }
+
+  test("a file whose transaction a nested log (an older version's tree) committed is judged by that log") {
+    val x = new Table
+    val inner = TxnId.generate()
+    val innerFile = file(1, inner)
+    x.t.touch(innerFile)
+    val lost = file(1, TxnId.generate())
+    x.t.touch(lost)
+    val nested = new io.txcommit.log.LogLayout(new Path(x.t.table, "k=1"))
+    x.t.store.createExclusive(nested.commitRecord(inner),
+      RecordCodec.encode(record(inner, 2L, Seq(innerFile.stripPrefix("k=1/")))))
+    val f = x.read()
+    assert(x.visible(f, innerFile) && !x.visible(f, lost) && x.oldFiles.forall(x.visible(f, _)))
+  }
+
+  test("a directory above the root whose log cannot be listed ends the walk, without failing the read") {
+    val x = new Table
+    val conf = new org.apache.hadoop.conf.Configuration(x.t.conf)
+    conf.set("fs.file.impl", classOf[ListScopedFileSystem].getName)
+    conf.set("fs.file.impl.disable.cache", "true")
+    val k1 = new Path(x.t.table, "k=1")
+    conf.set(ListScopedFileSystem.Allowed, k1.toUri.getPath)
+    assert(LogFirstSnapshot.forRoots(Seq(k1), conf).isEmpty, "the table above is not listed: no snapshot")
+    conf.unset(ListScopedFileSystem.Allowed)
+    assert(LogFirstSnapshot.forRoots(Seq(k1), conf).exists(_.tables.size == 1))
+  }
+
+  test("a handle survives its encoding; a damaged one is an error naming the option") {
+    val h = SnapshotHandle("r",
+      Vector(TableSnapshot("s3a://b/a|b;c", 3L, 7L, Vector(TxnId.generate())),
+        TableSnapshot("file:/t", 0L, 0L, Vector.empty)))
+    assert(SnapshotHandle.decode(h.encode) == Right(Some(h)))
+    assert(SnapshotHandle.decode("") == Right(None))
+    assert(SnapshotHandle.decode("v1;r;x|1|2|not-a-txn").isLeft)
+    val x = new Table
+    val conf = new org.apache.hadoop.conf.Configuration(x.t.conf)
+    conf.set(TxCommitConf.SnapshotOption, "v1;r;x|1")
+    val f = new CommittedFilesFilter
+    f.setConf(conf)
+    val e = intercept[InvalidConfException](x.visible(f, x.oldFiles.head))
+    assert(e.key == TxCommitConf.SnapshotOption)
+  }
+}
+
+/** The local file system as credentials scoped to one prefix list it: a listing elsewhere is refused (S3A's 403). */
+final class ListScopedFileSystem extends org.apache.hadoop.fs.LocalFileSystem {
+  override def listStatus(f: Path): Array[org.apache.hadoop.fs.FileStatus] = {
+    val p = makeQualified(f).toUri.getPath
+    Option(getConf.get(ListScopedFileSystem.Allowed)).filterNot(a => p == a || p.startsWith(a.stripSuffix("/") + "/"))
+      .foreach(_ => throw new java.nio.file.AccessDeniedException(p, null, "403 Forbidden (prefix-scoped credentials)"))
+    super.listStatus(f)
+  }
+}
+
+object ListScopedFileSystem {
+  val Allowed = "test.txcommit.allowedListPrefix"
+}

@@ -1,0 +1,112 @@
+package io.txcommit.spark
+
+import java.nio.file.{Files, Path => JPath}
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.RecordCodec
+
+/**
+ * The SQL extension's log-first reads through Spark itself: DataFrame reads and SQL on files
+ * get the snapshot before Spark lists (and with listing on executors), a real table whose
+ * name looks like SQL on a file is left alone, and a writer clock an hour ahead hides nothing.
+ */
+class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private lazy val spark = SparkSession.builder().master("local[2]").appName("txcommit-log-first")
+    .config("spark.ui.enabled", "false")
+    .config("spark.plugins", "io.txcommit.spark.TxCommitPlugin")
+    .config("spark.sql.sources.commitProtocolClass", "io.txcommit.spark.TxCommitProtocol")
+    .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
+    .config(TxCommitConf.MaxClockSkewMs, "0")
+    // No checkpoints: one published now would carry the overwrite past the clock cut.
+    .config(TxCommitConf.CheckpointInterval, "0")
+    .getOrCreate()
+
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
+
+  private def newTable(): (JPath, String) = {
+    val dir = Files.createTempDirectory("txcommit-log-first").resolve("t")
+    (dir, dir.toUri.toString.stripSuffix("/"))
+  }
+
+  /** 100 rows over k = 0..3, then a whole-table overwrite of 7 rows by a driver an hour ahead. */
+  private def overwrittenAheadOfTime(): (JPath, String) = {
+    val (dir, url) = newTable()
+    spark.range(100).selectExpr("id", "cast(id % 4 as int) as k").write.partitionBy("k").parquet(url)
+    spark.range(7).selectExpr("id", "cast(id % 4 as int) as k").write.mode("overwrite").partitionBy("k").parquet(url)
+    val replace = dir.resolve("_txcommit/replace/00000000000000000001.json")
+    val r = RecordCodec.decodeReplacement(Files.readAllBytes(replace), replace.toString, 1L)
+    val ahead = RecordCodec.encode(r.copy(committedAt = System.currentTimeMillis() + 3600L * 1000L,
+        appId = Some("app-with-a-fast-clock")))
+    Files.write(replace, ahead)
+    Files.write(dir.resolve(s"_txcommit/commits/${r.txn}.json"), ahead)
+    (dir, url)
+  }
+
+  private def snapshotOptionOf(df: org.apache.spark.sql.DataFrame): Option[String] =
+    df.queryExecution.analyzed.collectFirst { case l: LogicalRelation => l.relation }.collect {
+      case r: HadoopFsRelation => r.options.get(TxCommitConf.SnapshotOption)
+    }.flatten
+
+  test("a DataFrame read sees an overwrite committed by a driver whose clock is an hour ahead") {
+    val (_, url) = overwrittenAheadOfTime()
+    val df = spark.read.parquet(url)
+    assert(df.count() == 7)
+    assert(snapshotOptionOf(df).exists(_.nonEmpty), "the read carries its log-first snapshot")
+  }
+
+  test("SQL on a file does too, and so does a read listed on executors") {
+    val (_, url) = overwrittenAheadOfTime()
+    assert(spark.sql(s"SELECT * FROM parquet.`$url`").count() == 7)
+    assert(spark.sql(s"SELECT * FROM parquet.`$url/k=1`").count() == 2)
+    val key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    spark.conf.set(key, "1")
+    try assert(spark.read.parquet(s"$url/k=1", s"$url/k=2", s"$url/k=3").count() == 5)
+    finally spark.conf.unset(key)
+  }
+
+  test("a read of a directory without a log carries an empty snapshot and reads every file") {
+    val (dir, url) = newTable()
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.range(10).write.parquet(url)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    assert(!Files.exists(dir.resolve("_txcommit")))
+    val df = spark.read.parquet(url)
+    assert(df.count() == 10 && snapshotOptionOf(df).contains(""))
+  }
+
+  test("a real table named like SQL on a file is not taken for one") {
+    spark.sql("CREATE DATABASE IF NOT EXISTS parquet")
+    try {
+      spark.sql("CREATE TABLE parquet.x (id BIGINT) USING parquet")
+      spark.sql("INSERT INTO parquet.x VALUES (1), (2)")
+      assert(spark.sql("SELECT * FROM parquet.x").collect().map(_.getLong(0)).toSet == Set(1L, 2L))
+    } finally spark.sql("DROP DATABASE parquet CASCADE")
+  }
+
+  test("spark.txcommit.read.logFirst=false judges reads by the clock cut, as before") {
+    val (_, url) = overwrittenAheadOfTime()
+    spark.conf.set(TxCommitConf.LogFirst, "false")
+    try {
+      val df = spark.read.parquet(url)
+      assert(snapshotOptionOf(df).isEmpty)
+      assert(df.count() == 100, "the overwrite dated an hour ahead waits for its time")
+    } finally spark.conf.unset(TxCommitConf.LogFirst)
+  }
+
+  test("a read's snapshot is fixed when it is analysed: a later commit is not in it") {
+    val (_, url) = newTable()
+    spark.range(10).selectExpr("id", "cast(id % 2 as int) as k").write.partitionBy("k").parquet(url)
+    val df = spark.read.parquet(url)
+    spark.range(10).selectExpr("id", "cast(id % 2 as int) as k").write.mode("append").partitionBy("k").parquet(url)
+    assert(df.count() == 10)
+    assert(spark.read.parquet(url).count() == 20)
+  }
+}
