@@ -125,7 +125,7 @@ def test_a_store_ignoring_if_none_match_is_not_certified(
         "no-overwrite",
         "refused-create-error",
         "conditional-put-probe",
-    }
+    }, printed
     assert HEADLINE in failing["exclusive-create-race"]["explanation"]
     assert HEADLINE in failing["no-overwrite"]["explanation"]
     assert "ignored If-None-Match" in failing["conditional-put-probe"]["explanation"]
