@@ -1,14 +1,13 @@
 package io.txcommit.read
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
-
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.InvalidConfException
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
-import io.txcommit.testing.TempTable
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, TxnId}
+import io.txcommit.testing.{TempTable, TwoPartitionTable}
+import io.txcommit.testing.TwoPartitionTable.{copyOf, file}
 
 /**
  * Log-first snapshots (docs/protocol.md, I16): the snapshot is the set of records a listing of
@@ -18,38 +17,13 @@ import io.txcommit.testing.TempTable
 class LogFirstSnapshotSuite extends AnyFunSuite {
   private val HourAhead = System.currentTimeMillis() + 3600L * 1000L
 
-  private def file(k: Int, txn: String): String = s"k=$k/" + DataFileName("", k, txn, k.toLong, "-c000.parquet")
+  private val FastClockApp = Some("app-with-a-fast-clock")
 
   private def record(txn: String, committedAt: Long, files: Seq[String]): CommitRecord =
-    CommitRecord(txn, s"token-$txn", "job", committedAt - 1, committedAt, files.map(AddedFile(_, 3L)),
-      Some("app-with-a-fast-clock"), "test")
+    TwoPartitionTable.record(txn, committedAt, files, FastClockApp)
 
-  /** A table of two partitions, appended long ago. */
-  private final class Table {
-    val t = new TempTable
-    val old: String = TxnId.generate()
-    val oldFiles: Seq[String] = Seq(file(1, old), file(2, old))
-    oldFiles.foreach(t.touch(_))
-    t.commit(record(old, 2L, oldFiles))
-
-    def overwrite(sequence: Long, committedAt: Long, removed: Seq[String]): Seq[String] = {
-      val txn = TxnId.generate()
-      val files = Seq(file(1, txn), file(2, txn))
-      files.foreach(t.touch(_))
-      val r = record(txn, committedAt, files).copy(operation = CommitRecord.Overwrite,
-        replacement = Some(Replacement(sequence, Seq(""), removed.map(RemovedFile(_, 3L)))))
-      t.store.createExclusive(t.layout.replaceRecord(sequence), RecordCodec.encode(r))
-      t.store.createExclusive(t.layout.commitRecord(txn), RecordCodec.encode(r))
-      files
-    }
-
-    def append(committedAt: Long): Seq[String] = {
-      val txn = TxnId.generate()
-      val files = Seq(file(1, txn), file(2, txn))
-      files.foreach(t.touch(_))
-      t.commit(record(txn, committedAt, files))
-      files
-    }
+  /** The shared two-partition table, read log-first. */
+  private final class Table extends TwoPartitionTable(FastClockApp) {
 
     /** A read's filter, its snapshot taken from the log now (as the SQL extension does). */
     def read(root: Path = t.table): CommittedFilesFilter = {
@@ -59,16 +33,6 @@ class LogFirstSnapshotSuite extends AnyFunSuite {
       f.setConf(conf)
       f
     }
-
-    def visible(f: CommittedFilesFilter, rel: String): Boolean = f.accept(new Path(t.table, rel))
-  }
-
-  private def copyOf(f: CommittedFilesFilter): CommittedFilesFilter = {
-    val bytes = new ByteArrayOutputStream()
-    val out = new ObjectOutputStream(bytes)
-    out.writeObject(f); out.close()
-    new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)).readObject()
-      .asInstanceOf[CommittedFilesFilter]
   }
 
   test("an overwrite by a writer whose clock is an hour ahead is read at once, whole") {

@@ -1,13 +1,11 @@
 package io.txcommit.read
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
-
-import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
-import io.txcommit.testing.TempTable
+import io.txcommit.log.{CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
+import io.txcommit.testing.{TempTable, TwoPartitionTable}
+import io.txcommit.testing.TwoPartitionTable.{copyOf, file, record}
 
 /**
  * One cut per read (protocol invariant I15), at the exact interleavings a concurrent writer
@@ -23,48 +21,9 @@ class ReadSnapshotSuite extends AnyFunSuite {
     f
   }
 
-  private def copyOf(f: CommittedFilesFilter): CommittedFilesFilter = {
-    val bytes = new ByteArrayOutputStream()
-    val out = new ObjectOutputStream(bytes)
-    out.writeObject(f); out.close()
-    new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)).readObject()
-      .asInstanceOf[CommittedFilesFilter]
-  }
-
-  private def file(k: Int, txn: String): String = s"k=$k/" + DataFileName("", k, txn, k.toLong, "-c000.parquet")
-
-  private def record(txn: String, committedAt: Long, files: Seq[String]): CommitRecord =
-    CommitRecord(txn, s"token-$txn", "job", committedAt - 1, committedAt, files.map(AddedFile(_, 3L)), None, "test")
-
-  /** A generation of two partitions, appended long ago. */
-  private final class Table {
-    val t = new TempTable
-    val old: String = TxnId.generate()
-    val oldFiles: Seq[String] = Seq(file(1, old), file(2, old))
-    oldFiles.foreach(t.touch(_))
-    t.commit(record(old, 2L, oldFiles))
-
-    def visible(f: CommittedFilesFilter, rel: String): Boolean = f.accept(new Path(t.table, rel))
-
-    /** An overwrite of the whole table, as `PublishReplaceRecord` then `CopyReplaceRecord` do. */
-    def overwrite(committedAt: Long): Seq[String] = {
-      val txn = TxnId.generate()
-      val files = Seq(file(1, txn), file(2, txn))
-      files.foreach(t.touch(_))
-      val r = record(txn, committedAt, files).copy(operation = CommitRecord.Overwrite,
-        replacement = Some(Replacement(1L, Seq(""), oldFiles.map(RemovedFile(_, 3L)))))
-      t.store.createExclusive(t.layout.replaceRecord(1L), RecordCodec.encode(r))
-      t.store.createExclusive(t.layout.commitRecord(txn), RecordCodec.encode(r))
-      files
-    }
-
-    /** An append to both partitions; its record is published by `publish`. */
-    def append(committedAt: Long): (Seq[String], () => Unit) = {
-      val txn = TxnId.generate()
-      val files = Seq(file(1, txn), file(2, txn))
-      files.foreach(t.touch(_))
-      (files, () => t.commit(record(txn, committedAt, files)))
-    }
+  /** The shared two-partition table; an overwrite replaces the old generation (sequence 1). */
+  private final class Table extends TwoPartitionTable {
+    def overwrite(committedAt: Long): Seq[String] = overwrite(1L, committedAt, oldFiles)
   }
 
   private def now: Long = { Thread.sleep(2); System.currentTimeMillis() }
@@ -93,7 +52,7 @@ class ReadSnapshotSuite extends AnyFunSuite {
   test("an append that committed after the read began is hidden in every partition") {
     val x = new Table
     val f = filterFor(x.t)
-    val (files, publish) = x.append(now)
+    val (files, publish) = x.stagedAppend(now)
     publish()
     assert(!files.exists(x.visible(f, _)))
     assert(files.forall(x.visible(filterFor(x.t), _)))
@@ -104,7 +63,7 @@ class ReadSnapshotSuite extends AnyFunSuite {
     val driver = filterFor(x.t)
     // A commit made before the read began, whose record was still being published when the
     // first executor looked (a slow PUT): the executors must not split on it.
-    val (files, publish) = x.append(System.currentTimeMillis() - 10000)
+    val (files, publish) = x.stagedAppend(System.currentTimeMillis() - 10000)
     val before = copyOf(driver)
     assert(!x.visible(before, files.head), "not there yet when this executor looked")
     publish()
