@@ -166,6 +166,11 @@ class S3Front:
         self.lose = LostResponses()
         self.log = RequestLog()
         self._preconditions = threading.Lock()
+        # One lock per object, held while moto serves a request that reads or replaces it: moto
+        # closes a replaced object's buffer at once, so a GET racing a PUT of the same key would
+        # fail (500) or return a mix; S3 serves the old object or the new one, whole.
+        self._objects: dict[str, threading.Lock] = {}
+        self._objects_lock = threading.Lock()
         # Object sizes seen on the way in, for the per-byte cost of a server-side copy.
         self._sizes: dict[str, int] = {}
         self._part_sizes: dict[str, int] = {}
@@ -191,10 +196,11 @@ class S3Front:
         conditional = "HTTP_IF_NONE_MATCH" in environ or "HTTP_IF_MATCH" in environ
         if self.ignore_if_none_match:
             environ.pop("HTTP_IF_NONE_MATCH", None)
-        if conditional and environ["REQUEST_METHOD"] in ("PUT", "POST"):
-            with self._preconditions:
-                body = list(self.app(environ, recording_start))
-        else:
+        with contextlib.ExitStack() as held:
+            if conditional and environ["REQUEST_METHOD"] in ("PUT", "POST"):
+                held.enter_context(self._preconditions)
+            for name in self._objects_of(op, bucket, key, environ, extra):
+                held.enter_context(self._object_lock(name))
             body = list(self.app(environ, recording_start))
         if op == "LIST":
             # what a LIST asked for (its key is empty), so counts can be split by area
@@ -206,6 +212,24 @@ class S3Front:
             _drop_connection(environ)
         self.log.add(op, bucket, key, status[0], **extra)
         return body
+
+    def _objects_of(
+        self, op: str, bucket: str, key: str, environ: Environ, extra: dict[str, Any]
+    ) -> list[str]:
+        """The objects ``op`` reads or replaces (``bucket/key``), in one order for every request
+        (no two requests wait on each other's locks)."""
+        names: set[str] = set()
+        if op in ("GET", "HEAD", "PUT", "DELETE", "COPY", "MULTIPART_COMPLETE"):
+            names.add(f"{bucket}/{key}")
+        if op == "COPY":
+            names.add(unquote(environ.get("HTTP_X_AMZ_COPY_SOURCE", "")).lstrip("/").split("?")[0])
+        if op == "DELETE_BULK":
+            names.update(f"{bucket}/{k}" for k in extra.get("deleted", []))
+        return sorted(names)
+
+    def _object_lock(self, name: str) -> threading.Lock:
+        with self._objects_lock:
+            return self._objects.setdefault(name, threading.Lock())
 
     def _measure(self, op: str, bucket: str, key: str, environ: Environ) -> dict[str, Any]:
         """Bytes a COPY moves and keys a bulk DELETE names; remembers sizes written."""
