@@ -21,10 +21,13 @@ die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
 spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'; }
 
 # Runs sbt through the launcher fetched from Maven Central, with Maven Central as its only
-# repository; sbt's boot files and every cache stay under $CACHE.
+# repository; sbt's boot files and every cache stay under $CACHE. Its JVM runs C1 only with the
+# serial collector: compiling every Spark line's main and test sources then costs 18% less CPU
+# (367 s against 446 s on 2 cores) for 6% more wall clock on an idle machine, and CI keeps both
+# cores busy. TXCOMMIT_SBT_JAVA_OPTS replaces these (empty: the JVM's defaults).
 sbt() {
   COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" \
-    java -Xmx2g -Xss4m -Duser.home="$HOME" \
+    java -Xmx2g -Xss4m ${TXCOMMIT_SBT_JAVA_OPTS--XX:+UseSerialGC -XX:TieredStopAtLevel=1} -Duser.home="$HOME" \
     -Dsbt.boot.directory="$CACHE/sbt/boot" \
     -Dsbt.global.base="$CACHE/sbt/global" \
     -Dsbt.ivy.home="$CACHE/sbt/ivy" \
