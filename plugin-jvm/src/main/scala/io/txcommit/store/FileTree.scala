@@ -21,7 +21,8 @@ import io.txcommit.{ListingChangedException, Paths}
  * A directory below `dir` that disappears while the tree is listed (another writer's
  * `_temporary/`, Hive's `.hive-staging*`, a clean-up tool) never ends the listing early: what
  * a replacing commit removes is such a listing, so a partial one would leave visible files
- * behind. A walk skips the directory (it is gone: it holds no file); a recursive listing,
+ * behind. A walk skips the directory (it is gone: it holds no file), or lists it again when
+ * it is back by the time we look; a recursive listing,
  * which cannot tell which directory failed, is begun again (files already returned are not
  * returned twice), at most [[Restarts]] times, then fails with [[ListingChangedException]].
  */
@@ -35,18 +36,23 @@ object FileTree {
 
   private def below(fs: FileSystem, st: FileStatus): Iterator[FileStatus] =
     if (!st.isDirectory) Iterator.single(st)
-    else {
-      val children =
-        try fs.listStatus(st.getPath)
-        catch {
-          // Hadoop's local file system reports a directory removed between its existence check
-          // and its listing as a plain IOException ("Invalid directory or I/O error"): gone all
-          // the same. Any other error, while the directory is still there, ends the listing.
-          case e: java.io.IOException if e.isInstanceOf[java.io.FileNotFoundException] || !fs.exists(st.getPath) =>
-            log.info(s"txcommit: ${Paths.display(st.getPath)} disappeared while it was listed; it holds no file now")
-            Array.empty[FileStatus]
-        }
-      children.iterator.flatMap(c => below(fs, c))
+    else children(fs, st.getPath, 1).iterator.flatMap(c => below(fs, c))
+
+  /** A directory's entries; none when it is gone. Hadoop's local file system reports a
+   *  directory removed between its existence check and its listing as a plain IOException
+   *  ("Invalid directory or I/O error"), and another writer may have created it again before
+   *  we look (a plain writer's `_temporary/` comes and goes in a loop): the directory is
+   *  listed again, up to [[Restarts]] times. An error while the directory stays ends the
+   *  listing. */
+  private def children(fs: FileSystem, dir: Path, attempt: Int): Array[FileStatus] =
+    try fs.listStatus(dir)
+    catch {
+      case e: java.io.IOException if e.isInstanceOf[java.io.FileNotFoundException] || !fs.exists(dir) =>
+        log.info(s"txcommit: ${Paths.display(dir)} disappeared while it was listed; it holds no file now")
+        Array.empty[FileStatus]
+      case e: java.io.IOException if attempt < Restarts =>
+        log.info(s"txcommit: listing ${Paths.display(dir)} failed (${e.getMessage}) while it exists; listing it again")
+        children(fs, dir, attempt + 1)
     }
 
   /** `listFiles(dir, true)`, begun again when a directory below `dir` disappears under it. */

@@ -82,6 +82,30 @@ class FileTreeSuite extends AnyFunSuite {
       }
   }
 
+  /** The local file system where another writer deletes a directory between Hadoop's
+   *  existence check and its listing, then creates it again before anyone looks: its first
+   *  listing fails with the plain IOException, and the directory is there once more. */
+  private final class RecreatedDirFs(recreated: String) extends org.apache.hadoop.fs.LocalFileSystem {
+    var failed = 0
+    override def listStatus(f: Path): Array[org.apache.hadoop.fs.FileStatus] =
+      if (f.getName != recreated || failed > 0) super.listStatus(f)
+      else {
+        failed += 1
+        throw new java.io.IOException(s"Invalid directory or I/O error occurred for dir: ${f.toUri.getPath}")
+      }
+  }
+
+  test("a local walk lists again a directory that vanished under it and came back at once") {
+    val root = tree(3)
+    Files.createDirectories(root.resolve("_temporary/0"))
+    Files.write(root.resolve("_temporary/0/x.parquet"), Array[Byte](1))
+    val fs = new RecreatedDirFs("0")
+    fs.initialize(java.net.URI.create("file:///"), new Configuration())
+    val listed = FileTree.files(fs, new Path(root.toUri)).map(_.getPath.getParent.getName).toList
+    assert(fs.failed == 1, "the directory never failed its listing")
+    assert(listed.sorted == Seq("0") ++ (0 until 3).map(i => s"k=$i"), s"listed $listed")
+  }
+
   test("a local walk skips a directory that vanished under it, whatever error Hadoop reports") {
     val root = tree(3)
     Files.createDirectories(root.resolve("_temporary/0"))
