@@ -24,6 +24,7 @@ from pyspark.sql.types import LongType
 import txcommit
 from txcommit.conformance.protocol import KEEP_JUNK, VISIBLE_AFTER_HALT, fail_first_attempt_at
 
+from support.scale import SOAK
 from support.servers import (
     ServerProcess,
     new_session,
@@ -59,10 +60,17 @@ def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
 FAULT_STORES = [*STORES, "hdfs", "gcs", "azure"]
 
 
+#: The stores where a task fault runs in every variant: the local file system and the S3 adapter
+#: with the most states (data staged as pending uploads); the soak adds the `s3` adapter.
+EVERY_VARIANT_STORES = STORES if SOAK else ("local", "s3-multipart")
+
+
 def on_stores(variants: list[str], one: str) -> list[tuple[str, str]]:
-    """Every variant on the local file system and S3; on the other stores the one whose files
-    the store must handle (the variants differ in Spark's scheduling, not in store calls)."""
-    return [(s, v) for s in FAULT_STORES for v in (variants if s in STORES else [one])]
+    """Every variant on EVERY_VARIANT_STORES; on the other stores the one whose files the store
+    must handle (the variants differ in Spark's scheduling, not in store calls)."""
+    return [
+        (s, v) for s in FAULT_STORES for v in (variants if s in EVERY_VARIANT_STORES else [one])
+    ]
 
 
 @pytest.mark.parametrize(
@@ -283,14 +291,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
         reader.stop()
 
 
-#: Random kills in CI: the local file system and the S3 adapter with the most states (data
-#: staged as pending uploads); the soak (TXCOMMIT_TEST_SOAK=1) adds the `s3` adapter.
-RANDOM_KILL_STORES = (
-    STORES if os.environ.get("TXCOMMIT_TEST_SOAK") == "1" else ["local", "s3-multipart"]
-)
-
-
-@pytest.mark.parametrize("any_table", RANDOM_KILL_STORES, indirect=True)
+@pytest.mark.parametrize("any_table", EVERY_VARIANT_STORES, indirect=True)
 def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     server: ServerProcess, workdir: Path, any_table: TableRef, request
 ):  # noqa: ANN001

@@ -24,7 +24,7 @@ from txcommit.maintenance import vacuum
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, encode_record
 
-from support.tables import TableRef, reader_target
+from support.tables import FEATURE_STORES, TableRef, reader_target
 
 
 def remove_tree(table: TableRef) -> None:
@@ -42,6 +42,7 @@ def k_counts(spark, url: str) -> dict[int, int]:  # noqa: ANN001
     return {r["k"]: r["count"] for r in spark.read.parquet(url).groupBy("k").count().collect()}
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_write_into_a_partition_directory_is_refused_and_the_table_keeps_its_data(
     store_spark, any_table: TableRef
 ):  # noqa: ANN001
@@ -63,6 +64,7 @@ def test_a_write_into_a_partition_directory_is_refused_and_the_table_keeps_its_d
     assert sum(k_counts(spark, table.url).values()) == 1005, "VACUUM deletes no committed file"
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_write_above_a_table_is_refused(store_spark, any_table: TableRef):  # noqa: ANN001
     spark, table = store_spark, any_table
     table.prepare(spark)
@@ -73,6 +75,7 @@ def test_a_write_above_a_table_is_refused(store_spark, any_table: TableRef):  # 
     assert spark.read.parquet(f"{table.url}/inner").count() == 10
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
     store_spark, any_table: TableRef, request: pytest.FixtureRequest
 ):  # noqa: ANN001
@@ -126,6 +129,7 @@ def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
     assert txcommit.dataset(url, storage_options=options).count_rows() == 1000 + rows
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_table_deleted_and_written_again_in_its_partition_is_checked_again(
     store_spark, any_table: TableRef
 ):  # noqa: ANN001

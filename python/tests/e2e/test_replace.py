@@ -16,6 +16,7 @@ from pyspark.sql.types import LongType
 
 from support.servers import ServerProcess, new_session, rows_per_b, running, server_with_s3
 from support.tables import (
+    FEATURE_STORES,
     WRITE_ID,
     TableRef,
     dynamic_overwrite,
@@ -40,6 +41,7 @@ def tx(spark, any_table: TableRef):  # noqa: ANN001, ANN201
     return spark
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_overwrite_of_a_path_is_one_logical_replace(tx, any_table: TableRef):
     table = any_table
     rows(tx, 900).write.partitionBy("k").parquet(table.url)
@@ -78,6 +80,7 @@ def test_overwrite_of_a_path_is_one_logical_replace(tx, any_table: TableRef):
     assert len(replace_records(table)) == 2
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_overwrite_hides_data_written_without_txcommit(spark, any_table: TableRef):
     table = any_table
     rows(spark, 100).write.parquet(table.url)  # txcommit off: plain file names
@@ -87,6 +90,7 @@ def test_overwrite_hides_data_written_without_txcommit(spark, any_table: TableRe
     assert spark.read.parquet(table.url).count() == 4
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_static_partition_overwrite_replaces_that_partition_only(tx, any_table: TableRef):
     table = any_table
     rows(tx, 900).write.partitionBy("k").parquet(table.url)
@@ -105,6 +109,7 @@ def test_static_partition_overwrite_replaces_that_partition_only(tx, any_table: 
     assert rec["removed"] and all(f["path"].startswith("k=1/") for f in rec["removed"])
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_dynamic_partition_overwrite_replaces_the_partitions_written(tx, any_table: TableRef):
     table = any_table
     rows(tx, 900).write.partitionBy("k").parquet(table.url)
@@ -177,6 +182,7 @@ def test_driver_death_during_an_overwrite_shows_old_or_new_in_full(
 # --- write ids ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_rerun_with_a_write_id_replaces_exactly_the_previous_run(tx, any_table: TableRef):
     table = any_table
     rows(tx, 50, start=10_000).write.partitionBy("k").parquet(table.url)  # other data: kept
@@ -209,6 +215,7 @@ def test_rerun_with_a_write_id_replaces_exactly_the_previous_run(tx, any_table: 
     assert tx.read.parquet(table.url).count() == 50 + 10 + 5
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_write_id_policies_skip_and_fail(tx, any_table: TableRef):
     table = any_table
     tx.range(100).write.option(WRITE_ID, "load-1").parquet(table.url)

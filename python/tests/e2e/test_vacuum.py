@@ -32,7 +32,14 @@ from txcommit.testing.local_s3 import LocalS3
 
 from support.jobs import SlowAppend
 from support.servers import ServerProcess, new_session
-from support.tables import TableRef, cli_history, dynamic_overwrite, reader_target, txn_of
+from support.tables import (
+    FEATURE_STORES,
+    TableRef,
+    cli_history,
+    dynamic_overwrite,
+    reader_target,
+    txn_of,
+)
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 #: Seconds between the old garbage and the young files; each horizon falls in the middle.
@@ -171,6 +178,7 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     assert spark.read.parquet(table.url).count() == rows_before
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  # noqa: ANN001
     table, young_file = garbage_table.table, garbage_table.young_file
     df = history(spark, table.url)
@@ -251,6 +259,7 @@ def parquet_bytes(ids: list[int]) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
     spark, any_table: TableRef, local_s3: LocalS3
 ):  # noqa: ANN001
@@ -280,6 +289,7 @@ def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == expected
 
 
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_history_log_and_success_show_the_rows_spark_counted(
     spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
 ):  # noqa: ANN001
