@@ -21,11 +21,11 @@ from txcommit.adapters import open_store
 from txcommit.adapters.hdfs import HdfsStore
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
-from txcommit.conformance.vectors import load
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.table.view import open_table
 from txcommit.testing.emulators import MiniHdfs
 from txcommit.testing.store_contract import StoreContract
+from txcommit.testing.vectors import load
 
 from support.servers import ServerProcess, new_session
 from support.vectors import table_reads, write_table

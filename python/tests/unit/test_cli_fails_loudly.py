@@ -16,8 +16,8 @@ import pytest
 from txcommit import __version__
 from txcommit.adapters.base import Secret
 from txcommit.conformance.runner import scrub
-from txcommit.conformance.vectors import load
 from txcommit.table.records import encode_record
+from txcommit.testing.vectors import load
 
 from support.vectors import logical
 

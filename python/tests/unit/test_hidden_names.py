@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.conformance.vectors import load
 from txcommit.table.view import is_data_path, open_table
+from txcommit.testing.vectors import load
 
 CASES = load("hidden-names.json")["cases"]
 

@@ -85,7 +85,7 @@ def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: 
         for p in (lib / "txcommit" / "_vectors").rglob("*")
         if p.is_file()
     )
-    probe = "from txcommit.conformance.vectors import vectors_root; print(vectors_root())"
+    probe = "from txcommit.testing.vectors import vectors_root; print(vectors_root())"
     assert _installed(lib, probe) == [str(lib / "txcommit" / "_vectors")]
 
 

@@ -9,11 +9,11 @@ import json
 import pytest
 
 from txcommit import paths
-from txcommit.conformance.vectors import golden, unsafe_paths
 from txcommit.errors import CorruptCommitRecordError
 from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import data_file_name, generate_txn, is_valid_txn, txn_of
 from txcommit.table.records import AddedFile, CommitRecord, decode_record, encode_record
+from txcommit.testing.vectors import golden, unsafe_paths
 
 TXN = "mwrb6d3zh3ckkd3q"
 #: Records exactly as the JVM's RecordCodec writes them (conformance/vectors/records): a

@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from txcommit.conformance.vectors import golden, unsafe_paths
 from txcommit.errors import CorruptCommitRecordError
 from txcommit.table.layout import LogLayout, replace_record_name, sequence_of_record_name
 from txcommit.table.names import check_write_id
 from txcommit.table.records import CommitRecord, RemovedFile, decode_record, encode_record
+from txcommit.testing.vectors import golden, unsafe_paths
 
 TXN = "mwrb6d3zh3ckkd3q"
 WHERE = "/data/t/_txcommit/replace/00000000000000000003.json"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from txcommit import _names
-from txcommit.conformance.vectors import load
+from txcommit.testing.vectors import load
 
 NAMES = load("names.json")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import txcommit.server as server
+from txcommit import _maven as jars
 from txcommit.errors import ServerStartError
-from txcommit.server import jars
 
 
 def coords(arts: tuple[jars.Artifact, ...]) -> set[str]:
@@ -79,7 +79,7 @@ def test_the_server_runtime_path_imports_no_test_doubles() -> None:
     # `txcommit server` (local store) and `txcommit jars` must not need txcommit.testing or
     # txcommit.bench (emulators, benchmark code) or what only they import.
     code = (
-        "import sys, txcommit.cli, txcommit.server, txcommit.server.jars\n"
+        "import sys, txcommit.cli, txcommit.server, txcommit._maven\n"
         "from txcommit.server import ServerConfig, with_store\n"
         "with_store(ServerConfig(), {})\n"
         "doubles = (['txcommit', 'testing'], ['txcommit', 'bench'])\n"

@@ -17,11 +17,11 @@ import fsspec
 import pyarrow as pa
 import pytest
 
-from txcommit.conformance.vectors import load
 from txcommit.readers import dataset
 from txcommit.table.checkpoints import encode_checkpoint
 from txcommit.table.records import encode_record
 from txcommit.table.view import is_data_path, open_table
+from txcommit.testing.vectors import load
 
 from support.vectors import logical, logical_checkpoint, table_reads
 

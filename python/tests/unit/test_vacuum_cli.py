@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from txcommit import cli
-from txcommit.cli import render
+from txcommit._console import text
 from txcommit.maintenance import quote, vacuum_statement
 
 
@@ -43,5 +43,5 @@ def test_vacuum_cli_needs_a_remote_and_renders_tables(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         cli.main(["vacuum", "/t"])
     assert "--remote" in capsys.readouterr().err
-    table = render.text(("path", "bytes"), [("a", 1), ("bbb", None)], rule=True)
+    table = text(("path", "bytes"), [("a", 1), ("bbb", None)], rule=True)
     assert table.splitlines() == ["path  bytes", "----  -----", "a     1", "bbb"]

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from txcommit import paths
-from txcommit.conformance.vectors import load, vectors_root
 from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
 from txcommit.table.checkpoints import decode_checkpoint, encode_checkpoint
 from txcommit.table.names import data_file_name, generate_txn, is_valid_txn, txn_of
 from txcommit.table.records import decode_record, encode_record
+from txcommit.testing.vectors import load, vectors_root
 
 from support.vectors import logical, logical_checkpoint
 

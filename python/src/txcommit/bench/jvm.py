@@ -7,7 +7,7 @@
   (``PathOutputCommitProtocol``, ``BindingParquetOutputCommitter``), which pyspark does not
   bundle. Maven Central has no 4.3.0 release of it (the newest is 4.1.2); its two classes are
   thin bindings to Hadoop's committer API and work against Spark 4.3.0, which the benchmark
-  checks by running them. Fetched once, SHA-1 checked, like the S3A jars (txcommit.server.jars).
+  checks by running them. Fetched once, SHA-1 checked, like the S3A jars (txcommit._maven).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from txcommit._maven import DEFAULT_MAVEN_REPO, Artifact, _download, cache_dir
 from txcommit.errors import ServerStartError
-from txcommit.server.jars import DEFAULT_MAVEN_REPO, Artifact, _download, cache_dir
 
 FLOOR_SOURCE = "DirectWriteCommitProtocol.java"
 #: The newest spark-hadoop-cloud on Maven Central for Scala 2.13 (there is no 4.3.0).

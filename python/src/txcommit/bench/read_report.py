@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from txcommit.cli.render import markdown
+from txcommit._console import markdown
 
 #: Request operations of the read tables (a plan makes no others; any other shows in "other").
 READ_OPS = ("LIST", "HEAD", "GET")

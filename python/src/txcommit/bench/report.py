@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from txcommit._console import markdown
 from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
-from txcommit.cli.render import markdown
 from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
 #: Request columns of the tables: (heading, operations counted).

@@ -25,12 +25,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from txcommit._console import markdown
 from txcommit._names import (
     CHECKPOINT_FILE_MANAGER_CLASS,
     CHECKPOINT_FILE_MANAGER_CONF,
     adapter_conf,
 )
-from txcommit.cli.render import markdown
 
 MANAGERS: dict[str, tuple[str, str | None]] = {
     # name: (checkpointFileManagerClass, txcommit adapter for s3a or None)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import logging
 import os
 import signal
 import sys
@@ -37,6 +36,7 @@ from types import FrameType
 from typing import NoReturn
 
 from txcommit import __version__
+from txcommit._console import leave
 from txcommit.errors import TxCommitError
 from txcommit.server import (
     DEFAULT_PORT,
@@ -95,15 +95,6 @@ def console() -> NoReturn:
     if sys.argv[1:2] and sys.argv[1] in VERDICT_COMMANDS:
         leave(code)
     sys.exit(code)
-
-
-def leave(code: int) -> NoReturn:
-    """Flush what was printed and logged, then exit with ``code`` at once."""
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
 
 
 def _closed_pipe() -> int:
@@ -372,7 +363,7 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 
 
 def _cmd_jars(ns: argparse.Namespace) -> int:
-    from txcommit.server.jars import jars_for
+    from txcommit._maven import jars_for
 
     paths = jars_for(ns.store, line=ns.spark_line)
     if not paths:

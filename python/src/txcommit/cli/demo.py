@@ -34,9 +34,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from txcommit._console import text
 from txcommit._names import ALLOW_FAULT_INJECTION_CONF, HALT_AT_CONF
 from txcommit.bench.protocols import BY_KEY, Protocol
-from txcommit.cli.render import text
 from txcommit.client import abandon
 from txcommit.server import RunningServer, ServerConfig, free_port, start
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from txcommit.cli import render
+from txcommit._console import text
 from txcommit.cli.ls import NOT_A_TABLE, add_table_arguments, human_bytes, open_or_report
 from txcommit.table.view import TableFile, TableView
 
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for k, r in hidden["byReason"].items()
             ]
             print()
-            print(render.text(["FILES", "SIZE", "TXNS", "HIDDEN FROM TXCOMMIT READERS"], rows))
+            print(text(["FILES", "SIZE", "TXNS", "HIDDEN FROM TXCOMMIT READERS"], rows))
             print()
             print(remedy(view.url, hidden, ns.retain_hours))
         else:

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from txcommit.cli import render
+from txcommit._console import text
 from txcommit.cli.ls import add_table_arguments, human_bytes, open_or_report
 from txcommit.table.view import HistoryRow
 
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in rows
     ]
     if table:
-        print(render.text(headers, table))
+        print(text(headers, table))
     states = ("committed", "pending", "aborted", "fenced")
     counts = {s: sum(r.state == s for r in rows) for s in states}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s != "fenced")

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from txcommit._console import Progress, text
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
-from txcommit.cli import render
 from txcommit.errors import TxCommitError
 from txcommit.paths import LOG_DIR_NAME
 from txcommit.table.view import TableView, open_table
@@ -89,7 +89,7 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
             f"--endpoint and --region are for s3:// tables (--endpoint also for hdfs://, gs://, "
             f"az:// and abfs[s]://), not {ns.path}"
         )
-    progress = render.Progress(sys.stderr.isatty() if ns.progress is None else ns.progress)
+    progress = Progress(sys.stderr.isatty() if ns.progress is None else ns.progress)
     try:
         return open_table(
             ns.path,
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows = [[str(f.size), f.txn or "-", f.path] for f in files]
     if rows:
-        print(render.text(["SIZE", "TXN", "PATH"], rows))
+        print(text(["SIZE", "TXN", "PATH"], rows))
     total = sum(f.size for f in files)
     print(f"{len(files)} committed files, {human_bytes(total)} ({total} bytes) in {view.url}")
     return 0

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from txcommit.cli import render
+from txcommit._console import text
 from txcommit.maintenance import VACUUM_COLUMNS, vacuum_statement
 
 
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"txcommit vacuum: failed: {first}", file=sys.stderr)
         return 1
     if rows:
-        print(render.text(VACUUM_COLUMNS, rows, rule=True))
+        print(text(VACUUM_COLUMNS, rows, rule=True))
     verb = "would delete" if ns.dry_run else "deleted"
     total = sum(int(r[3] or 0) for r in rows)
     print(f"{verb} {len(rows)} item(s), {total} bytes in {time.monotonic() - start:.1f} s")

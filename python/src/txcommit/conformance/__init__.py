@@ -2,7 +2,7 @@
 
 Level 2 (the protocol) runs the fault scenarios of :mod:`txcommit.conformance.protocol` through
 a Spark Connect server it starts on the store (adapters with a JVM implementation only).
-Level 1 (the primitive) runs the checks of :mod:`txcommit.conformance.checks` against a live
+Level 1 (the primitive) runs the checks of :mod:`txcommit.testing.checks` against a live
 store and certifies only what the adapter's declaration (``adapters/<name>/adapter.json``)
 promises. From a shell::
 
@@ -15,7 +15,6 @@ From a store's own test suite: ``run_level1(store)`` returns a :class:`Report`
 
 from __future__ import annotations
 
-from txcommit.conformance.checks import CHECKS, Check, CheckContext, CheckFailed
 from txcommit.conformance.cli import main
 from txcommit.conformance.protocol import (
     VISIBLE_AFTER_HALT,
@@ -36,6 +35,7 @@ from txcommit.conformance.runner import (
     run_level1,
     write_report,
 )
+from txcommit.testing.checks import CHECKS, Check, CheckContext, CheckFailed
 
 __all__ = [
     "CHECKS",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from txcommit.cli import leave
+from txcommit._console import leave
 from txcommit.conformance.cli import main
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 from txcommit.adapters.local import LocalStore
 from txcommit.adapters.registry import adapter_for, open_store, scheme_of
-from txcommit.conformance.checks import CHECKS
 from txcommit.conformance.protocol import VISIBLE_AFTER_HALT, run_level2, scenarios, target_for
 from txcommit.conformance.runner import (
     EXIT_USAGE,
@@ -34,6 +33,7 @@ from txcommit.conformance.runner import (
 from txcommit.errors import TxCommitError
 from txcommit.paths import display_url, join
 from txcommit.server import STORES
+from txcommit.testing.checks import CHECKS
 
 _S3_SCHEMES = ("s3", "s3a")
 #: Stores reached at an --endpoint: S3-compatibles, GCS emulators, Azurite or custom domains.

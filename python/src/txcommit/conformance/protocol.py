@@ -56,12 +56,12 @@ from txcommit._names import (
 )
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
-from txcommit.conformance.checks import CheckFailed
 from txcommit.paths import is_data_path, join
 from txcommit.server import STORES
 from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.records import decode_record
+from txcommit.testing.checks import CheckFailed
 from txcommit.testing.local_s3 import DEFAULT_REGION, s3a_confs
 
 #: The fault points Level 2 kills the driver at (``HaltPoint.scala``; every point is in

@@ -20,12 +20,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from txcommit._console import text
 from txcommit.adapters.base import MultipartStore, Store, mask
 from txcommit.adapters.declarations import AdapterDeclaration
 from txcommit.adapters.local import LocalStore
-from txcommit.cli.render import text
-from txcommit.conformance.checks import CHECKS, MIB, Check, CheckContext, CheckFailed
 from txcommit.errors import TxCommitError
+from txcommit.testing.checks import CHECKS, MIB, Check, CheckContext, CheckFailed
 
 PASS = "pass"
 FAIL = "fail"

@@ -149,7 +149,7 @@ def bundled_jar_dir(line: str | None = None) -> Path:
     """Where the package keeps the jars built for a Spark line: ``_jars/spark-<line>/`` (the
     wheel carries the small plugin and adapter jars of every line: a server starts offline,
     with the jar its pyspark's line needs)."""
-    from txcommit.server.jars import installed_spark_line
+    from txcommit._maven import installed_spark_line
 
     folder = f"spark-{line or installed_spark_line()}"
     return Path(str(resources.files("txcommit") / "_jars" / folder))
@@ -195,7 +195,7 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     """
     if config.store not in STORES:
         raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
-    from txcommit.server.jars import jars_for
+    from txcommit._maven import jars_for
 
     if config.store == "azure":
         azure = [str(p) for p in jars_for("azure")]

@@ -9,6 +9,12 @@ cloud account:
 * :mod:`~txcommit.testing.latency_model`: per-request delays that make the local S3 behave like
   S3 over a network, for the benchmarks;
 * :mod:`~txcommit.testing.emulators`: fake-gcs-server and Azurite, started and stopped;
-* :mod:`~txcommit.testing.store_contract`: the store contract as a pytest class an adapter's
-  test suite binds in a few lines (it runs the conformance kit's checks).
+* :mod:`~txcommit.testing.checks`: the store contract, the checks the conformance kit runs at
+  Level 1;
+* :mod:`~txcommit.testing.store_contract`: the same checks as a pytest class an adapter's test
+  suite binds in a few lines;
+* :mod:`~txcommit.testing.vectors`: the golden vectors the JVM and Python tests share.
+
+The server imports from here (it starts the emulators for ``txcommit server --store ...``);
+nothing here imports the server, the client, the conformance kit or the command line.
 """

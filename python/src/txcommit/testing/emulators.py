@@ -302,7 +302,7 @@ class MiniHdfs(_Emulator):
         return f"http://127.0.0.1:{self.http_port}/webhdfs/v1"
 
     def command(self) -> list[str]:
-        from txcommit.server.jars import MINI_HDFS_ARTIFACTS, fetched
+        from txcommit._maven import MINI_HDFS_ARTIFACTS, fetched
 
         cluster = fetched(MINI_HDFS_ARTIFACTS, "the HDFS mini cluster",
                           "python -m txcommit.testing.emulators hdfs")  # fmt: skip

@@ -28,8 +28,8 @@ from typing import ClassVar
 import pytest
 
 from txcommit.adapters.base import MultipartStore, Store
-from txcommit.conformance.checks import CHECKS, MIB, Check, CheckContext, CheckFailed
 from txcommit.errors import TxCommitError
+from txcommit.testing.checks import CHECKS, MIB, Check, CheckContext, CheckFailed
 
 
 class StoreContract:

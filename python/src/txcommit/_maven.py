@@ -1,4 +1,5 @@
-"""The third-party jars a store adapter needs on the server, fetched once from Maven.
+"""The third-party jars a store adapter needs on the server, and the one-machine HDFS its
+emulator runs, fetched once from Maven.
 
 Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The gcs adapter
 needs Google's Cloud Storage connector (shaded); the Azure adapter needs Hadoop's ABFS

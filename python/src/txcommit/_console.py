@@ -1,5 +1,5 @@
 """What every command draws: its tables (aligned text for the terminal, Markdown for reports)
-and a one-line progress report on stderr.
+and a one-line progress report on stderr; and how a command that ends with a verdict leaves.
 
     >>> print(text(["SIZE", "PATH"], [["42", "k=1/a.parquet"]]))
     SIZE  PATH
@@ -14,10 +14,13 @@ Cells are shown with ``str`` (``None`` as an empty cell); a caller formats numbe
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 
 def _cell(value: Any) -> str:
@@ -95,4 +98,13 @@ class Progress:
             self._shown = False
 
 
-__all__ = ["Progress", "markdown", "text"]
+def leave(code: int) -> NoReturn:
+    """Flush what was printed and logged, then exit with ``code`` at once."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+__all__ = ["Progress", "leave", "markdown", "text"]

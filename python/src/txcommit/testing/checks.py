@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from txcommit.adapters.base import MultipartStore, MultipartUpload, Store, UploadedPart
 from txcommit.adapters.declarations import AdapterDeclaration
-from txcommit.conformance.vectors import unsafe_paths
 from txcommit.errors import AlreadyExistsError, StoreError, TxCommitError
+from txcommit.testing.vectors import unsafe_paths
 
 MIB = 1024 * 1024
 #: Every part of a multipart upload but the last must be at least this big (S3's minimum).

@@ -26,7 +26,7 @@ def vectors_root() -> Traversable:
     packaged = resources.files("txcommit").joinpath("_vectors")
     if packaged.is_dir():
         return packaged
-    # python/src/txcommit/conformance/vectors.py -> the repository root is 4 levels up.
+    # python/src/txcommit/testing/vectors.py -> the repository root is 4 levels up.
     checkout = Path(__file__).resolve().parents[4] / "conformance" / "vectors"
     if checkout.is_dir():
         return checkout
