@@ -1,7 +1,7 @@
-"""The store contract, in Python: what txcommit needs from a store, and what every adapter's
-Python mirror must guarantee. It mirrors ``CommitStore.scala`` of the JVM plugin; the shared
-contract tests (``txcommit.testing.store_contract``: the conformance kit's checks) check it on
-the real store.
+"""The Python side of a store: the base class every adapter's Python mirror implements. The
+store contract is written once, in the doc comment of ``CommitStore.scala`` of the JVM plugin;
+the shared contract tests (``txcommit.testing.store_contract``: the conformance kit's checks)
+check it on the real store.
 """
 
 from __future__ import annotations
@@ -145,27 +145,12 @@ class Store(abc.ABC):
 
     Keys are ``/``-separated paths relative to the root (``"_txcommit/commits/<txn>.json"``);
     a key that is absolute, empty, or has ``.``, ``..`` or empty segments is refused. Every
-    implementation guarantees, as ``CommitStore`` does on the JVM:
-
-    1. ``create_exclusive(key, data)`` is atomic and exclusive: a reader sees either no file
-       or all of ``data``, never a part; of any number of concurrent callers for one key,
-       exactly one succeeds and every other gets
-       :class:`~txcommit.errors.AlreadyExistsError`; an existing key is never overwritten.
-       The commit record is published only this way.
-    2. ``write_replacing(key, data)`` makes ``data`` visible in full (readers see the old or
-       the new content, never a part) and may overwrite: it is used only for derived files
-       (``_SUCCESS``, markers) that can be rewritten from the log.
-    3. ``list(prefix)`` returns every file directly under the directory ``prefix`` whose
-       create or publish completed before the call (list-after-write consistency), and none
-       deleted before it; a missing directory lists as empty. ``read`` of a missing key is
-       None; ``delete`` of a missing key returns False and is no error.
-    4. Data files are written by Spark's writers straight to their final place (or, on
-       ``multipart-complete`` stores, as multipart uploads completed at job commit: see
-       :class:`MultipartStore`); a store never moves or copies them.
-    5. ``check_ready()`` proves, before anything is written, that the store really has the
-       primitive its adapter declares, or fails naming the endpoint and what is missing.
-    6. Every request is counted in ``requests``; nothing a store logs, raises or shows in its
-       ``repr`` contains credentials. Every error names the key's URL and says what to do.
+    implementation keeps the store contract, written once in the doc comment of the JVM's
+    ``CommitStore`` (docs/adapters.md, "The contract"), under Python names: ``create_exclusive``
+    raises :class:`~txcommit.errors.AlreadyExistsError` to every loser, ``write_replacing``,
+    ``check_ready()``, ``requests``. Here ``list(prefix)`` returns the files directly under the
+    directory ``prefix``, ``delete`` of a missing key returns False, a store's ``repr`` holds no
+    credentials either, and every error names the key's URL and says what to do.
     """
 
     #: The declaration of the adapter this store implements.
@@ -435,9 +420,10 @@ class MultipartStore(Store):
     uploads that become visible only when completed (at job commit), so no listing or read
     ever shows in-flight data, and an aborted job aborts its uploads.
 
-    7. Until ``complete_multipart``, an upload's key is invisible to ``list``, ``read`` and
-       ``exists``; after it, the whole object is visible at once. ``abort_multipart`` removes
-       the upload and its parts, and it no longer appears in ``list_multipart_uploads``.
+    Until ``complete_multipart``, an upload's key is invisible to ``list``, ``read`` and
+    ``exists``; after it, the whole object is visible at once (contract points 4 and 7).
+    ``abort_multipart`` removes the upload and its parts, and it no longer appears in
+    ``list_multipart_uploads``.
     """
 
     @abc.abstractmethod

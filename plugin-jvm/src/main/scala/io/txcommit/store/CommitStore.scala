@@ -4,43 +4,52 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 
 /**
  * One table's store, opened by a [[StoreAdapter]] for one job stage. What txcommit needs from
- * it, and what every implementation must guarantee (docs/adapters.md says the same in prose;
- * the conformance kit and `StoreContractSuite` test it):
+ * it, and what every implementation must guarantee. This numbered list is the store contract,
+ * written once: docs/adapters.md carries a copy that a unit test keeps equal to it
+ * (`test_contract_docs.py`), and `StoreContractSuite` (JVM) and the conformance kit's Level 1
+ * (`txcommit.testing.store_contract`) test it.
  *
  *  1. `createExclusive(target, bytes)` is atomic and exclusive: a reader sees either no file
  *     or all of `bytes`, never a part; of any number of concurrent callers for one target,
- *     exactly one succeeds and every other gets [[io.txcommit.CommitConflictException]]; an
- *     existing target is never overwritten. The commit record is published only this way.
+ *     exactly one succeeds and every other gets [[io.txcommit.CommitConflictException]]
+ *     (Python: `AlreadyExistsError`); an existing target is never overwritten. Only the log's
+ *     own files are created this way (commit and `replace/` records, `pending/` markers,
+ *     checkpoints, row counts, streaming batch claims): a commit record is published only so.
  *  2. `writeReplacing(target, bytes)` makes `bytes` visible in full (readers see the old or the
  *     new content, never a part) and may overwrite: it is used only for derived files
- *     (`_SUCCESS`, markers) that can be rewritten from the log.
+ *     (`_SUCCESS`, `aborted/` markers) that can be rewritten from the log.
  *  3. `list(dir)` returns every file whose create or publish completed before the call
  *     (list-after-write consistency), and none deleted before it; a missing directory lists
  *     as empty. `read` of a missing file is None; `delete` of a missing file does nothing
  *     (it returns false where the store can tell the file was absent).
- *  4. Data files are written by Spark's own writers to `dataWritePath(target)`; they must not
- *     be moved or copied afterwards. Where that path is not the final place (multipart uploads
- *     that complete later), `stagedFile` describes what the task left behind, `publishData`
- *     makes it final at job commit BEFORE the record is created, `discardData` and
- *     `cleanupStaging` forget it,
- *     and `cleanupStaging` removes the staging area after the commit.
- *  5. `checkReady` proves, before any data is written, that the store really has the primitive
- *     its adapter declares (or fails with an error naming the endpoint and what is missing).
- *  6. Every request is counted in `requests`; nothing a store logs or throws contains
- *     credentials.
+ *  4. Data files are written by Spark's own writers to `dataWritePath(target)`; they are never
+ *     moved or copied afterwards. Where that path is not the final place (`s3-multipart`:
+ *     multipart uploads that complete later), `stagedFile` describes what a task left behind,
+ *     `publishData` makes it final at job commit BEFORE the record is created, `discardData`
+ *     forgets it on abort, and `cleanupStaging` removes the staging area after the commit.
+ *  5. `checkReady` proves, before any data of a job is written, that the store really has the
+ *     primitive its adapter declares, or fails with an error naming the endpoint and the
+ *     missing capability.
+ *  6. Every request is counted in `requests` (reported in `_SUCCESS` as `jobCommitRequests`);
+ *     nothing a store logs, stores or throws contains credentials, and paths are shown
+ *     without user info.
  *  7. `openUploads` lists the staged data under a table that is neither published nor
- *     discarded (open multipart uploads), and `abortUpload` forgets one: VACUUM uses them to
- *     stop paying for uploads of dead transactions. Stores that never stage have none.
+ *     discarded (open multipart uploads: target path relative to the table, upload id, start
+ *     time), and `abortUpload` forgets one: VACUUM uses them to stop paying for uploads of
+ *     dead transactions. JVM only; stores that never stage have none (the default). Both S3
+ *     adapters implement it: an `s3` table may hold uploads too (S3A's own large-file uploads
+ *     of a dead task).
  *  8. `openAtomic(target, overwrite)` (streaming checkpoint files, through
- *     [[io.txcommit.streaming.TxCommitCheckpointFileManager]]) returns a stream whose bytes
- *     become visible at `target` all at once when it is closed, and never in part. Without
- *     `overwrite` the publish is exclusive as in point 1: of concurrent writers of one target
- *     exactly one `close` succeeds, every other fails with [[AtomicFileExistsException]] and an
- *     existing file is never replaced. With `overwrite` the new content replaces the old
- *     atomically (readers see one or the other). `cancel` leaves nothing visible and nothing
- *     billed (temporary files deleted, uploads aborted). The bytes stream to the store as they
- *     are written: a store never holds a whole file in memory. Each store publishes with its
- *     own primitive: `rename` stores write a temporary file and link/rename it into place,
+ *     [[io.txcommit.streaming.TxCommitCheckpointFileManager]]; docs/streaming.md) returns a
+ *     stream whose bytes become visible at `target` all at once when it is closed, and never
+ *     in part. Without `overwrite` the publish is exclusive as in point 1: of concurrent
+ *     writers of one target exactly one `close` succeeds, every other fails with
+ *     [[AtomicFileExistsException]] (Hadoop's `FileAlreadyExistsException`) and an existing
+ *     file is never replaced. With `overwrite` the new content replaces the old atomically
+ *     (readers see one or the other). `cancel` leaves nothing visible and nothing billed
+ *     (temporary files deleted, uploads aborted). The bytes stream to the store as they are
+ *     written: a store never holds a whole file in memory. Each store publishes with its own
+ *     primitive: `rename` stores write a temporary file and link/rename it into place,
  *     `conditional-put` sends the file on close with `If-None-Match: *` (a multipart upload
  *     completed with `If-None-Match: *` once it outgrows one part), `multipart-complete`
  *     uploads parts as they fill and completes the upload on close.
