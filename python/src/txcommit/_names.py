@@ -75,3 +75,10 @@ HALT_POINTS: tuple[str, ...] = (
     STREAMING_BEFORE_SINK_LOG,
     STREAMING_BEFORE_RECORD,
 )
+
+# Commit stages, as the JVM's logs and `stageDurationsMs` of `_SUCCESS` name them
+# (`CommitStage.name`; conformance/vectors/names.json, "stages"): the ones Python reads.
+CHECK_CONFLICTS_STAGE = "check-conflicts"
+PUBLISH_COMMIT_RECORD_STAGE = "publish-commit-record"
+PUBLISH_REPLACE_RECORD_STAGE = "publish-replace-record"
+COPY_REPLACE_RECORD_STAGE = "copy-replace-record"

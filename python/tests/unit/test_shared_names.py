@@ -37,3 +37,11 @@ def test_level2_fault_points_are_the_jvms() -> None:
     from txcommit.conformance.protocol import VISIBLE_AFTER_HALT
 
     assert set(VISIBLE_AFTER_HALT) <= set(_names.HALT_POINTS)
+
+
+def test_stage_names_are_the_jvms() -> None:
+    stages = NAMES["stages"]
+    assert stages["CheckConflicts"] == _names.CHECK_CONFLICTS_STAGE
+    assert stages["PublishCommitRecord"] == _names.PUBLISH_COMMIT_RECORD_STAGE
+    assert stages["PublishReplaceRecord"] == _names.PUBLISH_REPLACE_RECORD_STAGE
+    assert stages["CopyReplaceRecord"] == _names.COPY_REPLACE_RECORD_STAGE

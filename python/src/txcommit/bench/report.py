@@ -6,6 +6,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from txcommit._console import markdown
+from txcommit._names import (
+    CHECK_CONFLICTS_STAGE,
+    COPY_REPLACE_RECORD_STAGE,
+    PUBLISH_COMMIT_RECORD_STAGE,
+    PUBLISH_REPLACE_RECORD_STAGE,
+)
 from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
 from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
@@ -257,7 +263,7 @@ def _why_overwrite(over: dict[str, Any], append: dict[str, Any]) -> str:
     stages = (over.get("txcommit") or {}).get("stageDurationsMs") or {}
     replacing = ", ".join(
         f"{k} {v} ms" for k, v in stages.items()
-        if k in ("check-conflicts", "publish-replace-record", "copy-replace-record")
+        if k in (CHECK_CONFLICTS_STAGE, PUBLISH_REPLACE_RECORD_STAGE, COPY_REPLACE_RECORD_STAGE)
     )  # fmt: skip
     extra = over["total_s"] - append["total_s"]
     commit = (over["commit_s"] or 0) - (append["commit_s"] or 0)
@@ -288,7 +294,7 @@ def _why_commit_grows(rows: list[dict[str, Any]]) -> str:
 
     def record_ms(r: dict[str, Any]) -> int:
         ms: int = ((r.get("txcommit") or {}).get("stageDurationsMs") or {}).get(
-            "publish-commit-record", 0
+            PUBLISH_COMMIT_RECORD_STAGE, 0
         )
         return ms
 

@@ -12,4 +12,7 @@ object Version {
     }
     props.getProperty("version", "unknown")
   }
+
+  /** How records, fences and checkpoints name the writer that created them. */
+  lazy val writer: String = s"txcommit/$current"
 }

@@ -13,7 +13,7 @@ import io.txcommit.store.StagedFile
  * effort: readers hide them whatever happens here). If a record exists the transaction is
  * committed and abort must not remove a single file.
  */
-object AbortTransaction extends CommitStage[Seq[StagedFile], Int] {
+object AbortTransaction extends CommitStage[Seq[StagedFile], Int]("abort-transaction") {
 
   /**
    * What a protocol's `abortJob` runs: this stage, unless the job's commit point ended with an

@@ -8,7 +8,7 @@ import io.txcommit.log.TableState
  * first complete its uploads (on staging stores) only to leave them hidden. The decisive check
  * is repeated at the commit point (PublishReplaceRecord); this one only saves work.
  */
-object CheckConflicts extends CommitStage[ReplaceRequest, Unit] {
+object CheckConflicts extends CommitStage[ReplaceRequest, Unit]("check-conflicts") {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): Unit = {
     val scope = req.intent.scope(req.record.directories)
     val log = req.snapshot.getOrElse(new TableState(ctx.table, ctx.store, ctx.conf)).replaceLog

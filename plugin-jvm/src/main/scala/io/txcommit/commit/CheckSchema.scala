@@ -22,7 +22,7 @@ final case class SchemaCheck(written: Option[StructType], replacesTable: Boolean
  * schema is read from `state`, a snapshot taken at commit time, so records committed while the
  * job ran count; a replacing commit judges again against the snapshot of its conflict check.
  */
-object CheckSchema extends CommitStage[SchemaCheck, Option[String]] {
+object CheckSchema extends CommitStage[SchemaCheck, Option[String]]("check-schema") {
   override protected def execute(ctx: TxnContext, in: SchemaCheck): Option[String] = decide(ctx, in)
 
   def decide(ctx: TxnContext, in: SchemaCheck): Option[String] = in.written.map { given =>

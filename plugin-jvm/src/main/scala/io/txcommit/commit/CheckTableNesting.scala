@@ -30,7 +30,7 @@ final case class NestingSeen(createsTable: Boolean)
  * after its marker exists, before its record is published ([[RecheckTableNesting]]): of two
  * such writers the later to look sees the other's marker, so at least one is refused.
  */
-object CheckTableNesting extends CommitStage[Unit, NestingSeen] {
+object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nesting") {
   override protected def execute(ctx: TxnContext, in: Unit): NestingSeen = {
     val fs = ctx.table.getFileSystem(ctx.conf)
     enclosingTable(fs, ctx.table.getParent).foreach(root => throw insideTable(ctx.table, root, fs))
@@ -125,7 +125,7 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen] {
  * its own setup or here. A refused first write removes the log it created
  * ([[RemoveCreatedLog]]) once it has aborted.
  */
-object RecheckTableNesting extends CommitStage[NestingSeen, Unit] {
+object RecheckTableNesting extends CommitStage[NestingSeen, Unit]("recheck-table-nesting") {
   override protected def execute(ctx: TxnContext, seen: NestingSeen): Unit =
     if (seen.createsTable) {
       val fs = ctx.table.getFileSystem(ctx.conf)
@@ -149,7 +149,7 @@ object RecheckTableNesting extends CommitStage[NestingSeen, Unit] {
  * transaction's own markers are deleted, and directories only when empty; if anything else
  * is in the log (another writer's marker), the log stays.
  */
-object RemoveCreatedLog extends CommitStage[Unit, Boolean] {
+object RemoveCreatedLog extends CommitStage[Unit, Boolean]("remove-created-log") {
   override protected def execute(ctx: TxnContext, in: Unit): Boolean = {
     val fs = ctx.table.getFileSystem(ctx.conf)
     val logDir = ctx.layout.logDir
@@ -162,7 +162,7 @@ object RemoveCreatedLog extends CommitStage[Unit, Boolean] {
     mine.foreach(p => ctx.store.delete(p))
     if (others.isEmpty) {
       // Empty directories (local file system, HDFS), deepest first; a marker written meanwhile keeps its directory.
-      Seq(ctx.layout.pendingDir, ctx.layout.abortedDir, new Path(logDir, "probe"), logDir)
+      Seq(ctx.layout.pendingDir, ctx.layout.abortedDir, ctx.layout.probeDir, logDir)
         .foreach(d => Try(if (fs.exists(d) && fs.listStatus(d).isEmpty) fs.delete(d, false)))
     } else log.warn(s"txcommit: ${ctx.describe}: ${Paths.display(logDir)} holds files of other " +
       s"transactions (${others.take(3).map(Paths.display).mkString(", ")}); it stays")
@@ -178,7 +178,7 @@ object RemoveCreatedLog extends CommitStage[Unit, Boolean] {
  * and re-created table, or a write before these checks. The input is the replaced scopes,
  * relative to the table ("" for all of it). Cost: one recursive listing of each scope.
  */
-object CheckReplaceScope extends CommitStage[Seq[String], Unit] {
+object CheckReplaceScope extends CommitStage[Seq[String], Unit]("check-replace-scope") {
   override protected def execute(ctx: TxnContext, scopes: Seq[String]): Unit = {
     val fs = ctx.table.getFileSystem(ctx.conf)
     val dirs = if (scopes.contains("")) Seq(ctx.table) else scopes.distinct.map(s => new Path(ctx.table, s))

@@ -11,7 +11,7 @@ import io.txcommit.log.{CommitRecord, TableState}
  * and again at commit for a run that raced); under `skip` it returns that commit so the job
  * commits nothing; under `replace` it only reports it.
  */
-object CheckWriteId extends CommitStage[WriteIntent, Option[CommitRecord]] {
+object CheckWriteId extends CommitStage[WriteIntent, Option[CommitRecord]]("check-write-id") {
   override protected def execute(ctx: TxnContext, intent: WriteIntent): Option[CommitRecord] =
     intent.writeId.flatMap { id =>
       val earlier = new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.withWriteId(id)

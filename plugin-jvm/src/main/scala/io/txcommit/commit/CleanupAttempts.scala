@@ -11,7 +11,7 @@ import io.txcommit.log.{CommitRecord, DataFileName}
  * name (failed or losing task attempts whose executor never cleaned up). Readers hide them
  * anyway; this only saves storage. Safe to stop half way and to run again.
  */
-object CleanupAttempts extends CommitStage[CommitRecord, Int] {
+object CleanupAttempts extends CommitStage[CommitRecord, Int]("cleanup-attempts") {
   override protected def execute(ctx: TxnContext, record: CommitRecord): Int = {
     if (!TxCommitConf.bool(ctx.conf, TxCommitConf.CleanupAttempts, default = true)) return 0
     val committed = record.added.iterator.map(_.path).toSet

@@ -9,7 +9,7 @@ import io.txcommit.store.StagedFile
  * Job commit, stage 1: gathers the files of the committed task attempts (one per partition,
  * chosen by Spark's output commit coordinator) and checks every path is a safe relative path.
  */
-object CollectManifests extends CommitStage[Seq[TaskCommitMessage], Seq[StagedFile]] {
+object CollectManifests extends CommitStage[Seq[TaskCommitMessage], Seq[StagedFile]]("collect-manifests") {
   override protected def execute(ctx: TxnContext, in: Seq[TaskCommitMessage]): Seq[StagedFile] = {
     val files = in.flatMap(_.obj match {
       case m: TaskManifest => m.files

@@ -6,14 +6,14 @@ import org.slf4j.{Logger, LoggerFactory}
  * One stage of the protocol. The base class runs, times and logs it, so that a log at 3 a.m.
  * reads as a sequence of named stages, each with its transaction, table and duration.
  *
- * A stage's `name` (in logs and in `stageDurationsMs` of `_SUCCESS`) is its class name in
- * kebab case, derived, never written by hand: `SkipTransaction` logs as `skip-transaction`,
- * `PublishCommitRecord` as `publish-commit-record`. Renaming a stage class renames its logs.
+ * A stage's `name` names it in logs and in `stageDurationsMs` of `_SUCCESS`, where the
+ * benchmark report and users' tools read it: it is written out, so renaming a class renames
+ * nothing a reader sees. Every name is in `conformance/vectors/names.json` ("stages"), which
+ * the JVM's `SharedNamesSuite` and the Python package's names (`txcommit._names`) are checked
+ * against.
  */
-abstract class CommitStage[I, O] {
+abstract class CommitStage[I, O](final val name: String) {
   protected val log: Logger = LoggerFactory.getLogger(getClass)
-
-  final val name: String = CommitStage.nameOf(getClass)
 
   protected def execute(ctx: TxnContext, in: I): O
 
@@ -33,11 +33,4 @@ abstract class CommitStage[I, O] {
         throw e
     }
   }
-}
-
-object CommitStage {
-
-  /** `SkipTransaction$` (a stage object's class) -> `skip-transaction`. */
-  def nameOf(cls: Class[_]): String =
-    cls.getSimpleName.stripSuffix("$").replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT)
 }

@@ -16,7 +16,7 @@ import io.txcommit.log.{CommitRecord, RecordCodec}
  * by the copy, but only after reading back that `replace/` holds this very record; anything else
  * is left as it is and reported.
  */
-object CopyReplaceRecord extends CommitStage[CommitRecord, Unit] {
+object CopyReplaceRecord extends CommitStage[CommitRecord, Unit]("copy-replace-record") {
   override protected def execute(ctx: TxnContext, record: CommitRecord): Unit =
     if (record.isReplacing) {
       val target = ctx.layout.commitRecord(record.txn)

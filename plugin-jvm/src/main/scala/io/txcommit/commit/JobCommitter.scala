@@ -3,7 +3,6 @@ package io.txcommit.commit
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.slf4j.LoggerFactory
 
-import io.txcommit.Version
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.{AddedFile, CommitRecord, TableSchema, TableState}
 
@@ -34,16 +33,7 @@ object JobCommitter {
 
   private def publish(ctx: TxnContext, staged: Seq[io.txcommit.store.StagedFile], intent: WriteIntent,
       base: ReplaceBase, timings: StageTimings): CommitRecord = {
-    val added = staged.map(f => AddedFile(f.path, f.size))
-    val record = CommitRecord(
-      txn = ctx.txn,
-      token = ctx.token,
-      jobId = ctx.sparkJobId,
-      startedAt = ctx.startedAt,
-      committedAt = System.currentTimeMillis(),
-      added = added,
-      appId = io.txcommit.SparkApp.id,
-      writer = s"txcommit/${Version.current}")
+    val record = ctx.record(staged.map(f => AddedFile(f.path, f.size)))
     // One snapshot of the log for the conflict check and the schema guard: their listings are shared.
     val snapshot = new TableState(ctx.table, ctx.store, ctx.conf)
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base, Some(snapshot)), timings)

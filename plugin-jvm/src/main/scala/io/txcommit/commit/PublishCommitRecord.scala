@@ -16,7 +16,7 @@ import io.txcommit.log.{CommitRecord, RecordCodec}
  * error leaves the question open (a request that timed out may still be applied by the store),
  * reported as [[CommitOutcomeUnknownException]], which makes the job keep its files.
  */
-object PublishCommitRecord extends CommitStage[CommitRecord, Unit] {
+object PublishCommitRecord extends CommitStage[CommitRecord, Unit]("publish-commit-record") {
   override protected def execute(ctx: TxnContext, record: CommitRecord): Unit = {
     val target = ctx.layout.commitRecord(ctx.txn)
     try ctx.store.createExclusive(target, RecordCodec.encode(record))

@@ -9,7 +9,7 @@ import io.txcommit.store.StagedFile
  * driver death here leaves complete but uncommitted files, which readers hide and VACUUM
  * removes. A no-op for stores whose tasks write straight to the final place.
  */
-object PublishData extends CommitStage[Seq[StagedFile], Unit] {
+object PublishData extends CommitStage[Seq[StagedFile], Unit]("publish-data") {
   override protected def execute(ctx: TxnContext, files: Seq[StagedFile]): Unit = {
     // In two halves, so that tests can kill the driver with part of the data published.
     val (first, second) = files.splitAt(files.size / 2)

@@ -22,7 +22,7 @@ import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Repl
  * never counted as a conflict or as an earlier run of its write id; with another token it is
  * another driver's commit of the same transaction (a conflict).
  */
-object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord] {
+object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("publish-replace-record") {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): CommitRecord = attempt(ctx, req, 0)
 
   @tailrec

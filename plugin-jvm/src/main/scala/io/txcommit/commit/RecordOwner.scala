@@ -3,7 +3,7 @@ package io.txcommit.commit
 import org.apache.hadoop.fs.Path
 
 import io.txcommit.{CommitConflictException, CommitOutcomeUnknownException, Paths}
-import io.txcommit.log.{CommitRecord, RecordCodec}
+import io.txcommit.log.{CommitRecord, Fence, RecordCodec}
 
 /**
  * Whose record a publish left in place, read back after the publish reported an error. The
@@ -42,7 +42,7 @@ private[commit] object RecordOwner {
 
   /** The error of a commit that met another record of its own transaction. */
   def taken(ctx: TxnContext, other: CommitRecord, where: String): CommitConflictException =
-    if (other.isFence && other.jobId == io.txcommit.maintenance.Fence.ByVacuum)
+    if (other.isFence && other.jobId == Fence.ByVacuum)
       new CommitConflictException(s"${ctx.describe} was " +
         s"fenced by VACUUM at ${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was " +
         "silent for longer than VACUUM's retention horizon, so VACUUM took the transaction for dead " +

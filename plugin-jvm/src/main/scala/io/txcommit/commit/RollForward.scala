@@ -10,7 +10,7 @@ import io.txcommit.log.{LogLayout, RecordCodec}
  * after the commit record but before `_SUCCESS` (visible data is already right; this restores
  * `_SUCCESS` and removes failed-attempt files). Best effort: never blocks a new write.
  */
-object RollForward extends CommitStage[Unit, Option[String]] {
+object RollForward extends CommitStage[Unit, Option[String]]("roll-forward") {
   override protected def execute(ctx: TxnContext, in: Unit): Option[String] =
     try {
       val newest = ctx.store.list(ctx.layout.commitsDir)

@@ -10,7 +10,7 @@ import io.txcommit.log.TableState
  * the derived copy, after which `RollForward` finishes that commit's other derived work).
  * Best effort: never blocks a new write.
  */
-object RollForwardReplacements extends CommitStage[Unit, Int] {
+object RollForwardReplacements extends CommitStage[Unit, Int]("roll-forward-replacements") {
   override protected def execute(ctx: TxnContext, in: Unit): Int =
     try {
       val state = new TableState(ctx.table, ctx.store, ctx.conf)

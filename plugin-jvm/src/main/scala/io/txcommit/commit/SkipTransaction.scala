@@ -9,7 +9,7 @@ import io.txcommit.store.StagedFile
  * Job commit under write id policy `skip` when that write id is already committed: commits
  * nothing (no record), discards this job's data and records why in `aborted/<txn>.json`.
  */
-object SkipTransaction extends CommitStage[(Seq[StagedFile], CommitRecord), Int] {
+object SkipTransaction extends CommitStage[(Seq[StagedFile], CommitRecord), Int]("skip-transaction") {
   override protected def execute(ctx: TxnContext, in: (Seq[StagedFile], CommitRecord)): Int = {
     val (files, earlier) = in
     try ctx.store.writeReplacing(ctx.layout.abortedRecord(ctx.txn),

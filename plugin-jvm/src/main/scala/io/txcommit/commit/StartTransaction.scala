@@ -8,7 +8,7 @@ import io.txcommit.log.RecordCodec
  * whether the job is a replacing commit: VACUUM reads it to know how to fence the transaction
  * if its driver falls silent (invariant I19).
  */
-object StartTransaction extends CommitStage[Boolean, Unit] {
+object StartTransaction extends CommitStage[Boolean, Unit]("start-transaction") {
   override protected def execute(ctx: TxnContext, replacing: Boolean): Unit = {
     ctx.store.checkReady(ctx.table)
     ctx.store.createExclusive(ctx.layout.pendingRecord(ctx.txn), pendingMarker(ctx, replacing, None))

@@ -9,7 +9,7 @@ import io.txcommit.log.{CheckpointWriter, CommitRecord}
  * its number; a commit writes one when the random part of its transaction id falls in 1/n of
  * its range, which costs no request to decide and decides alike when the commit is rolled forward.
  */
-object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter.Outcome]] {
+object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter.Outcome]]("write-checkpoint") {
   def due(txn: String, interval: Long): Boolean =
     interval > 0 && (interval == 1 ||
       scala.util.Try(java.lang.Long.parseLong(txn.substring(8), 36)).toOption.exists(_ % interval == 0))

@@ -6,13 +6,13 @@ import java.time.Instant
 import scala.util.Try
 
 import io.txcommit.Version
-import io.txcommit.log.{CommitRecord, RecordCodec}
+import io.txcommit.log.{CommitRecord, LogLayout, RecordCodec}
 
 /**
  * Derived work: `_SUCCESS` as a JSON summary (in the spirit of Hadoop's manifest committer), so
  * tools that wait for `_SUCCESS` keep working and a person can see what the last commit did.
  */
-object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Unit] {
+object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Unit]("write-success-summary") {
   val MaxFilenames = 100
 
   override protected def execute(ctx: TxnContext, in: (CommitRecord, StageTimings)): Unit = {
@@ -55,7 +55,7 @@ object WriteSuccessSummary extends CommitStage[(CommitRecord, StageTimings), Uni
     storeRequests.toSeq.sortBy(_._1).foreach { case (k, v) => requests.put(k, v) }
     val names = n.putArray("filenames")
     record.added.take(MaxFilenames).foreach(f => names.add(f.path))
-    n.put("commitRecord", s"_txcommit/commits/${record.txn}.json")
+    n.put("commitRecord", LogLayout.commitRecordRelative(record.txn))
     RecordCodec.write(n)
   }
 }

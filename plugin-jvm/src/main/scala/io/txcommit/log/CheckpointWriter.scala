@@ -50,7 +50,7 @@ object CheckpointWriter {
     // The table's schema as of what it covers (I27), so the schema guard need not read those records.
     val schema = TableSchema.checkpointMark(previous, appendRecords ++ replaced.records, committed.contains,
       layout, store.list, store.read)
-    val checkpoint = Checkpoint(listed.highest + 1, now(), appId, s"txcommit/${Version.current}",
+    val checkpoint = Checkpoint(listed.highest + 1, now(), appId, Version.writer,
       math.max(through, replaced.highest), committed, removed, schema = Some(schema))
     val target = layout.checkpoint(checkpoint.number)
     try {

@@ -43,6 +43,17 @@ final case class CommitRecord(
 }
 
 object CommitRecord {
+
+  /**
+   * A record this JVM writes, the one way every commit, streaming batch and fence builds its
+   * own: stamped with this JVM's Spark application and txcommit version.
+   */
+  def written(txn: String, token: String, jobId: String, startedAt: Long, added: Seq[AddedFile],
+      committedAt: Long = System.currentTimeMillis(), operation: String = Append,
+      schema: Option[String] = None): CommitRecord =
+    CommitRecord(txn, token, jobId, startedAt, committedAt, added, io.txcommit.SparkApp.id,
+      io.txcommit.Version.writer, operation, schema = schema)
+
   val Format = "txcommit-commit-record"
   val FormatVersion = 2
   val ReadableVersions: Set[Long] = Set(1L, 2L)

@@ -13,6 +13,11 @@ import org.apache.hadoop.fs.Path
  *                          place in their total order, 20 digits: creating it IS that commit
  *  - `checkpoints/<n>.json` a [[Checkpoint]] of the committed state (derived, created
  *                          exclusively, never rewritten), `<n>` 20 digits, the newest highest
+ *  - `rows/<txn>.json`     the rows a job wrote, as Spark counted them (derived)
+ *  - `streaming/<batch>/<k>.json` a streaming sink's claims of a micro-batch (created
+ *                          exclusively); `streaming/<batch>.json` the txn a batch used, as
+ *                          versions before claims wrote it
+ *  - `probe/<uuid>.json`   a conditional-put adapter's proof of the primitive (deleted after)
  *
  * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable).
  */
@@ -24,6 +29,8 @@ final case class LogLayout(table: Path) {
   val replaceDir: Path = new Path(logDir, "replace")
   val checkpointsDir: Path = new Path(logDir, "checkpoints")
   val rowsDir: Path = new Path(logDir, "rows")
+  val streamingDir: Path = new Path(logDir, "streaming")
+  val probeDir: Path = new Path(logDir, "probe")
   val success: Path = new Path(table, "_SUCCESS")
 
   def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")
@@ -32,10 +39,18 @@ final case class LogLayout(table: Path) {
   def replaceRecord(sequence: Long): Path = new Path(replaceDir, LogLayout.replaceRecordName(sequence))
   def rowCount(txn: String): Path = new Path(rowsDir, s"$txn.json")
   def checkpoint(number: Long): Path = new Path(checkpointsDir, LogLayout.replaceRecordName(number))
+  def batchClaims(batch: Long): Path = new Path(streamingDir, batch.toString)
+  def batchMarker(batch: Long): Path = new Path(streamingDir, s"$batch.json")
+
+  /** A fresh name for a readiness probe's object ([[io.txcommit.store.ExclusiveCreateProbe]]). */
+  def newProbe(): Path = new Path(probeDir, s"${java.util.UUID.randomUUID()}.json")
 }
 
 object LogLayout {
   val LogDirName = "_txcommit"
+
+  /** A commit record's path relative to its table, as `_SUCCESS` names it. */
+  def commitRecordRelative(txn: String): String = s"$LogDirName/commits/$txn.json"
 
   /** The txn of a file in `commits/`, when its name is `<valid txn>.json`. */
   def txnOfRecordName(name: String): Option[String] =

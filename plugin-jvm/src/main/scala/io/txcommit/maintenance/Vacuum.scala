@@ -12,6 +12,7 @@ import io.txcommit.log.{
   CheckpointWriter,
   CommitRecord,
   DataFileName,
+  Fence,
   LogLayout,
   RecordCodec,
   RemovedFile,

@@ -5,18 +5,15 @@ import java.util.UUID
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.hadoop.fs.{FileSystem, Path}
-import org.apache.hadoop.mapreduce.{JobContext, OutputCommitter, TaskAttemptContext}
-import org.apache.spark.TaskContext
+import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
 import org.apache.spark.internal.io.{FileCommitProtocol, FileNameSpec}
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
-import org.apache.spark.mapred.SparkHadoopMapRedUtil
 
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
-import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{DataFileName, TableState, TxnId}
-import io.txcommit.store.{Adapters, CommitStore, StagedFile}
+import io.txcommit.log.TxnId
+import io.txcommit.store.{Adapters, StagedFile}
 
 /**
  * The txcommit commit protocol (`spark.sql.sources.commitProtocolClass`).
@@ -42,11 +39,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   /** Driver side: files of task attempts that committed (for abort clean-up). */
   @transient private lazy val committedByTasks = ArrayBuffer.empty[StagedFile]
 
-  /** Executor side: files this task attempt was given: (relative path, path written). */
-  @transient private var taskFiles: ArrayBuffer[(String, Path)] = _
-
-  /** Executor side: the store this task attempt writes through. */
-  @transient private var taskStore: CommitStore = _
+  /** The task side: data file names, each attempt's files, its commit and abort. */
+  private val tasks = new TaskWrites(table, txn, "table")
 
   /** Driver side: directories Spark asked to delete for a static overwrite (before setupJob). */
   @transient private lazy val overwriteScopes = ArrayBuffer.empty[String]
@@ -95,10 +89,6 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   override def setupJob(jobContext: JobContext): Unit = {
     val conf = jobContext.getConfiguration
-    TxCommitConf.haltAt(conf) // validate early: a bad value fails the job before any write
-    TxCommitConf.bool(conf, TxCommitConf.CleanupAttempts, default = true)
-    TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)
-    TxCommitConf.heartbeatIntervalMs(conf)
     intent = WriteIntent(
       staticScopes = overwriteScopes.synchronized(overwriteScopes.toList),
       dynamicPartitions = dynamicPartitionOverwrite,
@@ -107,39 +97,18 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       mergeSchema = WriteIntent.mergeSchema(conf),
       enforceNotNull = WriteIntent.enforceNotNull(conf))
     val ctx = context(jobContext)
-    val timings = new StageTimings
-    nesting = CheckTableNesting.run(ctx, (), timings)
-    HaltPoint.maybeHalt(conf, HaltPoint.JobAfterNestingCheck)
-    if (intent.isReplacing && !nesting.createsTable) CheckReplaceScope.run(ctx,
-      if (intent.dynamicPartitions || intent.writeId.isDefined) Seq("") else intent.staticScopes, timings)
-    RollForwardReplacements.run(ctx, (), timings)
-    RollForward.run(ctx, (), timings)
-    if (intent.isReplacing) {
-      if (intent.policy == WriteIdPolicy.Fail) CheckWriteId.run(ctx, intent, timings)
-      val state = new TableState(table, ctx.store, conf)
-      base = ReplaceBase(state.replaceLog.highest, state.commitTxns)
-    }
-    StartTransaction.run(ctx, intent.isReplacing, timings)
-    heartbeat = Some(TxnHeartbeat.start(ctx, intent.isReplacing, TxCommitConf.heartbeatIntervalMs(conf)))
+    val started = JobSetup.run(ctx, intent, streaming = false)
+    nesting = started.nesting
+    base = started.base
+    heartbeat = started.heartbeat
     logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
       (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") + ")")
   }
 
   override def newTaskTempFile(
-      taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String = {
-    val split = taskContext.getTaskAttemptID.getTaskID.getId
-    val name = DataFileName(spec.prefix, split, txn, attemptId(taskContext), spec.suffix)
-    val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
-    Paths.unsafeRelativePath(rel).foreach { why =>
-      throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is " +
-        s"not inside the table directory ($why)")
-    }
-    val written = store(taskContext).dataWritePath(
-      table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
-    taskFiles += rel -> written
-    written.toString
-  }
+      taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String =
+    tasks.newFile(taskContext, dir, spec)
 
   override def newTaskTempFile(
       taskContext: TaskAttemptContext, dir: Option[String], ext: String): String =
@@ -156,36 +125,16 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
     newTaskTempFileAbsPath(taskContext, absoluteDir, FileNameSpec("", ext))
 
-  override def setupTask(taskContext: TaskAttemptContext): Unit = {
-    taskFiles = ArrayBuffer.empty
-    taskStore = null
-  }
+  override def setupTask(taskContext: TaskAttemptContext): Unit = tasks.setup()
 
   override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
-    val conf = taskContext.getConfiguration
-    HaltPoint.maybeHalt(conf, HaltPoint.TaskBeforeCommit)
+    HaltPoint.maybeHalt(taskContext.getConfiguration, HaltPoint.TaskBeforeCommit)
     // Only one attempt per partition may commit: Spark's output commit coordinator decides,
     // and a denied attempt fails with CommitDeniedException (its files stay hidden).
-    val attempt = taskContext.getTaskAttemptID
-    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)
-    SparkHadoopMapRedUtil.commitTask(
-      TxCommitProtocol.Authorizer, taskContext, attempt.getJobID.getId, attempt.getTaskID.getId)
-    new TaskCommitMessage(manifest)
+    tasks.commit(taskContext)
   }
 
-  override def abortTask(taskContext: TaskAttemptContext): Unit = {
-    val conf = taskContext.getConfiguration
-    if (!TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)) {
-      Option(taskFiles).toSeq.flatten.foreach { case (rel, written) =>
-        try {
-          val s = store(taskContext)
-          s.stagedFile(table, rel, written).foreach(f => s.discardData(table, Seq(f)))
-        } catch {
-          case e: Exception => logWarning(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
-        }
-      }
-    }
-  }
+  override def abortTask(taskContext: TaskAttemptContext): Unit = tasks.abort(taskContext)
 
   override def onTaskCommit(taskCommit: TaskCommitMessage): Unit = taskCommit.obj match {
     case m: TaskManifest => committedByTasks.synchronized { committedByTasks ++= m.files }
@@ -217,30 +166,5 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }
-  }
-
-  private def store(taskContext: TaskAttemptContext): CommitStore = {
-    if (taskStore == null) taskStore = Adapters.open(table, taskContext.getConfiguration)
-    taskStore
-  }
-
-  /** Spark's unique task attempt id when running in a task, else the Hadoop attempt number. */
-  private def attemptId(taskContext: TaskAttemptContext): Long =
-    Option(TaskContext.get()).map(_.taskAttemptId())
-      .getOrElse(taskContext.getTaskAttemptID.getId.toLong)
-}
-
-object TxCommitProtocol {
-
-  /**
-   * A Hadoop committer that only asks Spark's output commit coordinator for permission: the
-   * data is already in place, so there is nothing to move.
-   */
-  private object Authorizer extends OutputCommitter {
-    override def setupJob(jobContext: JobContext): Unit = ()
-    override def setupTask(taskContext: TaskAttemptContext): Unit = ()
-    override def needsTaskCommit(taskContext: TaskAttemptContext): Boolean = true
-    override def commitTask(taskContext: TaskAttemptContext): Unit = ()
-    override def abortTask(taskContext: TaskAttemptContext): Unit = ()
   }
 }

@@ -1,7 +1,6 @@
 package io.txcommit.store
 
 import java.nio.charset.StandardCharsets.UTF_8
-import java.util.UUID
 import java.util.concurrent.ConcurrentHashMap
 
 import scala.util.control.NonFatal
@@ -17,7 +16,7 @@ import io.txcommit.UnsupportedStoreException
  * sent through exactly the request commit records take. A store, proxy or emulator that
  * accepts the precondition and ignores it would let an exclusive create overwrite, and a
  * duplicate commit replace a record. The probe creates and deletes one small object under the
- * table's `_txcommit/probe/`, never outside the table.
+ * table's log (`LogLayout.newProbe`, chosen by the adapter), never outside the table.
  *
  * @param precondition the adapter's exclusive create as its users know it (`If-None-Match: *`,
  *                     `ifGenerationMatch=0`), named in logs and errors
@@ -35,14 +34,13 @@ final class ExclusiveCreateProbe(precondition: String, optOut: String) {
    * @param delete deletes the probe object afterwards, whatever happened
    * @param url    how errors and logs show a path
    */
-  def verify(place: String, adapter: String, table: Path, enabled: Boolean)(
+  def verify(place: String, adapter: String, probe: Path, enabled: Boolean)(
       create: (Path, Array[Byte]) => Boolean, delete: Path => Unit, url: Path => String): Unit = {
     if (!enabled) {
       log.warn(s"txcommit: $optOut=false: trusting $place to honour $precondition without checking")
       return
     }
     if (verified.contains(place)) return
-    val probe = new Path(table, s"_txcommit/probe/${UUID.randomUUID()}.json")
     try {
       val first = create(probe, "{\"probe\":1}".getBytes(UTF_8))
       val second = create(probe, "{\"probe\":2}".getBytes(UTF_8))

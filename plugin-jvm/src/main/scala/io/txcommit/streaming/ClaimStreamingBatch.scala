@@ -6,8 +6,7 @@ import org.apache.hadoop.fs.Path
 
 import io.txcommit.{CommitConflictException, Paths}
 import io.txcommit.commit.{CommitStage, TxnContext}
-import io.txcommit.log.{CommitRecord, RecordCodec}
-import io.txcommit.maintenance.Fence
+import io.txcommit.log.{CommitRecord, Fence, LogLayout, RecordCodec}
 
 /**
  * Batch commit of the streaming sink, before the record: makes this driver's txn the one owner
@@ -21,11 +20,11 @@ import io.txcommit.maintenance.Fence
  * commit point) before claiming `k + 1`. A fenced owner's late commit loses, so however many
  * drivers take over, one record commits the batch. Returns the earlier commit to adopt, if any.
  */
-object ClaimStreamingBatch extends CommitStage[Long, Option[CommitRecord]] {
+object ClaimStreamingBatch extends CommitStage[Long, Option[CommitRecord]]("claim-streaming-batch") {
   override protected def execute(ctx: TxnContext, batch: Long): Option[CommitRecord] =
     legacyCommit(ctx, batch).orElse(claim(ctx, batch, 0))
 
-  def claimsDir(table: Path, batch: Long): Path = new Path(table, s"_txcommit/streaming/$batch")
+  def claimsDir(table: Path, batch: Long): Path = LogLayout(table).batchClaims(batch)
 
   @tailrec
   private def claim(ctx: TxnContext, batch: Long, tries: Int): Option[CommitRecord] = {

@@ -9,17 +9,15 @@ import scala.util.control.NonFatal
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
-import org.apache.spark.TaskContext
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.apache.spark.internal.io.FileNameSpec
-import org.apache.spark.mapred.SparkHadoopMapRedUtil
 import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
 
-import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException, Version}
+import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, TableSchema, TableState, TxnId}
-import io.txcommit.store.{Adapters, CommitStore, StagedFile}
+import io.txcommit.log.{AddedFile, LogLayout, TableSchema, TableState, TxnId}
+import io.txcommit.store.{Adapters, StagedFile}
 import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatus}
 
 /**
@@ -59,8 +57,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   /** Driver side: files of task attempts that committed (for abort clean-up). */
   @transient private lazy val committedByTasks = ArrayBuffer.empty[StagedFile]
-  @transient private var taskFiles: ArrayBuffer[(String, Path)] = _
-  @transient private var taskStore: CommitStore = _
+  private val tasks = new TaskWrites(table, txn, "sink")
 
   override def setupManifestOptions(fileLog: FileStreamSinkLog, batchId: Long): Unit = {
     super.setupManifestOptions(fileLog, batchId)
@@ -75,32 +72,14 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
 
   override def setupJob(jobContext: JobContext): Unit = {
     super.setupJob(jobContext) // checks setupManifestOptions ran
-    val ctx = context(jobContext)
-    val timings = new StageTimings
-    CheckTableNesting.run(ctx, (), timings)
-    StartTransaction.run(ctx, false, timings)
+    JobSetup.run(context(jobContext), WriteIntent(), streaming = true)
     logInfo(s"txcommit: streaming batch $batchId of ${Paths.display(table)} is txn $txn")
   }
 
-  override def setupTask(taskContext: TaskAttemptContext): Unit = {
-    taskFiles = ArrayBuffer.empty
-    taskStore = null
-  }
+  override def setupTask(taskContext: TaskAttemptContext): Unit = tasks.setup()
 
-  override def newTaskTempFile(taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String = {
-    val split = taskContext.getTaskAttemptID.getTaskID.getId
-    val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(taskContext.getTaskAttemptID.getId.toLong)
-    val name = DataFileName(spec.prefix, split, txn, attempt, spec.suffix)
-    val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
-    Paths.unsafeRelativePath(rel).foreach { why =>
-      throw new UnsupportedWriteException(s"output file '$rel' of ${Paths.display(table)} is not " +
-        s"inside the sink directory ($why)")
-    }
-    val written =
-      store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
-    taskFiles += rel -> written
-    written.toString
-  }
+  override def newTaskTempFile(taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String =
+    tasks.newFile(taskContext, dir, spec)
 
   override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec)
       : String =
@@ -115,21 +94,9 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def newTaskTempFileAbsPath(taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
     newTaskTempFileAbsPath(taskContext, absoluteDir, FileNameSpec("", ext))
 
-  override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = {
-    val attempt = taskContext.getTaskAttemptID
-    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, Option(taskFiles).toSeq.flatten)
-    SparkHadoopMapRedUtil.commitTask(TxCommitSinkProtocol.Authorizer, taskContext, attempt.getJobID.getId,
-      attempt.getTaskID.getId)
-    new TaskCommitMessage(manifest)
-  }
+  override def commitTask(taskContext: TaskAttemptContext): TaskCommitMessage = tasks.commit(taskContext)
 
-  override def abortTask(taskContext: TaskAttemptContext): Unit =
-    Option(taskFiles).toSeq.flatten.foreach { case (rel, written) =>
-      try {
-        val s = store(taskContext)
-        s.stagedFile(table, rel, written).foreach(f => s.discardData(table, Seq(f)))
-      } catch { case NonFatal(e) => logWarning(s"txcommit: could not discard aborted file $rel: ${e.getMessage}") }
-    }
+  override def abortTask(taskContext: TaskAttemptContext): Unit = tasks.abort(taskContext)
 
   override def onTaskCommit(taskCommit: TaskCommitMessage): Unit = taskCommit.obj match {
     case m: TaskManifest => committedByTasks.synchronized { committedByTasks ++= m.files }
@@ -158,10 +125,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
             WriteIntent.enforceNotNull(ctx.conf)), timings)
         PublishData.run(ctx, staged, timings)
         HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
-        val record = CommitRecord(txn, token, ctx.sparkJobId, startedAt, System.currentTimeMillis(),
-          staged.map(f => AddedFile(f.path, f.size)),
-          io.txcommit.SparkApp.id,
-          s"txcommit/${Version.current}", schema = schema)
+        val record = ctx.record(staged.map(f => AddedFile(f.path, f.size)), schema)
         try PublishCommitRecord.run(ctx, record, timings)
         catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
         TableSchema.committed(ctx.layout, record)
@@ -189,11 +153,6 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }
-
-  private def store(taskContext: TaskAttemptContext): CommitStore = {
-    if (taskStore == null) taskStore = Adapters.open(table, taskContext.getConfiguration)
-    taskStore
-  }
 }
 
 object TxCommitSinkProtocol {
@@ -201,7 +160,7 @@ object TxCommitSinkProtocol {
 
   /** `<sink>/_txcommit/streaming/<batch>.json`: which txn a batch used, as versions before batch
    *  claims wrote it (read to adopt such a commit on replay). */
-  def markerPath(table: Path, batchId: Long): Path = new Path(table, s"_txcommit/streaming/$batchId.json")
+  def markerPath(table: Path, batchId: Long): Path = LogLayout(table).batchMarker(batchId)
 
   def markerBytes(batchId: Long, txn: String): Array[Byte] =
     s"""{"format":"txcommit-streaming-batch","batch":$batchId,"txn":"$txn"}""".getBytes(UTF_8)
@@ -209,13 +168,4 @@ object TxCommitSinkProtocol {
   def markerTxn(bytes: Array[Byte]): Option[String] =
     try Option(mapper.readTree(bytes).get("txn")).filter(_.isTextual).map(_.asText()).filter(TxnId.isValid)
     catch { case NonFatal(_) => None }
-
-  /** Asks Spark's output commit coordinator only: the data is already in place. */
-  private object Authorizer extends org.apache.hadoop.mapreduce.OutputCommitter {
-    override def setupJob(jobContext: JobContext): Unit = ()
-    override def setupTask(taskContext: TaskAttemptContext): Unit = ()
-    override def needsTaskCommit(taskContext: TaskAttemptContext): Boolean = true
-    override def commitTask(taskContext: TaskAttemptContext): Unit = ()
-    override def abortTask(taskContext: TaskAttemptContext): Unit = ()
-  }
 }

@@ -2,8 +2,7 @@ package io.txcommit.commit
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.log.{RecordCodec, TxnId}
-import io.txcommit.maintenance.Fence
+import io.txcommit.log.{Fence, RecordCodec, TxnId}
 import io.txcommit.testing.InMemoryCommitStore.Op
 import io.txcommit.testing.MemTable
 

@@ -4,9 +4,10 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
 import io.txcommit.spark.{TxCommitExtensions, TxCommitPlugin, TxCommitProtocol}
-import io.txcommit.streaming.TxCommitCheckpointFileManager
+import io.txcommit.streaming.{ClaimStreamingBatch, TxCommitCheckpointFileManager}
 import io.txcommit.testing.Vectors
 
 /**
@@ -40,5 +41,15 @@ class SharedNamesSuite extends AnyFunSuite {
 
   test("fault points, in order") {
     assert(Vectors.elements(names.get("haltPoints")).map(_.asText()) == HaltPoint.all.map(_.name))
+  }
+
+  test("commit stages: every stage's name, keyed by its object's name") {
+    val stages: Seq[CommitStage[_, _]] = Seq(StartTransaction, CheckTableNesting, RecheckTableNesting,
+      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, CollectManifests, CheckWriteId,
+      SkipTransaction, CheckConflicts, CheckSchema, PublishData, PublishCommitRecord, PublishReplaceRecord,
+      CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, CleanupAttempts, CleanupStaging, AbortTransaction,
+      ClaimStreamingBatch)
+    assert(entries("stages") == stages.map(s => s.getClass.getSimpleName.stripSuffix("$") -> s.name).toMap)
+    assert(stages.map(_.name).distinct.size == stages.size, "two stages share a name")
   }
 }

@@ -2,6 +2,7 @@ package io.txcommit.azure
 
 import org.apache.hadoop.fs.Path
 
+import io.txcommit.log.LogLayout
 import io.txcommit.store.ExclusiveCreateProbe
 
 /** The azure adapter's readiness probe: a second `If-None-Match: *` Put Blob of one name
@@ -11,7 +12,7 @@ object ConditionalPutProbe {
 
   def verify(store: AzureStore, table: Path): Unit = {
     val loc = store.loc
-    probe.verify(s"${loc.endpoint} (container ${loc.container})", store.declaration.name, table,
+    probe.verify(s"${loc.endpoint} (container ${loc.container})", store.declaration.name, LogLayout(table).newProbe(),
       loc.jobConf.getBoolean(AzureStore.VerifyConditionalPut, true))(
       (p, bytes) => store.putIfAbsent(loc.blobName(p), BlobBody.Bytes(bytes)), p => store.delete(p),
       p => loc.url(loc.blobName(p)))

@@ -3,6 +3,7 @@ package io.txcommit.gcs
 import org.apache.hadoop.fs.Path
 
 import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.LogLayout
 import io.txcommit.store.ExclusiveCreateProbe
 
 /** The gcs adapter's readiness probe: a second `ifGenerationMatch=0` multipart upload of one
@@ -14,7 +15,7 @@ object GenerationMatchProbe {
 
   def verify(store: GcsStore, table: Path): Unit = {
     val loc = store.loc
-    probe.verify(s"${loc.endpoint} (bucket ${loc.bucket})", store.declaration.name, table,
+    probe.verify(s"${loc.endpoint} (bucket ${loc.bucket})", store.declaration.name, LogLayout(table).newProbe(),
       TxCommitConf.bool(loc.jobConf, GcsStore.VerifyGenerationMatch, default = true))(
       (p, bytes) => store.createIfAbsent(loc.name(p), bytes), p => store.delete(p), p => loc.url(loc.name(p)))
   }

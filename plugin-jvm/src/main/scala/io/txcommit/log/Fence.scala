@@ -1,4 +1,4 @@
-package io.txcommit.maintenance
+package io.txcommit.log
 
 import scala.annotation.tailrec
 
@@ -6,8 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
-import io.txcommit.{CommitConflictException, Paths, Version}
-import io.txcommit.log.{CommitRecord, LogLayout, RecordCodec, Replacement, ReplaceLog, TxnId}
+import io.txcommit.{CommitConflictException, Paths}
 import io.txcommit.store.CommitStore
 
 /**
@@ -33,9 +32,8 @@ object Fence {
 
   /** The fence of `txn`, set by `by` (a `jobId`) at `now`. */
   def record(txn: String, by: String, now: Long): CommitRecord =
-    CommitRecord(txn, s"fence-${java.util.UUID.randomUUID()}", by, TxnId.startedAt(txn).getOrElse(0L), now, Nil,
-      io.txcommit.SparkApp.id, s"txcommit/${Version.current}",
-      operation = CommitRecord.Fence)
+    CommitRecord.written(txn, s"fence-${java.util.UUID.randomUUID()}", by, TxnId.startedAt(txn).getOrElse(0L), Nil,
+      committedAt = now, operation = CommitRecord.Fence)
 
   /**
    * Fences `txn` at its append commit point: Right(()) when it is fenced (by this call or

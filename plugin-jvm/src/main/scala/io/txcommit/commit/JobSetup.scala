@@ -1,0 +1,47 @@
+package io.txcommit.commit
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.fault.HaltPoint
+import io.txcommit.log.TableState
+
+/** What job setup leaves for the job commit. */
+final case class JobStarted(nesting: NestingSeen, base: ReplaceBase, heartbeat: Option[TxnHeartbeat])
+
+/**
+ * Job setup, the stages in order, for every write: a batch job and a streaming micro-batch run
+ * this one sequence ([[JobCommitter]] is the job commit's). A micro-batch skips what only a
+ * batch job needs: it replaces nothing, starts no heartbeat (its job runs for one trigger), and
+ * leaves rolling the table forward (a listing of every commit record) to the batch jobs, which
+ * run rarely, instead of paying it on every trigger of a stream.
+ */
+object JobSetup {
+
+  def run(ctx: TxnContext, intent: WriteIntent, streaming: Boolean): JobStarted = {
+    val conf = ctx.conf
+    TxCommitConf.haltAt(conf) // validate early: a bad value fails the job before any write
+    TxCommitConf.bool(conf, TxCommitConf.CleanupAttempts, default = true)
+    TxCommitConf.bool(conf, TxCommitConf.KeepAbortedFiles, default = false)
+    if (!streaming) TxCommitConf.heartbeatIntervalMs(conf)
+    val timings = new StageTimings
+    val nesting = CheckTableNesting.run(ctx, (), timings)
+    HaltPoint.maybeHalt(conf, HaltPoint.JobAfterNestingCheck)
+    if (intent.isReplacing && !nesting.createsTable) CheckReplaceScope.run(ctx,
+      if (intent.dynamicPartitions || intent.writeId.isDefined) Seq("") else intent.staticScopes, timings)
+    if (!streaming) {
+      RollForwardReplacements.run(ctx, (), timings)
+      RollForward.run(ctx, (), timings)
+    }
+    val base =
+      if (!intent.isReplacing) ReplaceBase(0L, Set.empty)
+      else {
+        if (intent.policy == WriteIdPolicy.Fail) CheckWriteId.run(ctx, intent, timings)
+        val state = new TableState(ctx.table, ctx.store, conf)
+        ReplaceBase(state.replaceLog.highest, state.commitTxns)
+      }
+    StartTransaction.run(ctx, intent.isReplacing, timings)
+    val heartbeat =
+      if (streaming) None
+      else Some(TxnHeartbeat.start(ctx, intent.isReplacing, TxCommitConf.heartbeatIntervalMs(conf)))
+    JobStarted(nesting, base, heartbeat)
+  }
+}

@@ -1,0 +1,98 @@
+package io.txcommit.commit
+
+import scala.collection.mutable.ArrayBuffer
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
+import org.apache.hadoop.mapreduce.{JobContext, OutputCommitter, TaskAttemptContext}
+import org.apache.spark.TaskContext
+import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
+import org.apache.spark.internal.io.FileNameSpec
+import org.apache.spark.mapred.SparkHadoopMapRedUtil
+import org.slf4j.LoggerFactory
+
+import io.txcommit.{Paths, UnsupportedWriteException}
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.DataFileName
+import io.txcommit.store.{Adapters, CommitStore}
+
+/**
+ * The task side of one transaction, shared by the batch and the streaming protocol: names each
+ * data file with the transaction and the attempt, writes it where the store says (in place, or
+ * as an upload completed at job commit), and commits the attempt with a [[TaskManifest]] of its
+ * files once Spark's output commit coordinator allows it, or discards them on abort. Nothing is
+ * moved. Created on the driver with the protocol and serialised with it; what an attempt wrote
+ * lives on its executor only.
+ *
+ * @param where how errors name the directory written ("table", "sink")
+ */
+final class TaskWrites(table: Path, txn: String, where: String) extends Serializable {
+  @transient private var written: ArrayBuffer[(String, Path)] = _
+  @transient private var taskStore: CommitStore = _
+
+  def setup(): Unit = {
+    written = ArrayBuffer.empty
+    taskStore = null
+  }
+
+  /** Where the task writes its next data file, in directory `dir` of the table. */
+  def newFile(taskContext: TaskAttemptContext, dir: Option[String], spec: FileNameSpec): String = {
+    val split = taskContext.getTaskAttemptID.getTaskID.getId
+    val name = DataFileName(spec.prefix, split, txn, attemptId(taskContext), spec.suffix)
+    val rel = dir.filter(_.nonEmpty).map(d => s"$d/$name").getOrElse(name)
+    Paths.unsafeRelativePath(rel).foreach { why =>
+      throw new UnsupportedWriteException(
+        s"output file '$rel' of ${Paths.display(table)} is not inside the $where directory ($why)")
+    }
+    val at = store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
+    written += rel -> at
+    at.toString
+  }
+
+  /** The attempt's manifest; only one attempt per partition gets it (CommitDeniedException). */
+  def commit(taskContext: TaskAttemptContext): TaskCommitMessage = {
+    val attempt = taskContext.getTaskAttemptID
+    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, files)
+    SparkHadoopMapRedUtil.commitTask(TaskWrites.Authorizer, taskContext, attempt.getJobID.getId,
+      attempt.getTaskID.getId)
+    new TaskCommitMessage(manifest)
+  }
+
+  /** Forgets what the attempt wrote (unless the test conf keeps aborted files): hidden anyway. */
+  def abort(taskContext: TaskAttemptContext): Unit =
+    if (!TxCommitConf.bool(taskContext.getConfiguration, TxCommitConf.KeepAbortedFiles, default = false)) {
+      files.foreach { case (rel, at) =>
+        try {
+          val s = store(taskContext)
+          s.stagedFile(table, rel, at).foreach(f => s.discardData(table, Seq(f)))
+        } catch {
+          case NonFatal(e) => TaskWrites.log.warn(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
+        }
+      }
+    }
+
+  private def files: Seq[(String, Path)] = Option(written).toSeq.flatten
+
+  private def store(taskContext: TaskAttemptContext): CommitStore = {
+    if (taskStore == null) taskStore = Adapters.open(table, taskContext.getConfiguration)
+    taskStore
+  }
+
+  /** Spark's unique task attempt id when running in a task, else the Hadoop attempt number. */
+  private def attemptId(taskContext: TaskAttemptContext): Long =
+    Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(taskContext.getTaskAttemptID.getId.toLong)
+}
+
+object TaskWrites {
+  private val log = LoggerFactory.getLogger(classOf[TaskWrites])
+
+  /** A Hadoop committer that only asks Spark's output commit coordinator for permission: the
+   *  data is already in place, so there is nothing to move. */
+  private object Authorizer extends OutputCommitter {
+    override def setupJob(jobContext: JobContext): Unit = ()
+    override def setupTask(taskContext: TaskAttemptContext): Unit = ()
+    override def needsTaskCommit(taskContext: TaskAttemptContext): Boolean = true
+    override def commitTask(taskContext: TaskAttemptContext): Unit = ()
+    override def abortTask(taskContext: TaskAttemptContext): Unit = ()
+  }
+}
