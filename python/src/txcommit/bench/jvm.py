@@ -20,7 +20,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from txcommit._maven import DEFAULT_MAVEN_REPO, Artifact, _download, cache_dir
+from txcommit._maven import Artifact, cache_dir, fetched
 from txcommit.errors import ServerStartError
 
 FLOOR_SOURCE = "DirectWriteCommitProtocol.java"
@@ -32,18 +32,8 @@ BINDING_PARQUET_COMMITTER = "org.apache.spark.internal.io.cloud.BindingParquetOu
 
 def hadoop_cloud_jar() -> Path:
     """spark-hadoop-cloud from Maven Central (cached under ~/.cache/txcommit/jars)."""
-    dest = cache_dir() / HADOOP_CLOUD.filename
-    if not dest.exists():
-        repo = os.environ.get("TXCOMMIT_MAVEN_REPO", DEFAULT_MAVEN_REPO)
-        print(f"txcommit bench: fetching {HADOOP_CLOUD.filename} into {dest.parent}", flush=True)
-        try:
-            _download(HADOOP_CLOUD.url(repo) + HADOOP_CLOUD.filename, dest)
-        except OSError as e:
-            raise ServerStartError(
-                f"could not download {HADOOP_CLOUD.filename} from {repo} ({e}); run without "
-                f"the magic committer (--protocols) or put the jar into {dest.parent}"
-            ) from e
-    return dest
+    (jar,) = fetched((HADOOP_CLOUD,), "spark-hadoop-cloud", "txcommit bench")
+    return jar
 
 
 def floor_jar(spark_jars: Path) -> Path:
