@@ -142,7 +142,8 @@ lazy val testSettings: Seq[Setting[_]] = Seq(
   Test / javaOptions ++= Seq("-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     s"-Duser.home=${sys.props("user.home")}"),
-  Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"))
+  // Durations, and a test still running after 5 minutes named every 2 (a hang says where).
+  Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD", "-W", "300", "120"))
 
 /** What every module of a line shares: its Spark, its sources, tests, POM and linkage check. */
 def lineModule(l: SparkLine, moduleDir: String, artifact: String, jarName: String): Seq[Setting[_]] =

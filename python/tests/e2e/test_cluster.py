@@ -183,6 +183,9 @@ def speculating_server(request: pytest.FixtureRequest, plugin_jar: Path) -> Iter
 
 
 def session_on(server: ServerProcess, table: TableRef):  # noqa: ANN201
+    # The server is shared by a module's tests: once it is gone, each test fails at once
+    # instead of waiting out the client's retries against a closed port.
+    assert server.jvm_pids(), f"the module's server is not running:\n{server.log_tail()}"
     spark = new_session(server.url)
     table.prepare(spark)
     for key, value in KEEP_JUNK.items():

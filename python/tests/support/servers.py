@@ -210,7 +210,8 @@ class ServerProcess:
                 return self
         self.stop()
         tail = "".join(self.output[-60:])
-        if (f"Port {self.port}" in tail and "already in use" in tail) or "BindException" in tail:
+        taken = (f"Port {self.port}", "already in use"), (f"port {self.port} was taken",)
+        if any(all(t in tail for t in words) for words in taken) or "BindException" in tail:
             raise PortTakenError(f"port {self.port} was taken:\n{tail}")
         raise RuntimeError("server did not start:\n" + tail)
 

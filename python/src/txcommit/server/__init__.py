@@ -36,6 +36,7 @@ from txcommit._names import (
 )
 from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError
+from txcommit.server.ports import listens_on
 
 if TYPE_CHECKING:
     from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs
@@ -453,22 +454,44 @@ class RunningServer:
         return _tail(self.log_path, lines)
 
     def wait_ready(self, timeout: float) -> None:
-        """Block until the server accepts TCP connections; raise if it dies or times out."""
+        """Block until the server's own process listens on its port; raise if it dies or
+        times out. A connection alone proves nothing: another process may have taken the port
+        after it was chosen (an executor of a standalone cluster draws from the same range)."""
         deadline = time.monotonic() + timeout
+        foreign = False
         while time.monotonic() < deadline:
             code = self.process.poll()
             if code is not None:
                 raise ServerStartError(
                     f"The Spark Connect server exited with code {code} before accepting "
-                    f"connections. Last lines of {self.log_path}:\n{self.log_tail()}"
+                    f"connections{self._port_taken()}. Last lines of {self.log_path}:\n"
+                    f"{self.log_tail()}"
                 )
             if port_accepts(self.host, self.port, timeout=0.5):
-                return
+                if listens_on(self.process.pid, self.port) is not False:
+                    return
+                foreign = True
             time.sleep(0.25)
+        held = (
+            f" another process listens on port {self.port} (not the server, pid "
+            f"{self.process.pid}): choose another --port."
+            if foreign
+            else ""
+        )
         raise ServerStartError(
             f"The Spark Connect server did not accept connections on {self.host}:{self.port} "
-            f"within {timeout:.0f} s. Last lines of {self.log_path}:\n{self.log_tail()}"
+            f"within {timeout:.0f} s;{held} Last lines of {self.log_path}:\n{self.log_tail()}"
         )
+
+    def _port_taken(self) -> str:
+        """What to say when the JVM could not bind its port: another process took it."""
+        try:
+            log = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        if "BindException: Failed to bind to address" not in log:
+            return ""
+        return f": port {self.port} was taken by another process; choose another --port"
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the server to exit and return its exit code."""
