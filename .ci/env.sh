@@ -7,6 +7,9 @@ CACHE="${TXCOMMIT_CACHE:-$HOME/.cache/txcommit}"
 # TXCOMMIT_CACHE, build.sbt the same, and sbt's JVM and Maven are told the shell's home (Java
 # takes user.home from the password database, not from $HOME).
 export TXCOMMIT_CACHE="$CACHE"
+# pip's and uv's caches there too: setup's pip builds pyspark 4.3.0's wheel from its sdist once,
+# and .ci/lines finds it in pip's wheel cache instead of building it again.
+export PIP_CACHE_DIR="$CACHE/pip" UV_CACHE_DIR="$CACHE/uv" PIP_DISABLE_PIP_VERSION_CHECK=1
 SBT_VERSION="1.11.7"
 PYTHON="${PYTHON:-python3}"
 M2_REPO="$CACHE/m2"

@@ -459,10 +459,8 @@ def list_one_level(ctx: CheckContext) -> None:
             )
 
 
-#: Keys a store must refuse, because they would leave its root or are not canonical.
-
-
 def unsafe_keys(ctx: CheckContext) -> None:
+    """Keys a store must refuse, because they would leave its root or are not canonical."""
     store = ctx.store
     for bad in unsafe_paths():  # the golden vectors: the cases the JVM refuses too
         for op, call in (

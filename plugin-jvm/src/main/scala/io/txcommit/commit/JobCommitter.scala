@@ -1,38 +1,60 @@
 package io.txcommit.commit
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.slf4j.LoggerFactory
 
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.{AddedFile, CommitRecord, TableSchema, TableState}
+import io.txcommit.store.StagedFile
 
 /**
- * Job commit: collect, publish the record (the commit point), then the derived work. Once the
- * record exists the job IS committed, so a failure in derived work is logged and never turned
- * into a job failure (a caller that saw a failure would re-run and duplicate the data).
+ * Job commit, for a batch job and for a streaming micro-batch ([[CommitKind]]): collect,
+ * publish the record (the commit point), then the derived work. Once the record exists the job
+ * IS committed, so a failure in derived work is logged and never turned into a job failure (a
+ * caller that saw a failure would re-run and duplicate the data).
  */
 object JobCommitter {
   private val log = LoggerFactory.getLogger(getClass)
 
   /**
-   * Commits the job; returns its record, or None when a write id under policy `skip` was
-   * already committed (nothing is committed then). `base` is set for replacing jobs.
+   * Commits the job; returns its record, or None when nothing is committed: a write id under
+   * policy `skip` was already committed, or a micro-batch was committed by an earlier run (its
+   * record is kept). `base` is set for replacing jobs; `cleanup` runs the clean-up after the
+   * job returns ([[DerivedWork]]).
    */
   def commit(ctx: TxnContext, messages: Seq[TaskCommitMessage], intent: WriteIntent = WriteIntent(),
-      base: ReplaceBase = ReplaceBase(0L, Set.empty)): Option[CommitRecord] = {
+      base: ReplaceBase = ReplaceBase(0L, Set.empty), kind: CommitKind = CommitKind.BatchJob,
+      cleanup: DerivedWork.Runner = DerivedWork.InBackground): Option[CommitRecord] = {
     val timings = new StageTimings
     val staged = CollectManifests.run(ctx, messages, timings)
-    val skipBecause = CheckWriteId.run(ctx, intent, timings).filter(_ => intent.policy == WriteIdPolicy.Skip)
-    skipBecause match {
+    kind.earlierCommit(ctx, timings) match {
       case Some(earlier) =>
-        SkipTransaction.run(ctx, (staged, earlier), timings)
+        discard(ctx, staged)
+        kind.committed(earlier)
         None
-      case None => Some(publish(ctx, staged, intent, base, timings))
+      case None =>
+        val skipBecause = CheckWriteId.run(ctx, intent, timings).filter(_ => intent.policy == WriteIdPolicy.Skip)
+        skipBecause match {
+          case Some(earlier) =>
+            SkipTransaction.run(ctx, (staged, earlier), timings)
+            None
+          case None => Some(publish(ctx, staged, intent, base, kind, cleanup, timings))
+        }
     }
   }
 
-  private def publish(ctx: TxnContext, staged: Seq[io.txcommit.store.StagedFile], intent: WriteIntent,
-      base: ReplaceBase, timings: StageTimings): CommitRecord = {
+  /** This run's files, when an earlier run's commit is kept: readers hide them anyway. */
+  private def discard(ctx: TxnContext, staged: Seq[StagedFile]): Unit =
+    try ctx.store.discardData(ctx.table, staged)
+    catch {
+      case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: files of this run not discarded (hidden anyway): " +
+          e.getMessage)
+    }
+
+  private def publish(ctx: TxnContext, staged: Seq[StagedFile], intent: WriteIntent, base: ReplaceBase,
+      kind: CommitKind, cleanup: DerivedWork.Runner, timings: StageTimings): CommitRecord = {
     val record = ctx.record(staged.map(f => AddedFile(f.path, f.size)))
     // One snapshot of the log for the conflict check and the schema guard: their listings are shared.
     val snapshot = new TableState(ctx.table, ctx.store, ctx.conf)
@@ -42,15 +64,16 @@ object JobCommitter {
         intent.mergeSchema, snapshot, intent.enforceNotNull), timings)
     PublishData.run(ctx, staged, timings)
     val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
-    HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeRecord)
+    HaltPoint.maybeHalt(ctx.conf, kind.beforeRecord)
     val committed =
       if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(stamped, intent, base), timings)
       else { PublishCommitRecord.run(ctx, stamped, timings); TableSchema.committed(ctx.layout, stamped); stamped }
     log.info(s"txcommit: ${ctx.describe}: COMMITTED ${committed.files} file(s), ${committed.bytes} " +
       s"bytes (${committed.operation}" + committed.replacement.map(r =>
         s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")
-    HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobAfterRecord)
-    DerivedWork.apply(ctx, committed, timings)
+    HaltPoint.maybeHalt(ctx.conf, kind.afterRecord)
+    kind.committed(committed)
+    DerivedWork.apply(ctx, committed, timings, cleanup)
     committed
   }
 }

@@ -1,5 +1,7 @@
 package io.txcommit.fault
 
+import scala.util.control.ControlThrowable
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkEnv
 import org.slf4j.LoggerFactory
@@ -36,6 +38,26 @@ object HaltPoint {
 
   private val log = LoggerFactory.getLogger(getClass)
 
+  /** What ends a pipeline run by [[simulated]] at its fault point. Not NonFatal: no stage's
+   *  guard catches it, so nothing after the point runs, as after a real halt. */
+  final class Halted(val point: HaltPoint) extends ControlThrowable(s"halted at ${point.name}")
+
+  private val simulating = new ThreadLocal[Boolean] { override def initialValue(): Boolean = false }
+
+  /**
+   * Runs `body` (the commit pipeline, in one JVM: a suite) where the fault point that
+   * `spark.txcommit.test.haltAt` names ends it as a halt ends the JVM: no stage after the point
+   * runs, no clean-up, no abort. Left(point) when it halted there. Only the calling thread is
+   * affected: a suite runs the background clean-up inline to reach its point.
+   */
+  def simulated[T](body: => T): Either[HaltPoint, T] = {
+    val before = simulating.get
+    simulating.set(true)
+    try Right(body)
+    catch { case h: Halted => Left(h.point) }
+    finally simulating.set(before)
+  }
+
   /**
    * Halts the JVM (no shutdown hooks, like SIGKILL) when `conf` names `point` and the server
    * allows fault injection. A shared server must not be killable by any client that can set a
@@ -44,6 +66,7 @@ object HaltPoint {
   def maybeHalt(conf: Configuration, point: HaltPoint): Unit = {
     maybePause(conf, point)
     if (TxCommitConf.haltAt(conf).contains(point)) {
+      if (simulating.get) throw new Halted(point)
       val allowed = Option(SparkEnv.get).exists(_.conf.getBoolean(TxCommitConf.AllowFaultInjection, false))
       if (allowed) {
         log.error(s"txcommit: halting the JVM at fault point '${point.name}' (${TxCommitConf.HaltAt})")

@@ -32,7 +32,9 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  *     missing capability.
  *  6. Every request is counted in `requests` (reported in `_SUCCESS` as `jobCommitRequests`);
  *     nothing a store logs, stores or throws contains credentials, and paths are shown
- *     without user info.
+ *     without user info. A failed request throws an IOException naming the path; one cut
+ *     short because its thread was interrupted (a query stopped, a job cancelled) an
+ *     `InterruptedIOException`, which Spark takes for the stop ([[StoreFailure]] builds both).
  *  7. `openUploads` lists the staged data under a table that is neither published nor
  *     discarded (open multipart uploads: target path relative to the table, upload id, start
  *     time), and `abortUpload` forgets one: VACUUM uses them to stop paying for uploads of

@@ -15,8 +15,7 @@ import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol
 
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
-import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, LogLayout, TableSchema, TableState, TxnId}
+import io.txcommit.log.{AddedFile, LogLayout, TxnId}
 import io.txcommit.store.{Adapters, StagedFile}
 import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatus}
 
@@ -26,7 +25,8 @@ import io.txcommit.streaming.SparkStreamingApi.{FileStreamSinkLog, SinkFileStatu
  * (Spark requires a [[ManifestFileCommitProtocol]] there, or the sink log stays empty).
  *
  * Tasks write files named `part-NNNNN-tid-<txn>-<attempt>...` in place (or, on
- * `s3-multipart`, as uploads completed at commit). The batch commit, in this order:
+ * `s3-multipart`, as uploads completed at commit). The batch commit is [[JobCommitter]]'s, as
+ * for a batch job, with a [[MicroBatch]]'s two steps (1 and 3), in this order:
  *
  *  1. claim the batch for this txn ([[ClaimStreamingBatch]]: exclusive claims
  *     `_txcommit/streaming/<batch>/<k>.json`; an earlier claimer that did not commit is fenced
@@ -106,33 +106,11 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
     require(sinkLog != null, "setupManifestOptions must be called before commitJob")
     val ctx = context(jobContext)
-    val timings = new StageTimings
-    val staged = CollectManifests.run(ctx, taskCommits, timings)
-    ClaimStreamingBatch.run(ctx, batchId, timings) match {
-      case Some(record) =>
-        logWarning(s"txcommit: streaming batch $batchId of ${Paths.display(table)} was committed " +
-          s"before as txn ${record.txn} (a crash came before Spark's sink log); keeping that " +
-          s"commit and discarding this replay's ${staged.size} file(s)")
-        try ctx.store.discardData(table, staged)
-        catch {
-          case NonFatal(e) => logWarning(s"txcommit: replay files not discarded (hidden anyway): ${e.getMessage}")
-        }
-        addToSinkLog(record.added)
-      case None =>
-        val schema = CheckSchema.run(ctx,
-          SchemaCheck(TableSchema.written(ctx.conf), replacesTable = false,
-            WriteIntent.mergeSchema(ctx.conf), new TableState(table, ctx.store, ctx.conf),
-            WriteIntent.enforceNotNull(ctx.conf)), timings)
-        PublishData.run(ctx, staged, timings)
-        HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeRecord)
-        val record = ctx.record(staged.map(f => AddedFile(f.path, f.size)), schema)
-        try PublishCommitRecord.run(ctx, record, timings)
-        catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
-        TableSchema.committed(ctx.layout, record)
-        HaltPoint.maybeHalt(ctx.conf, HaltPoint.StreamingBeforeSinkLog)
-        addToSinkLog(record.added)
-        DerivedWork.apply(ctx, record, timings)
-    }
+    // A micro-batch appends; the writer's schema options apply to it as to a batch append.
+    val intent = WriteIntent(mergeSchema = WriteIntent.mergeSchema(ctx.conf),
+      enforceNotNull = WriteIntent.enforceNotNull(ctx.conf))
+    try JobCommitter.commit(ctx, taskCommits, intent, kind = new MicroBatch(table, batchId, addToSinkLog))
+    catch { case e: CommitOutcomeUnknownException => outcomeUnknown = true; throw e }
   }
 
   private def addToSinkLog(files: Seq[AddedFile]): Unit = {

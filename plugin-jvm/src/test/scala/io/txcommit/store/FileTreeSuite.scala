@@ -69,51 +69,44 @@ class FileTreeSuite extends AnyFunSuite {
     assert(e.getMessage.contains(root.getFileName.toString) && e.getMessage.contains("run again"))
   }
 
-  /** The local file system, where a directory deleted between Hadoop's existence check and its
-   *  listing fails the listing with a plain IOException ("Invalid directory ..."). */
-  private final class VanishingDirFs(vanishing: String) extends org.apache.hadoop.fs.LocalFileSystem {
-    var vanished = 0
-    override def listStatus(f: Path): Array[org.apache.hadoop.fs.FileStatus] =
-      if (f.getName != vanishing) super.listStatus(f)
-      else {
-        org.apache.commons.io.FileUtils.deleteDirectory(new java.io.File(f.toUri))
-        vanished += 1
-        throw new java.io.IOException(s"Invalid directory or I/O error occurred for dir: ${f.toUri.getPath}")
-      }
-  }
-
-  /** The local file system where another writer deletes a directory between Hadoop's
-   *  existence check and its listing, then creates it again before anyone looks: its first
-   *  listing fails with the plain IOException, and the directory is there once more. */
-  private final class RecreatedDirFs(recreated: String) extends org.apache.hadoop.fs.LocalFileSystem {
+  /**
+   * The local file system where another writer deletes directory `dir` between Hadoop's
+   * existence check and its listing: that listing fails with the plain IOException Hadoop
+   * reports then ("Invalid directory ..."). With `comesBack` the writer creates the directory
+   * again at once (its next listing works); without, it is gone.
+   */
+  private final class VanishingDirFs(dir: String, comesBack: Boolean) extends org.apache.hadoop.fs.LocalFileSystem {
     var failed = 0
     override def listStatus(f: Path): Array[org.apache.hadoop.fs.FileStatus] =
-      if (f.getName != recreated || failed > 0) super.listStatus(f)
+      if (f.getName != dir || (comesBack && failed > 0)) super.listStatus(f)
       else {
+        if (!comesBack) org.apache.commons.io.FileUtils.deleteDirectory(new java.io.File(f.toUri))
         failed += 1
         throw new java.io.IOException(s"Invalid directory or I/O error occurred for dir: ${f.toUri.getPath}")
       }
   }
 
-  test("a local walk lists again a directory that vanished under it and came back at once") {
+  /** Walks a 3-partition table holding `_temporary/0/x.parquet` through `fs`: the parent
+   *  directory of each file listed. */
+  private def walkBesideTemporary(fs: VanishingDirFs): List[String] = {
     val root = tree(3)
     Files.createDirectories(root.resolve("_temporary/0"))
     Files.write(root.resolve("_temporary/0/x.parquet"), Array[Byte](1))
-    val fs = new RecreatedDirFs("0")
     fs.initialize(java.net.URI.create("file:///"), new Configuration())
-    val listed = FileTree.files(fs, new Path(root.toUri)).map(_.getPath.getParent.getName).toList
+    FileTree.files(fs, new Path(root.toUri)).map(_.getPath.getParent.getName).toList
+  }
+
+  test("a local walk lists again a directory that vanished under it and came back at once") {
+    val fs = new VanishingDirFs("0", comesBack = true)
+    val listed = walkBesideTemporary(fs)
     assert(fs.failed == 1, "the directory never failed its listing")
     assert(listed.sorted == Seq("0") ++ (0 until 3).map(i => s"k=$i"), s"listed $listed")
   }
 
   test("a local walk skips a directory that vanished under it, whatever error Hadoop reports") {
-    val root = tree(3)
-    Files.createDirectories(root.resolve("_temporary/0"))
-    Files.write(root.resolve("_temporary/0/x.parquet"), Array[Byte](1))
-    val fs = new VanishingDirFs("_temporary")
-    fs.initialize(java.net.URI.create("file:///"), new Configuration())
-    val listed = FileTree.files(fs, new Path(root.toUri)).map(_.getPath.getParent.getName).toList
-    assert(fs.vanished == 1, "the directory never vanished under the walk")
+    val fs = new VanishingDirFs("_temporary", comesBack = false)
+    val listed = walkBesideTemporary(fs)
+    assert(fs.failed == 1, "the directory never vanished under the walk")
     assert(listed.sorted == (0 until 3).map(i => s"k=$i"), s"listed $listed")
   }
 }

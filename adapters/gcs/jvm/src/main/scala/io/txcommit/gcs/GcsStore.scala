@@ -19,7 +19,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.CommitConflictException
-import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, StagedFile}
+import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, StagedFile, StoreFailure}
 
 /**
  * The `conditional-put` store on Google Cloud Storage. Spark's writers write data files
@@ -40,7 +40,7 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
     try f
     catch {
       case e: FileNotFoundException => throw e
-      case e: IOException => throw new IOException(
+      case e: IOException => throw StoreFailure(
           s"txcommit: $kind ${url(name)} at ${loc.endpoint} failed: ${e.getMessage}", e)
     }
   }

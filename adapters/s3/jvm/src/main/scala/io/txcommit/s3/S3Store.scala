@@ -8,12 +8,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration
-import software.amazon.awssdk.core.exception.SdkException
+import software.amazon.awssdk.core.exception.{AbortedException, SdkException}
 import software.amazon.awssdk.core.sync.RequestBody
 import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.CommitConflictException
-import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, OpenUpload, StagedFile}
+import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, OpenUpload, StagedFile, StoreFailure}
 
 /**
  * The `conditional-put` store: data files are written by Spark's writers through S3A straight
@@ -25,13 +25,17 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
   protected val log = LoggerFactory.getLogger(getClass)
   import loc.{bucket, client, key, url}
 
-  /** Runs one request, counted as `kind`; SDK errors become IOExceptions naming the key. */
+  /**
+   * Runs one request, counted as `kind`; SDK errors become IOExceptions naming the key (an
+   * interrupted one an InterruptedIOException: the SDK says so with an AbortedException).
+   */
   private[s3] def request[T](kind: String, k: String)(f: => T): T = {
     requests.add(kind)
     try f
     catch {
-      case e: SdkException => throw new IOException(
-          s"txcommit: $kind ${url(k)} at ${loc.endpoint} failed: ${e.getMessage}", e)
+      case e: SdkException => throw StoreFailure(
+          s"txcommit: $kind ${url(k)} at ${loc.endpoint} failed: ${e.getMessage}", e,
+          interrupted = e.isInstanceOf[AbortedException])
     }
   }
 

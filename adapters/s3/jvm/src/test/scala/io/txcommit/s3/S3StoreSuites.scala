@@ -44,6 +44,19 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(Adapters.forPath(t, c).name == "s3-multipart")
   }
 
+  test("a request whose thread is interrupted fails as an interruption, which Spark takes for a stop") {
+    val t = s3.freshTable()
+    val store = Adapters.open(t, s3.conf())
+    store.read(new Path(t, "_txcommit/commits/x.json")) // the client is up: the next request is the one cut short
+    Thread.currentThread().interrupt() // a streaming query's stop(): its thread is interrupted
+    val e =
+      try intercept[java.io.IOException](store.read(new Path(t, "_txcommit/commits/0123456789abcdef.json")))
+      finally Thread.interrupted()
+    // Spark's StreamExecution.isInterruptionException: a stop, not a query "terminated with error".
+    assert(e.isInstanceOf[java.io.InterruptedIOException], e)
+    assert(e.getMessage.contains("_txcommit/commits/0123456789abcdef.json"), "it names the key")
+  }
+
   test("a multipart upload staged through a magic path is invisible until published") {
     val t = s3.freshTable()
     val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
