@@ -7,9 +7,11 @@ CACHE="${TXCOMMIT_CACHE:-$HOME/.cache/txcommit}"
 # TXCOMMIT_CACHE, build.sbt the same, and sbt's JVM and Maven are told the shell's home (Java
 # takes user.home from the password database, not from $HOME).
 export TXCOMMIT_CACHE="$CACHE"
-# pip's and uv's caches there too: setup's pip builds pyspark 4.3.0's wheel from its sdist once,
-# and .ci/lines finds it in pip's wheel cache instead of building it again.
+# pip's and uv's caches there too.
 export PIP_CACHE_DIR="$CACHE/pip" UV_CACHE_DIR="$CACHE/uv" PIP_DISABLE_PIP_VERSION_CHECK=1
+# pyspark's wheels, built once from the index's source distributions (setup builds 4.3's,
+# .ci/lines the other lines'), for uv to install from.
+WHEELHOUSE="$CACHE/lines/wheels"
 SBT_VERSION="1.11.7"
 PYTHON="${PYTHON:-python3}"
 M2_REPO="$CACHE/m2"
@@ -38,6 +40,17 @@ sbt() {
     -Dsbt.override.build.repos=true \
     -Dsbt.server.forcestart=false -Dsbt.supershell=false -Dsbt.color=false -Dsbt.log.noformat=true \
     -jar "$SBT_LAUNCHER" "$@" </dev/null
+}
+
+# Puts a wheel of pyspark $1 in $WHEELHOUSE, built once: the index has only the source
+# distribution of most releases (a 400 MB build). Stored, not deflated: pyspark is mostly jars,
+# already compressed; deflating them again costs 12 of a build's 30 CPU-seconds to save 9% of
+# its size (4.0.5's sdist, measured here). Needs .venv (its pip builds it).
+pyspark_wheel() {
+  ls "$WHEELHOUSE"/pyspark-"$1"-*.whl >/dev/null 2>&1 && return 0
+  log "building a wheel of pyspark $1 once (cached in $WHEELHOUSE)"
+  "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WHEELHOUSE" \
+    --config-settings=--build-option=--compression=stored "pyspark==$1"
 }
 
 # Copies the jars sbt built for Spark line $1 (`sbt line40/package`) to where the Python package
