@@ -87,8 +87,7 @@ def test_task_retried_after_failure_leaves_each_row_once(
         spark.conf.set(k, v)
     n, parts = 8000, 4
     # Small UDF batches, so the writer has most of the partition when the last row fails.
-    spark.conf.set("spark.sql.execution.pythonUDF.arrow.enabled", "true")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
+    spark.conf.set("spark.sql.execution.python.udf.maxRecordsPerBatch", "100")
     fail_at = n // parts if where == "first-row" else 2 * n // parts - 1
     df = spark.range(0, n, 1, parts).select(fail_first_attempt_at(fail_at)("id").alias("id"))
     df.write.parquet(table.url)

@@ -22,6 +22,7 @@ from pyspark.sql.types import LongType
 
 import txcommit
 from txcommit.cli.ls import main as ls_main
+from txcommit.conformance.protocol import fail_first_attempt_at
 
 from support.tables import (
     TableRef,
@@ -36,20 +37,6 @@ KEEP_JUNK = {
     "spark.txcommit.test.keepAbortedFiles": "true",
     "spark.txcommit.commit.cleanupAttempts": "false",
 }
-
-
-def fail_first_attempt_at(target: int):  # noqa: ANN201
-    @F.udf(returnType=LongType(), useArrow=False)
-    def maybe_fail(i):  # noqa: ANN001, ANN202
-        from pyspark import TaskContext
-
-        task = TaskContext.get()
-        assert task is not None  # a UDF runs inside a task
-        if i == target and task.attemptNumber() == 0:
-            raise RuntimeError(f"injected failure at id {i}")
-        return i
-
-    return maybe_fail
 
 
 def write_mixed_history(spark, table: TableRef) -> None:  # noqa: ANN001

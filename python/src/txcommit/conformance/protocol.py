@@ -267,13 +267,15 @@ def fail_first_attempt_at(*ids: int) -> Any:
 
     Explicit return type and arrow choice: otherwise pyspark reads them through the thread's
     active session, which after a crash may be one whose server is dead (minutes of retries).
-    Arrow batches are small when ``spark.sql.execution.arrow.maxRecordsPerBatch`` is."""
+    Pickled, not Arrow: a Python worker for an Arrow UDF imports pyarrow and pandas first (about
+    a CPU-second each); rows go to the worker in batches of
+    ``spark.sql.execution.python.udf.maxRecordsPerBatch`` (100 by default)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType
 
     targets = set(ids)
 
-    @F.udf(returnType=LongType(), useArrow=True)
+    @F.udf(returnType=LongType(), useArrow=False)
     def maybe_fail(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
         from pyspark import TaskContext
 
@@ -321,7 +323,7 @@ def _retry(ctx: Level2Context, name: str, last_row: bool) -> None:
         for k, v in KEEP_JUNK.items():
             spark.conf.set(k, v)
         # Small UDF batches: with last_row the failing attempt has written most of its rows.
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
+        spark.conf.set("spark.sql.execution.python.udf.maxRecordsPerBatch", "100")
         fail_at = 2 * n // parts - 1 if last_row else n // parts
         df = spark.range(0, n, 1, parts).select(fail_first_attempt_at(fail_at)("id").alias("id"))
         df.write.parquet(url)
