@@ -22,7 +22,7 @@ from pyspark.sql.types import LongType
 
 import txcommit
 from txcommit.cli.ls import main as ls_main
-from txcommit.conformance.protocol import fail_first_attempt_at
+from txcommit.conformance.protocol import KEEP_JUNK, fail_first_attempt_at
 
 from support.tables import (
     TableRef,
@@ -32,11 +32,6 @@ from support.tables import (
     reader_target,
     spark_files,
 )
-
-KEEP_JUNK = {
-    "spark.txcommit.test.keepAbortedFiles": "true",
-    "spark.txcommit.commit.cleanupAttempts": "false",
-}
 
 
 def write_mixed_history(spark, table: TableRef) -> None:  # noqa: ANN001

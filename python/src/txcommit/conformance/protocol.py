@@ -268,7 +268,7 @@ def fail_first_attempt_at(*ids: int) -> Any:
     Explicit return type and arrow choice: otherwise pyspark reads them through the thread's
     active session, which after a crash may be one whose server is dead (minutes of retries).
     Pickled, not Arrow: a Python worker for an Arrow UDF imports pyarrow and pandas first (about
-    a CPU-second each); rows go to the worker in batches of
+    a CPU-second per worker); rows go to the worker in batches of
     ``spark.sql.execution.python.udf.maxRecordsPerBatch`` (100 by default)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType
