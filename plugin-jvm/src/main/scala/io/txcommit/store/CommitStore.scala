@@ -35,6 +35,9 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  *     without user info. A failed request throws an IOException naming the path; one cut
  *     short because its thread was interrupted (a query stopped, a job cancelled) an
  *     `InterruptedIOException`, which Spark takes for the stop ([[StoreFailure]] builds both).
+ *     An interrupt never publishes part of a file: a write interrupted before or while it
+ *     sends its bytes publishes all of them or nothing (`StoreContractSuite` interrupts each
+ *     kind of write).
  *  7. `openUploads` lists the staged data under a table that is neither published nor
  *     discarded (open multipart uploads: target path relative to the table, upload id, start
  *     time), and `abortUpload` forgets one: VACUUM uses them to stop paying for uploads of

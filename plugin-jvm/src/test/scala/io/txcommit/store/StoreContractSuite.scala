@@ -80,12 +80,49 @@ abstract class StoreContractSuite extends AnyFunSuite {
     assert(java.util.Arrays.equals(store.read(target).get, big))
   }
 
+  test("contract: a writer interrupted before or while it sends a file publishes all of its bytes or nothing") {
+    // Spark interrupts a stopped query's thread, and the flag can still be set when the next
+    // file is written: a store must never take the interrupt for the end of the bytes.
+    val (table, store) = freshTable()
+    val big = Array.tabulate[Byte](1536 * 1024 + 7)(i => (i % 241).toByte)
+    for ((delayMs, i) <- Seq(None, Some(0L), Some(10L), Some(50L)).zipWithIndex) {
+      val record = new Path(table, s"_txcommit/commits/interrupted-$i.json")
+      val derived = new Path(table, s"derived-$i")
+      StoreContractSuite.interruptedWhile(delayMs)(store.createExclusive(record, big))
+      StoreContractSuite.interruptedWhile(delayMs)(store.writeReplacing(derived, big))
+      for (p <- Seq(record, derived)) {
+        val got = store.read(p)
+        assert(got.forall(java.util.Arrays.equals(_, big)),
+          s"interrupted ${delayMs.fold("before")(d => s"$d ms into")} the call: ${p.getName} holds " +
+            s"${got.map(_.length).getOrElse(0)} of ${big.length} bytes")
+      }
+    }
+  }
+
   test("contract: every request is counted") {
     val (table, store) = freshTable()
     val before = store.requests.total
     store.createExclusive(new Path(table, "c.json"), text("c"))
     store.list(table)
     assert(store.requests.total >= before + 2)
+  }
+}
+
+object StoreContractSuite {
+
+  /** Runs `op` on a thread of its own, interrupted before the call (`delayMs` empty) or that many
+   * ms into it; returns whether `op` completed (false: it threw, as an interrupted call may). */
+  def interruptedWhile(delayMs: Option[Long])(op: => Unit): Boolean = {
+    @volatile var completed = false
+    val t = new Thread(() => {
+      if (delayMs.isEmpty) Thread.currentThread().interrupt()
+      completed = Try(op).isSuccess
+    })
+    t.start()
+    delayMs.foreach { d => Thread.sleep(d); t.interrupt() }
+    t.join(120000)
+    assert(!t.isAlive, "an interrupted store call returns")
+    completed
   }
 }
 

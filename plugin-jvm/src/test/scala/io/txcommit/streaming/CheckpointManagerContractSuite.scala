@@ -12,7 +12,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, Path}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.store.AtomicFileExistsException
+import io.txcommit.store.{AtomicFileExistsException, StoreContractSuite}
 import io.txcommit.streaming.SparkStreamingApi.CheckpointFileManager
 
 /**
@@ -108,6 +108,31 @@ abstract class CheckpointManagerContractSuite extends AnyFunSuite {
     }
     assert(read(fm, target) == "new")
     assert(visible(fm, target.getParent) == Seq("2.snapshot"))
+  }
+
+  readingTest("a writer interrupted before or while it closes publishes the whole file or nothing") {
+    // A stopped query's thread is interrupted, and Spark may still write a log file with the
+    // flag set (after an earlier store call swallowed the interrupt).
+    val (root, conf, fm) = manager()
+    val big = Array.tabulate[Byte](1536 * 1024 + 7)(i => (i % 241).toByte)
+    for ((delayMs, i) <- Seq(None, Some(0L), Some(10L), Some(50L)).zipWithIndex; overwrite <- Seq(false, true)) {
+      val target = new Path(root, s"commits/$i${if (overwrite) ".snapshot" else ""}")
+      StoreContractSuite.interruptedWhile(delayMs) {
+        val out = fm.createAtomic(target, overwrite)
+        try { out.write(big); out.close() }
+        catch { case e: Throwable => out.cancel(); throw e }
+      }
+      val got = if (!fm.exists(target)) None
+      else {
+        val in = fm.open(target)
+        try Some(IOUtils.toByteArray(in))
+        finally in.close()
+      }
+      assert(got.forall(java.util.Arrays.equals(_, big)),
+        s"interrupted ${delayMs.fold("before")(d => s"$d ms into")} the write: ${target.getName} holds " +
+          s"${got.map(_.length).getOrElse(0)} of ${big.length} bytes")
+    }
+    assert(openUploads(root, conf).isEmpty, "an interrupted writer leaves no upload open")
   }
 
   /** Racing writers of one batch file, each writing `size` bytes of its own. */

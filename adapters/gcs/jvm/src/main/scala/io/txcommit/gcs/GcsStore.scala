@@ -1,14 +1,18 @@
 package io.txcommit.gcs
 
-import java.io.{ByteArrayInputStream, FileNotFoundException, IOException, InputStream}
+import java.io.{ByteArrayInputStream, FileNotFoundException, IOException, InputStream, InterruptedIOException}
 import java.nio.ByteBuffer
-import java.nio.channels.Channels
+import java.nio.channels.{Channels, WritableByteChannel}
+import java.util.concurrent.{ExecutionException, Executors, ThreadFactory}
+import java.util.concurrent.atomic.AtomicInteger
 import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.annotation.tailrec
 import scala.jdk.CollectionConverters._
 
 import com.google.cloud.hadoop.repackaged.gcs.com.google.api.client.http.HttpResponseException
+import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.util.AbstractGoogleAsyncWriteChannel
+import com.google.cloud.hadoop.repackaged.gcs.com.google.common.util.concurrent.Uninterruptibles
 import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.{
   CreateObjectOptions,
   ListObjectOptions,
@@ -55,6 +59,13 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
    * One upload of `name` in one request. Exclusive: `ifGenerationMatch=0` (an explicit generation
    * 0, so the connector sends no metadata lookup first) and the create id in the object's
    * metadata. Otherwise the connector looks up the live generation and replaces exactly it.
+   *
+   * The connector streams the bytes into its request through a pipe and completes the upload
+   * with whatever the pipe held when the pipe closes. An interrupt of the writing thread closes
+   * it (`ClosedByInterruptException`), which would publish a truncated object, so the bytes are
+   * written by an upload thread that nobody interrupts: an interrupted caller sends nothing,
+   * and a caller interrupted while its upload runs waits for it to end (whole, or refused) and
+   * keeps its interrupt flag for the next interruptible call.
    */
   private def upload(name: String, source: InputStream, exclusive: Boolean, createId: Option[String]): Unit = {
     val rid = if (exclusive) new StorageResourceId(bucket, name, 0L) else new StorageResourceId(bucket, name)
@@ -65,18 +76,29 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
           .getOrElse(java.util.Collections.emptyMap[String, Array[Byte]]()))
       .build()
     request("PUT", name) {
-      val channel = gcs.create(rid, options)
-      try {
-        val in = Channels.newChannel(source)
-        val buf = ByteBuffer.allocate(1 << 16)
-        while (in.read(buf) >= 0) { buf.flip(); while (buf.hasRemaining) channel.write(buf); buf.clear() }
-      } catch {
-        // The upload failed on the connector's thread (a 412 answered early, say); its close
-        // reports why, which a write into the broken pipe does not.
-        case e: IOException => channel.close(); throw e
-      }
-      channel.close()
+      if (Thread.currentThread().isInterrupted)
+        throw new InterruptedIOException("its thread was interrupted before the upload began; nothing was sent")
+      try Uninterruptibles.getUninterruptibly(GcsStore.uploads.submit[Unit](() => send(rid, options, source)))
+      catch { case e: ExecutionException => throw e.getCause }
     }
+  }
+
+  /** Runs on an upload thread: the source's bytes into one upload, completed only if all were read. */
+  private def send(rid: StorageResourceId, options: CreateObjectOptions, source: InputStream): Unit = {
+    val channel = gcs.create(rid, options)
+    val in = Channels.newChannel(source)
+    val buf = ByteBuffer.allocate(1 << 16)
+    def fill(): Int =
+      try in.read(buf)
+      catch { case e: IOException => GcsStore.abandon(channel); throw e } // never close: that completes the upload
+    try {
+      while (fill() >= 0) { buf.flip(); while (buf.hasRemaining) channel.write(buf); buf.clear() }
+    } catch {
+      // The upload failed on the connector's thread (a 412 answered early, say); its close
+      // reports why, which a write into the broken pipe does not.
+      case e: IOException if channel.isOpen && !GcsStore.abandoned(channel) => channel.close(); throw e
+    }
+    channel.close()
   }
 
   /**
@@ -204,6 +226,39 @@ object GcsStore {
 
   /** Sends of one exclusive create or one replacement, at most. */
   val Attempts = 4
+
+  /** Threads that write uploads' bytes into the connector's pipe (see `upload`); idle ones end after a minute. */
+  private val uploads = Executors.newCachedThreadPool(new ThreadFactory {
+    private val count = new AtomicInteger()
+    def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, s"txcommit-gcs-upload-${count.incrementAndGet()}")
+      t.setDaemon(true)
+      t
+    }
+  })
+
+  private val uploadOperation = {
+    val f = classOf[AbstractGoogleAsyncWriteChannel[_]].getDeclaredField("uploadOperation")
+    f.setAccessible(true)
+    f
+  }
+
+  /**
+   * Cancels the request of an upload whose source failed, so that it ends without completing:
+   * the request's body stops before its multipart end, which the store refuses.
+   */
+  private[gcs] def abandon(channel: WritableByteChannel): Unit = channel match {
+    case c: AbstractGoogleAsyncWriteChannel[_] =>
+      Option(uploadOperation.get(c)).foreach(_.asInstanceOf[java.util.concurrent.Future[_]].cancel(true))
+    case other => throw new IllegalStateException(
+        s"txcommit: the gcs connector returned a ${other.getClass.getName}, which cannot be abandoned")
+  }
+
+  private def abandoned(channel: WritableByteChannel): Boolean = channel match {
+    case c: AbstractGoogleAsyncWriteChannel[_] =>
+      Option(uploadOperation.get(c)).exists(_.asInstanceOf[java.util.concurrent.Future[_]].isCancelled)
+    case _ => false
+  }
 
   /** No answer (-1), throttling or a server error: the request may be sent again. */
   private[gcs] def retryable(status: Int): Boolean = status == -1 || status == 408 || status == 429 || status >= 500

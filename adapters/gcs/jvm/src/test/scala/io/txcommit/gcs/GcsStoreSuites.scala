@@ -125,6 +125,25 @@ class GcsAdapterSuite extends AnyFunSuite with WithLocalGcs {
     assert(fs.exists(new Path(t, "k=1/_txcommit/commits/x.json")))
   }
 
+  test("an upload whose source fails part way is abandoned, never completed with the bytes read so far") {
+    val t = gcs.freshTable()
+    val store = Adapters.open(t, gcs.conf()).asInstanceOf[GcsStore]
+    // A spooled checkpoint file that cannot be read to its end (a disk error, say).
+    def failing(): java.io.InputStream = new java.io.InputStream {
+      private var left = 1024 * 1024
+      override def read(): Int = { val b = new Array[Byte](1); if (read(b, 0, 1) < 0) -1 else b(0) & 0xff }
+      override def read(b: Array[Byte], off: Int, len: Int): Int = {
+        if (left == 0) throw new java.io.IOException("the spool file could not be read")
+        val n = math.min(len, left); java.util.Arrays.fill(b, off, off + n, 7.toByte); left -= n; n
+      }
+    }
+    val exclusive = new Path(t, "checkpoint/commits/4")
+    val replaced = new Path(t, "checkpoint/state/0/0/4.delta")
+    intercept[java.io.IOException](store.createIfAbsent(store.loc.name(exclusive), () => failing()))
+    intercept[java.io.IOException](store.replace(store.loc.name(replaced), () => failing()))
+    assert(!store.exists(exclusive) && !store.exists(replaced), "no object holds the part that was read")
+  }
+
   test("gs paths get the gcs adapter by default") {
     assert(Adapters.forPath(gcs.freshTable(), gcs.conf()).name == "gcs")
   }
