@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
 
 import txcommit
 from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
+from txcommit.conformance.protocol import fail_at
 
 from support.servers import READY_MARK, ServerProcess, new_session, server_python
 from support.tables import check_cli_against_dataset, txn_of
@@ -82,13 +82,8 @@ def test_append_failure_and_overwrite_on_abfs(
     )
     assert spark.read.parquet(url).count() == 1010
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def boom(i):  # noqa: ANN001, ANN202
-        if i == 7:
-            raise RuntimeError("injected task failure")
-        return i
-
-    failing = spark.range(0, 10, 1, 2).select(boom("id").alias("id")).withColumn("k", F.lit(2))
+    boom = fail_at("id", 7, "injected task failure")
+    failing = spark.range(0, 10, 1, 2).select(boom.alias("id")).withColumn("k", F.lit(2))
     with pytest.raises(Exception, match="injected task failure"):
         failing.write.mode("append").partitionBy("k").parquet(url)
     assert spark.read.parquet(url).count() == 1010, "the failed job's rows stay hidden"

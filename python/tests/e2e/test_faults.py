@@ -19,10 +19,14 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
 
 import txcommit
-from txcommit.conformance.protocol import KEEP_JUNK, VISIBLE_AFTER_HALT, fail_first_attempt_at
+from txcommit.conformance.protocol import (
+    KEEP_JUNK,
+    VISIBLE_AFTER_HALT,
+    fail_at,
+    fail_first_attempt_at,
+)
 
 from support.scale import SOAK
 from support.servers import (
@@ -124,17 +128,12 @@ def test_persistently_failing_task_makes_no_row_visible(
         for k, v in KEEP_JUNK.items():
             spark.conf.set(k, v)
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def oops(i):  # noqa: ANN001, ANN202
-        if i == 9999:
-            time.sleep(2)  # let the other tasks commit first, as in the DBIO paper
-            raise RuntimeError("oops!")
-        return i
-
+    # The other tasks commit first (2 s), as in the DBIO paper.
+    oops = fail_at("id", 9999, "oops!", after_ms=2000)
     with pytest.raises(Exception, match="oops"):
-        spark.range(10_000).repartition(7).select(oops("id").alias("id")).write.mode(
-            "append"
-        ).parquet(table.url)
+        spark.range(10_000).repartition(7).select(oops.alias("id")).write.mode("append").parquet(
+            table.url
+        )
 
     assert spark.read.parquet(table.url).count() == 10_000, "no new row, old rows intact"
     assert len(table.committed()) == 1

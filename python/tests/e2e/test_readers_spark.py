@@ -18,11 +18,10 @@ from urllib.parse import unquote
 
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
 
 import txcommit
 from txcommit.cli.ls import main as ls_main
-from txcommit.conformance.protocol import KEEP_JUNK, fail_first_attempt_at
+from txcommit.conformance.protocol import KEEP_JUNK, fail_at, fail_first_attempt_at
 
 from support.tables import (
     TableRef,
@@ -49,17 +48,10 @@ def write_mixed_history(spark, table: TableRef) -> None:  # noqa: ANN001
     retried = frame(300, 600, 3).select(fail_first_attempt_at(499)("id").alias("id"), "k")
     retried.write.mode("append").partitionBy("k").parquet(table.url)
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def oops(i):  # noqa: ANN001, ANN202
-        if i == 999:
-            import time
-
-            time.sleep(1.5)  # let the other tasks commit their files first
-            raise RuntimeError("oops!")
-        return i
+    oops = fail_at("id", 999, "oops!", after_ms=1500)  # the other tasks commit their files first
 
     with pytest.raises(Exception, match="oops"):
-        frame(600, 1000, 4).select(oops("id").alias("id"), "k").write.mode("append").partitionBy(
+        frame(600, 1000, 4).select(oops.alias("id"), "k").write.mode("append").partitionBy(
             "k"
         ).parquet(table.url)
     table.plant_uncommitted_copy()

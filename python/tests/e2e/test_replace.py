@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
+
+from txcommit.conformance.protocol import fail_at, pause_at
 
 from support.servers import ServerProcess, new_session, rows_per_b, running, server_with_s3
 from support.tables import (
@@ -67,13 +68,8 @@ def test_overwrite_of_a_path_is_one_logical_replace(tx, any_table: TableRef):
     assert [r["sequence"] for r in replace_records(table)] == [1, 2]
 
     # An overwrite whose job fails replaces nothing: the previous data stays, in full.
-    @F.udf(returnType=LongType(), useArrow=False)
-    def boom(i):  # noqa: ANN001, ANN202
-        if i == 3:
-            raise RuntimeError("injected overwrite failure")
-        return i
-
-    failing = tx.range(0, 10, 1, 2).select(boom("id").alias("id")).withColumn("k", F.lit(0))
+    boom = fail_at("id", 3, "injected overwrite failure")
+    failing = tx.range(0, 10, 1, 2).select(boom.alias("id")).withColumn("k", F.lit(0))
     with pytest.raises(Exception, match="injected overwrite failure"):
         failing.write.mode("overwrite").partitionBy("k").parquet(table.url)
     assert sorted(r["id"] for r in tx.read.parquet(table.url).collect()) == list(range(7000, 7007))
@@ -288,14 +284,6 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
     slow_started = threading.Event()
     outcome: dict[str, BaseException | None] = {}
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def slow(i):  # noqa: ANN001, ANN202
-        import time
-
-        if i == 200:
-            time.sleep(10)
-        return i
-
     def overwrite(label: str, delay_udf: bool) -> None:
         s = new_session(server.url)
         try:
@@ -304,7 +292,7 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
             start = 200 if delay_udf else 100
             df = s.range(start, start + 5, 1, 1).withColumn("k", F.lit(1))
             if delay_udf:
-                df = df.select(slow("id").alias("id"), "k")
+                df = df.select(pause_at("id", 200, 10_000).alias("id"), "k")
                 slow_started.set()
             df.write.mode("overwrite").partitionBy("k").parquet(table.url)
             outcome[label] = None

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
 
 import txcommit
+from txcommit.conformance.protocol import pause_at
 
 from support.servers import ServerProcess, new_session
 from support.tables import WRITE_ID
@@ -31,20 +31,13 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
     started = threading.Event()
     outcome: dict[str, BaseException | None] = {}
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def slow(i):  # noqa: ANN001, ANN202
-        import time
-
-        time.sleep(8)
-        return i
-
     def overwrite(label: str, delay: bool) -> None:
         s = new_session(server.url)
         try:
             s.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
             df = s.range(100, 101, 1, 1).withColumn("k", F.lit(1))
             if delay:
-                df = df.select(slow("id").alias("id"), "k")
+                df = df.select(pause_at("id", None, 8000).alias("id"), "k")
                 started.set()
             with txcommit.transactional(s):
                 df.write.mode("overwrite").partitionBy("k").parquet(url)

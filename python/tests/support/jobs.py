@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
+from txcommit.conformance.protocol import pause_at
 
 from support.tables import TableRef, txn_of
 from support.waiting import wait_for
@@ -21,20 +20,10 @@ class SlowAppend:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        slow_id, seconds = self.start_id + 50, self.seconds
-
-        @F.udf(returnType=LongType(), useArrow=False)
-        def slow(i):  # noqa: ANN001, ANN202
-            import time
-
-            if i == slow_id:  # the second task's first row
-                time.sleep(seconds)
-            return i
-
+        # The second task's first row.
+        slow = pause_at("id", self.start_id + 50, self.seconds * 1000)
         try:
-            df = self.spark.range(self.start_id, self.start_id + 100, 1, 2).select(
-                slow("id").alias("id")
-            )
+            df = self.spark.range(self.start_id, self.start_id + 100, 1, 2).select(slow.alias("id"))
             df.write.mode("append").parquet(self.table.url)
         except BaseException as e:  # noqa: BLE001 - the test checks it
             self.error = e

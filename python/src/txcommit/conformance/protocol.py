@@ -288,18 +288,40 @@ def fail_first_attempt_at(*ids: int) -> Any:
     return maybe_fail
 
 
-def _always_fail_at(target: int) -> Any:
+#: The message of the kit's task that fails on every attempt.
+PERSISTENT_FAILURE = "txcommit conformance: persistent injected failure"
+
+
+def _sleep_ms(ms: int) -> Any:
+    """A column that sleeps ``ms`` in the task that evaluates it: ``java.lang.Thread.sleep``
+    through Spark's ``reflect``, which returns the string "null". Nondeterministic, so the
+    optimizer keeps it; evaluated in the JVM, so no Python worker starts."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType
 
-    @F.udf(returnType=LongType(), useArrow=False)
-    def oops(i):  # type: ignore[no-untyped-def]  # hints would make Spark guess an eval type
-        if i == target:
-            time.sleep(2)  # let the other tasks commit first
-            raise RuntimeError("txcommit conformance: persistent injected failure")
-        return i
+    return F.expr(f"reflect('java.lang.Thread', 'sleep', CAST({int(ms)} AS BIGINT))")
 
-    return oops
+
+def fail_at(column: str, value: int, message: str, after_ms: int = 0) -> Any:
+    """``column``, except that the row where it equals ``value`` fails its task, on every
+    attempt, with ``message`` (after ``after_ms`` of sleep, so that the job's other tasks can
+    commit first). Spark's own ``raise_error``: no Python worker, unlike a UDF."""
+    from pyspark.sql import functions as F
+
+    col = F.col(column)
+    text = F.lit(message)
+    if after_ms:
+        text = F.concat(text, F.substring(_sleep_ms(after_ms), 1, 0))  # sleeps, adds nothing
+    return F.when(col == value, F.raise_error(text)).otherwise(col)
+
+
+def pause_at(column: str, value: int | None, ms: int) -> Any:
+    """``column``, with a pause of ``ms`` in the task at the row where it equals ``value`` (at
+    every row when ``value`` is None), evaluated in the JVM."""
+    from pyspark.sql import functions as F
+
+    col = F.col(column)
+    paused = col + F.length(_sleep_ms(ms)) * 0
+    return paused if value is None else F.when(col == value, paused).otherwise(col)
 
 
 # --- scenarios ------------------------------------------------------------------------------
@@ -346,11 +368,15 @@ def persistent_task_failure(ctx: Level2Context) -> None:
         ctx.tables[key] = 10_000
         for k, v in KEEP_JUNK.items():
             spark.conf.set(k, v)
-        df = spark.range(10_000).repartition(7).select(_always_fail_at(9999)("id").alias("id"))
+        df = (
+            spark.range(10_000)
+            .repartition(7)
+            .select(fail_at("id", 9999, PERSISTENT_FAILURE, after_ms=2000).alias("id"))
+        )
         try:
             df.write.mode("append").parquet(url)
         except Exception as e:  # noqa: BLE001 - the job must fail; anything else is judged
-            if "persistent injected failure" not in str(e):
+            if PERSISTENT_FAILURE not in str(e):
                 raise CheckFailed(
                     f"{ctx.declares('runs the txcommit protocol')}, but a job with a "
                     f"persistently failing task failed for another reason: "
@@ -668,7 +694,9 @@ __all__ = [
     "ProtocolTarget",
     "Scenario",
     "cleanup",
+    "fail_at",
     "fail_first_attempt_at",
+    "pause_at",
     "run_level2",
     "scenarios",
     "target_for",
