@@ -1,10 +1,8 @@
 package io.txcommit.gcs
 
-import java.io.{ByteArrayInputStream, FileNotFoundException, IOException, InputStream, InterruptedIOException}
+import java.io.{ByteArrayInputStream, FileNotFoundException, IOException, InputStream}
 import java.nio.ByteBuffer
 import java.nio.channels.{Channels, WritableByteChannel}
-import java.util.concurrent.{ExecutionException, Executors, ThreadFactory}
-import java.util.concurrent.atomic.AtomicInteger
 import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.annotation.tailrec
@@ -12,7 +10,6 @@ import scala.jdk.CollectionConverters._
 
 import com.google.cloud.hadoop.repackaged.gcs.com.google.api.client.http.HttpResponseException
 import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.util.AbstractGoogleAsyncWriteChannel
-import com.google.cloud.hadoop.repackaged.gcs.com.google.common.util.concurrent.Uninterruptibles
 import com.google.cloud.hadoop.repackaged.gcs.com.google.cloud.hadoop.gcsio.{
   CreateObjectOptions,
   ListObjectOptions,
@@ -23,7 +20,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.CommitConflictException
-import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, StagedFile, StoreFailure}
+import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, StagedFile, StoreFailure, Uninterruptibly}
 
 /**
  * The `conditional-put` store on Google Cloud Storage. Spark's writers write data files
@@ -63,9 +60,9 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
    * The connector streams the bytes into its request through a pipe and completes the upload
    * with whatever the pipe held when the pipe closes. An interrupt of the writing thread closes
    * it (`ClosedByInterruptException`), which would publish a truncated object, so the bytes are
-   * written by an upload thread that nobody interrupts: an interrupted caller sends nothing,
-   * and a caller interrupted while its upload runs waits for it to end (whole, or refused) and
-   * keeps its interrupt flag for the next interruptible call.
+   * written from a thread that nobody interrupts ([[Uninterruptibly]]): an interrupted caller
+   * sends nothing, and one interrupted while its upload runs waits for it to end (whole, or
+   * refused).
    */
   private def upload(name: String, source: InputStream, exclusive: Boolean, createId: Option[String]): Unit = {
     val rid = if (exclusive) new StorageResourceId(bucket, name, 0L) else new StorageResourceId(bucket, name)
@@ -75,12 +72,7 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
       .setMetadata(createId.map(id => Map(GcsStore.CreateIdKey -> id.getBytes(UTF_8)).asJava)
           .getOrElse(java.util.Collections.emptyMap[String, Array[Byte]]()))
       .build()
-    request("PUT", name) {
-      if (Thread.currentThread().isInterrupted)
-        throw new InterruptedIOException("its thread was interrupted before the upload began; nothing was sent")
-      try Uninterruptibles.getUninterruptibly(GcsStore.uploads.submit[Unit](() => send(rid, options, source)))
-      catch { case e: ExecutionException => throw e.getCause }
-    }
+    request("PUT", name)(Uninterruptibly(s"the upload of ${url(name)}")(send(rid, options, source)))
   }
 
   /** Runs on an upload thread: the source's bytes into one upload, completed only if all were read. */
@@ -226,16 +218,6 @@ object GcsStore {
 
   /** Sends of one exclusive create or one replacement, at most. */
   val Attempts = 4
-
-  /** Threads that write uploads' bytes into the connector's pipe (see `upload`); idle ones end after a minute. */
-  private val uploads = Executors.newCachedThreadPool(new ThreadFactory {
-    private val count = new AtomicInteger()
-    def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, s"txcommit-gcs-upload-${count.incrementAndGet()}")
-      t.setDaemon(true)
-      t
-    }
-  })
 
   private val uploadOperation = {
     val f = classOf[AbstractGoogleAsyncWriteChannel[_]].getDeclaredField("uploadOperation")

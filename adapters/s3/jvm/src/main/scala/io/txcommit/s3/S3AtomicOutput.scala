@@ -9,7 +9,7 @@ import org.apache.hadoop.fs.Path
 import software.amazon.awssdk.core.sync.RequestBody
 import software.amazon.awssdk.services.s3.model._
 
-import io.txcommit.store.{AtomicFileExistsException, AtomicOutput}
+import io.txcommit.store.{AtomicFileExistsException, AtomicOutput, Uninterruptibly}
 
 /**
  * An S3 object that becomes visible only when this stream is closed (CommitStore point 8).
@@ -51,7 +51,10 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
   private def upload(): String = uploadId.getOrElse {
     val init = CreateMultipartUploadRequest.builder().bucket(bucket).key(k)
     if (!overwrite) init.metadata(S3Store.createIdMetadata(createId))
-    val id = store.request("MULTIPART_INITIATE", k)(client.createMultipartUpload(init.build())).uploadId()
+    // An interrupt must not lose the answer: the upload would exist with no id to abort it by.
+    val id = store.request("MULTIPART_INITIATE", k)(
+      Uninterruptibly(s"starting the upload of ${store.loc.url(k)}")(client.createMultipartUpload(init.build())))
+      .uploadId()
     uploadId = Some(id)
     id
   }
