@@ -80,15 +80,19 @@ final class GcsStore(val declaration: AdapterDeclaration, val loc: GcsBucket) ex
     val channel = gcs.create(rid, options)
     val in = Channels.newChannel(source)
     val buf = ByteBuffer.allocate(1 << 16)
+    var sourceFailed = false
     def fill(): Int =
       try in.read(buf)
-      catch { case e: IOException => GcsStore.abandon(channel); throw e } // never close: that completes the upload
+      catch {
+        case e: IOException => // never close the channel here: that completes the upload
+          sourceFailed = true; GcsStore.abandon(channel); throw e
+      }
     try {
       while (fill() >= 0) { buf.flip(); while (buf.hasRemaining) channel.write(buf); buf.clear() }
     } catch {
       // The upload failed on the connector's thread (a 412 answered early, say); its close
       // reports why, which a write into the broken pipe does not.
-      case e: IOException if channel.isOpen && !GcsStore.abandoned(channel) => channel.close(); throw e
+      case e: IOException if !sourceFailed => channel.close(); throw e
     }
     channel.close()
   }
@@ -234,12 +238,6 @@ object GcsStore {
       Option(uploadOperation.get(c)).foreach(_.asInstanceOf[java.util.concurrent.Future[_]].cancel(true))
     case other => throw new IllegalStateException(
         s"txcommit: the gcs connector returned a ${other.getClass.getName}, which cannot be abandoned")
-  }
-
-  private def abandoned(channel: WritableByteChannel): Boolean = channel match {
-    case c: AbstractGoogleAsyncWriteChannel[_] =>
-      Option(uploadOperation.get(c)).exists(_.asInstanceOf[java.util.concurrent.Future[_]].isCancelled)
-    case _ => false
   }
 
   /** No answer (-1), throttling or a server error: the request may be sent again. */
