@@ -94,7 +94,13 @@ def lineSources(l: SparkLine, moduleDir: String): Seq[Setting[_]] =
         (dir / "scala") +: l.sourceRanges.map(r => dir / s"scala-spark-$r")
       },
       config / unmanagedResourceDirectories :=
-        Seq((ThisBuild / baseDirectory).value / moduleDir / "src" / kind / "resources"))
+        Seq((ThisBuild / baseDirectory).value / moduleDir / "src" / kind / "resources"),
+      // The format check of a line other than 4.3 reads only its own folders: the 4.3 projects
+      // check the shared ones.
+      config / scalafmt / unmanagedSources := {
+        val all = (config / unmanagedSources).value
+        if (l == Spark43) all else all.filter(_.getPath.contains(s"${java.io.File.separator}scala-spark-"))
+      })
   }
 
 /** A line's project folder: the 4.3 projects' is their module's (as before); the other lines'
@@ -138,8 +144,9 @@ lazy val testSettings: Seq[Setting[_]] = Seq(
   // The forked test JVM gets sbt's user.home (the shell's $HOME, .ci/env.sh), not the password
   // database's: nothing a test runs looks into the user's own home.
   // C1 only and the serial collector: a test JVM lives for a minute on two shared cores, where
-  // the C2 compiler's and the collector's threads cost more than they return.
-  Test / javaOptions ++= Seq("-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+  // the C2 compiler's and the collector's threads cost more than they return. C1 alone reserves
+  // 48 MB for compiled code, and a JVM that fills it runs interpreted: 240 MB, as tiered has.
+  Test / javaOptions ++= Seq("-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=240m",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     s"-Duser.home=${sys.props("user.home")}"),
   // Durations, and a test still running after 5 minutes named every 2 (a hang says where).

@@ -39,9 +39,12 @@ START_TIMEOUT_S = 240
 #: the cluster's daemons and executors). Test JVMs live for seconds to minutes and share two
 #: cores: the C1 compiler alone and the serial collector start them in about half the CPU time
 #: of the defaults (C2 compiler and GC threads compete with the work). The benchmark and the
-#: demo keep the JVM's defaults. TXCOMMIT_TEST_JVM_OPTS="" keeps them in the tests too.
+#: demo keep the JVM's defaults. TXCOMMIT_TEST_JVM_OPTS="" keeps them in the tests too. C1
+#: alone reserves only 48 MB for compiled code, and a JVM whose code cache fills runs
+#: interpreted from then on (a shared server did, 97 s into its life): 240 MB, as tiered has.
 TEST_JVM_OPTS = os.environ.get(
-    "TXCOMMIT_TEST_JVM_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    "TXCOMMIT_TEST_JVM_OPTS",
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m",
 ).strip()
 
 
