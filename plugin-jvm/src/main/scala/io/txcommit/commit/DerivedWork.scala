@@ -6,14 +6,16 @@ import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
 
+import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.CommitRecord
 
 /**
  * Everything after the record; rerunnable from the record alone (roll forward).
  *
- * `_SUCCESS` and the checkpoint are written before the job returns (a scheduler waiting for
- * `_SUCCESS` must find it). Deleting the files of failed attempts and aborting their uploads
+ * `_SUCCESS`, the checkpoint and, when switched on, the symlink manifests are written before the
+ * job returns (a scheduler waiting for `_SUCCESS` must find it, an engine reading the manifests
+ * the commit). Deleting the files of failed attempts and aborting their uploads
  * runs after the job returned, on one background thread per JVM: readers hide those files
  * whether or not they are ever deleted (a driver that dies first leaves them to VACUUM), so
  * nobody should wait for it, and at thousands of files it is the slowest part of a commit.
@@ -41,6 +43,11 @@ object DerivedWork {
       HaltPoint.maybeHalt(ctx.conf, HaltPoint.JobBeforeSuccess)
       WriteSuccessSummary.run(ctx, (record, timings), timings)
       WriteCheckpoint.run(ctx, record, timings)
+    }
+    // Before the job returns, as _SUCCESS: an engine reading the manifests sees the commit then.
+    // Guarded on its own: a failure leaves them to the next pass and skips no clean-up.
+    guarded(ctx) {
+      if (TxCommitConf.manifests(ctx.conf)) WriteManifests.run(ctx, record, timings)
     }
     if (completed) cleanup(() =>
       guarded(ctx) {

@@ -45,6 +45,13 @@ object TxCommitConf {
   val CheckpointInterval = "spark.txcommit.checkpoint.interval"
   val DefaultCheckpointInterval = 10L
 
+  /**
+   * Whether a commit also rewrites the symlink manifests of the partitions it changed, for
+   * engines that read file lists (docs/readers.md). The writer option [[ManifestsOption]] wins.
+   */
+  val Manifests = "spark.txcommit.manifests.enabled"
+  val ManifestsOption = "txcommit.manifests"
+
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"
@@ -68,6 +75,11 @@ object TxCommitConf {
       case Some("false") => false
       case Some(other) => throw new InvalidConfException(key, other, "true or false")
     }
+
+  /** The write's option `txcommit.manifests` when given, else the session's switch (default off). */
+  def manifests(conf: Configuration): Boolean =
+    if (Option(conf.get(ManifestsOption)).exists(_.trim.nonEmpty)) bool(conf, ManifestsOption, default = false)
+    else bool(conf, Manifests, default = false)
 
   def maxClockSkewMs(conf: Configuration): Long = millis(conf, MaxClockSkewMs, DefaultMaxClockSkewMs, min = 0L)
 

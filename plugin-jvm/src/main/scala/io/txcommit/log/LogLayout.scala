@@ -18,8 +18,12 @@ import org.apache.hadoop.fs.Path
  *                          exclusively); `streaming/<batch>.json` the txn a batch used, as
  *                          versions before claims wrote it
  *  - `probe/<uuid>.json`   a conditional-put adapter's proof of the primitive (deleted after)
+ *  - `manifests.json`      which log the symlink manifests were last made whole from (derived,
+ *                          rewritable; [[io.txcommit.manifest.ManifestState]])
  *
- * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable).
+ * plus `<table>/_SUCCESS`, a JSON summary of the newest commit (derived, rewritable), and, for
+ * engines that read file lists, `<table>/_symlink_format_manifest/<partition>/manifest`: the
+ * visible data files of one partition directory, one qualified path a line (derived, rewritable).
  */
 final case class LogLayout(table: Path) {
   val logDir: Path = new Path(table, LogLayout.LogDirName)
@@ -32,6 +36,8 @@ final case class LogLayout(table: Path) {
   val streamingDir: Path = new Path(logDir, "streaming")
   val probeDir: Path = new Path(logDir, "probe")
   val success: Path = new Path(table, "_SUCCESS")
+  val manifestsDir: Path = new Path(table, LogLayout.ManifestsDirName)
+  val manifestState: Path = new Path(logDir, "manifests.json")
 
   def commitRecord(txn: String): Path = new Path(commitsDir, s"$txn.json")
   def pendingRecord(txn: String): Path = new Path(pendingDir, s"$txn.json")
@@ -42,12 +48,28 @@ final case class LogLayout(table: Path) {
   def batchClaims(batch: Long): Path = new Path(streamingDir, batch.toString)
   def batchMarker(batch: Long): Path = new Path(streamingDir, s"$batch.json")
 
+  /** The symlink manifest of one partition directory (relative to the table; "" is the table). */
+  def manifest(partition: String): Path =
+    if (partition.isEmpty) new Path(manifestsDir, LogLayout.ManifestName)
+    else new Path(new Path(manifestsDir, partition), LogLayout.ManifestName)
+
   /** A fresh name for a readiness probe's object ([[io.txcommit.store.ExclusiveCreateProbe]]). */
   def newProbe(): Path = new Path(probeDir, s"${java.util.UUID.randomUUID()}.json")
 }
 
 object LogLayout {
   val LogDirName = "_txcommit"
+
+  /** Where Hive's `SymlinkTextInputFormat` finds a table's file lists (the name Delta Lake uses). */
+  val ManifestsDirName = "_symlink_format_manifest"
+  val ManifestName = "manifest"
+
+  /** The partition directory a manifest (path relative to the table) lists; None for any other file. */
+  def partitionOfManifest(rel: String): Option[String] =
+    if (rel == s"$ManifestsDirName/$ManifestName") Some("")
+    else if (rel.startsWith(ManifestsDirName + "/") && rel.endsWith("/" + ManifestName))
+      Some(rel.substring(ManifestsDirName.length + 1, rel.length - ManifestName.length - 1))
+    else None
 
   /** A commit record's path relative to its table, as `_SUCCESS` names it. */
   def commitRecordRelative(txn: String): String = s"$LogDirName/commits/$txn.json"

@@ -202,6 +202,11 @@ object RecordCodec {
     try Option(mapper.readTree(new String(bytes, UTF_8)).get(key)).filter(_.isBoolean).map(_.asBoolean())
     catch { case NonFatal(_) => None }
 
+  /** A text field of a marker; None if the marker lacks it or is not JSON. */
+  def markerText(bytes: Array[Byte], key: String): Option[String] =
+    try Option(mapper.readTree(new String(bytes, UTF_8)).get(key)).filter(_.isTextual).map(_.asText())
+    catch { case NonFatal(_) => None }
+
   def objectNode(): ObjectNode = mapper.createObjectNode()
   def write(node: JsonNode): Array[Byte] = mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(node)
 }

@@ -9,13 +9,14 @@ import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 import io.txcommit.{MaintenanceException, Paths, SparkApp}
 import io.txcommit.log.{CheckpointWriter, LogLayout}
 import io.txcommit.maintenance.{History, Vacuum, VacuumOptions}
+import io.txcommit.manifest.ManifestWriter
 import io.txcommit.store.Adapters
 
 /**
- * The maintenance commands of `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES '<path>'` (see
- * [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command once, when the
- * statement executes (over Spark Connect, `spark.sql(...)` runs it eagerly and returns its rows
- * as a DataFrame), never during analysis or planning. They use the session's Hadoop conf, so
+ * The maintenance commands of `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST
+ * '<path>'` (see [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command
+ * once, when the statement executes (over Spark Connect, `spark.sql(...)` runs it eagerly and
+ * returns its rows as a DataFrame), never during analysis or planning. They use the session's Hadoop conf, so
  * the session's S3 and txcommit settings apply.
  */
 private[spark] object MaintenanceCommands {
@@ -27,6 +28,13 @@ private[spark] object MaintenanceCommands {
     val p = new Path(path)
     (p.getFileSystem(conf).makeQualified(p), conf)
   }
+
+  /** Fails, naming the path and writing nothing, unless `table` holds a transaction log. */
+  def requireTable(statement: String, table: Path, conf: org.apache.hadoop.conf.Configuration): Unit =
+    if (!table.getFileSystem(conf).exists(LogLayout(table).logDir)) {
+      throw new MaintenanceException(s"$statement: ${Paths.display(table)} is not a txcommit " +
+        "table (it has no _txcommit/ directory); nothing was written. Check the path.")
+    }
 }
 
 final case class VacuumCommand(path: String, opts: VacuumOptions) extends LeafRunnableCommand {
@@ -47,10 +55,7 @@ final case class CheckpointCommand(path: String) extends LeafRunnableCommand {
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
-    if (!table.getFileSystem(conf).exists(LogLayout(table).logDir)) {
-      throw new MaintenanceException(s"TXCOMMIT CHECKPOINT: ${Paths.display(table)} is not a txcommit " +
-        "table (it has no _txcommit/ directory); nothing was written. Check the path.")
-    }
+    MaintenanceCommands.requireTable("TXCOMMIT CHECKPOINT", table, conf)
     val outcome = CheckpointWriter.write(table, Adapters.open(table, conf), SparkApp.id)
     Seq(outcome.written match {
       case Some(c) => Row(c.number, c.committed.size.toLong, c.files.toLong, c.through, true, outcome.why)
@@ -84,5 +89,22 @@ final case class FilesCommand(path: String) extends LeafRunnableCommand {
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
     History.committedFiles(table, conf).map(f => Row(f.path, f.size, f.txn.orNull))
+  }
+}
+
+/**
+ * Rewrites every partition's symlink manifest from the log as it is now (docs/readers.md,
+ * "Engines that read file lists: manifests"), whatever `spark.txcommit.manifests.enabled` says:
+ * one row per manifest written or deleted.
+ */
+final case class GenerateManifestCommand(path: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "partition" -> StringType, "files" -> LongType, "manifest" -> StringType, "deleted" -> BooleanType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    MaintenanceCommands.requireTable("TXCOMMIT GENERATE MANIFEST", table, conf)
+    ManifestWriter.generate(table, Adapters.open(table, conf), conf).manifests.map(m =>
+      Row(m.partition, m.files.toLong, Paths.display(m.manifest), m.deleted))
   }
 }

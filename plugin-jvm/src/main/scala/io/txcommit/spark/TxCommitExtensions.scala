@@ -11,13 +11,14 @@ import io.txcommit.Version
  * `spark.sql.extensions=io.txcommit.spark.TxCommitExtensions`: registers txcommit's confs (so
  * `spark.conf.set` validates them), the SQL function `txcommit_version()`, by which a
  * client checks that the server it talks to has the plugin, and which version, and the
- * maintenance statements `TXCOMMIT VACUUM | HISTORY | FILES` ([[TxCommitSqlParser]]), and the
- * log-first snapshot of file-source reads ([[LogFirstReads]]).
+ * maintenance statements `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST`
+ * ([[TxCommitSqlParser]]), and the log-first snapshot of file-source reads ([[LogFirstReads]]).
  */
 class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
     TxCommitSQLConf.register()
-    // TXCOMMIT VACUUM | HISTORY | FILES '<path>': maintenance a Connect client runs with spark.sql.
+    // TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST '<path>': maintenance a
+    // Connect client runs with spark.sql.
     ext.injectParser((_, delegate) => new TxCommitSqlParser(delegate))
     // Log-first snapshots for file-source reads, fixed before Spark lists their data.
     ext.injectHintResolutionRule(session => LogFirstReads(session))

@@ -11,6 +11,7 @@ import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
+import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.TxnId
 import io.txcommit.store.{Adapters, StagedFile}
@@ -96,6 +97,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       policy = WriteIntent.policy(conf),
       mergeSchema = WriteIntent.mergeSchema(conf),
       enforceNotNull = WriteIntent.enforceNotNull(conf))
+    // Read now, so a bad txcommit.manifests value fails the job before it writes anything.
+    val manifests = TxCommitConf.manifests(conf)
     val ctx = context(jobContext)
     val started = JobSetup.run(ctx, intent, streaming = false)
     nesting = started.nesting
@@ -103,7 +106,8 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     heartbeat = started.heartbeat
     logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
-      (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") + ")")
+      (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") +
+      (if (manifests) ", manifests on" else "") + ")")
   }
 
   override def newTaskTempFile(

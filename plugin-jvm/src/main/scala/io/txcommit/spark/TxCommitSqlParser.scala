@@ -17,6 +17,7 @@ import io.txcommit.maintenance.{Vacuum, VacuumOptions}
  * TXCOMMIT CHECKPOINT '<path>'
  * TXCOMMIT HISTORY '<path>'
  * TXCOMMIT FILES '<path>'
+ * TXCOMMIT GENERATE MANIFEST '<path>'
  * }}}
  *
  * A quote inside the path is written twice (`'it''s'`). Every other statement goes to Spark's
@@ -27,14 +28,15 @@ final class TxCommitSqlParser(delegate: ParserInterface) extends DelegatingParse
 }
 
 object TxCommitSqlParser {
-  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES)\\b(.*)$".r
+  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES|GENERATE\\s+MANIFEST)\\b(.*)$".r
   private val PathThenRest = "(?s)^\\s*'((?:[^']|'')*)'(.*)$".r
   private val VacuumOpts =
     "(?is)^(?:\\s+RETAIN\\s+([0-9]+(?:\\.[0-9]+)?)\\s+HOURS?)?(\\s+DRY\\s+RUN)?(\\s+FORCE)?\\s*;?\\s*$".r
   private val Nothing = "(?s)^\\s*;?\\s*$".r
 
   val Usage: String = "TXCOMMIT VACUUM '<path>' [RETAIN <n> HOURS] [DRY RUN] [FORCE], " +
-    "TXCOMMIT CHECKPOINT '<path>', TXCOMMIT HISTORY '<path>' or TXCOMMIT FILES '<path>'"
+    "TXCOMMIT CHECKPOINT '<path>', TXCOMMIT HISTORY '<path>', TXCOMMIT FILES '<path>' or " +
+    "TXCOMMIT GENERATE MANIFEST '<path>'"
 
   /** The command for a txcommit statement; None for any other SQL. */
   def ours(sqlText: String): Option[LogicalPlan] = sqlText match {
@@ -46,7 +48,7 @@ object TxCommitSqlParser {
         case _ => throw bad("the path must follow as a single-quoted string")
       }
       if (path.trim.isEmpty) throw bad("the path is empty")
-      Some(verb.toUpperCase(Locale.ROOT) match {
+      Some(verb.toUpperCase(Locale.ROOT).split("\\s+").mkString(" ") match {
         case "VACUUM" => tail match {
             case VacuumOpts(hours, dry, force) => VacuumCommand(path,
                 VacuumOptions(
@@ -60,6 +62,10 @@ object TxCommitSqlParser {
           }
         case "HISTORY" => tail match {
             case Nothing() => HistoryCommand(path)
+            case _ => throw bad(s"unexpected '${tail.trim}' after the path")
+          }
+        case "GENERATE MANIFEST" => tail match {
+            case Nothing() => GenerateManifestCommand(path)
             case _ => throw bad(s"unexpected '${tail.trim}' after the path")
           }
         case _ => tail match {

@@ -17,7 +17,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  *     checkpoints, row counts, streaming batch claims): a commit record is published only so.
  *  2. `writeReplacing(target, bytes)` makes `bytes` visible in full (readers see the old or the
  *     new content, never a part) and may overwrite: it is used only for derived files
- *     (`_SUCCESS`, `aborted/` markers) that can be rewritten from the log.
+ *     (`_SUCCESS`, `aborted/` markers, symlink manifests) that can be rewritten from the log.
  *  3. `list(dir)` returns every file whose create or publish completed before the call
  *     (list-after-write consistency), and none deleted before it; a missing directory lists
  *     as empty. `read` of a missing file is None; `delete` of a missing file does nothing

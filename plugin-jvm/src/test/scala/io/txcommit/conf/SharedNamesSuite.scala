@@ -47,7 +47,8 @@ class SharedNamesSuite extends AnyFunSuite {
     val stages: Seq[CommitStage[_, _]] = Seq(StartTransaction, CheckTableNesting, RecheckTableNesting,
       CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, CollectManifests, CheckWriteId,
       SkipTransaction, CheckConflicts, CheckSchema, PublishData, PublishCommitRecord, PublishReplaceRecord,
-      CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, CleanupAttempts, CleanupStaging, AbortTransaction,
+      CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, WriteManifests, CleanupAttempts, CleanupStaging,
+      AbortTransaction,
       ClaimStreamingBatch)
     assert(entries("stages") == stages.map(s => s.getClass.getSimpleName.stripSuffix("$") -> s.name).toMap)
     assert(stages.map(_.name).distinct.size == stages.size, "two stages share a name")

@@ -59,6 +59,13 @@ object TxCommitSQLConf {
     .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
     .createWithDefault(TxCommitConf.DefaultCheckpointInterval)
 
+  val MANIFESTS: ConfigEntry[Boolean] = flag(TxCommitConf.Manifests,
+    "after each commit (derived work, never a job failure), rewrite the symlink manifests " +
+      "(_symlink_format_manifest/<partition>/manifest) of the partitions it changed, for engines " +
+      "that read file lists (Hive's SymlinkTextInputFormat: Trino, Athena, Hive); a write's " +
+      s"${TxCommitConf.ManifestsOption} option wins. TXCOMMIT GENERATE MANIFEST writes them all.",
+    default = false)
+
   val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
     "after a commit, delete files of the transaction's failed task attempts.", default = true)
 
@@ -104,7 +111,7 @@ object TxCommitSQLConf {
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
     Seq(READ_FILTER, LOG_FIRST, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
-      CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
+      MANIFESTS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
       VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
     ()
   }

@@ -1,0 +1,143 @@
+package io.txcommit.spark
+
+import java.net.URI
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Path => JPath}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.conf.TxCommitConf
+
+/**
+ * Symlink manifests through Spark: what each write leaves in `_symlink_format_manifest/` is
+ * exactly what Spark with txcommit reads (`inputFiles`), after appends, a failed job, a static
+ * and a dynamic partition overwrite, and `TXCOMMIT GENERATE MANIFEST` after writes without them.
+ */
+class ManifestsSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private lazy val spark = SparkSession.builder().master("local[2]").appName("txcommit-manifests")
+    .config("spark.ui.enabled", "false")
+    .config("spark.plugins", "io.txcommit.spark.TxCommitPlugin")
+    .config("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
+    .config("spark.sql.shuffle.partitions", "2")
+    .getOrCreate()
+
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
+
+  private def newTable(): (JPath, String) = {
+    val dir = Files.createTempDirectory("txcommit-manifests").resolve("t")
+    (dir, dir.toUri.toString.stripSuffix("/"))
+  }
+
+  private def rows(n: Int, partitions: Int, from: Int = 0): DataFrame =
+    spark.range(from.toLong, (from + n).toLong).selectExpr("id", s"cast(id % $partitions as int) as k")
+
+  private def withManifests[A](on: Boolean)(f: => A): A = {
+    spark.conf.set(TxCommitConf.Manifests, on.toString)
+    try f
+    finally spark.conf.unset(TxCommitConf.Manifests)
+  }
+
+  /** Each manifest on disk: its partition directory and its lines. */
+  private def manifests(dir: JPath): Map[String, Seq[String]] = {
+    val root = dir.resolve("_symlink_format_manifest")
+    if (!Files.exists(root)) Map.empty
+    else Files.walk(root).iterator().asScala.filter(p => Files.isRegularFile(p) && p.getFileName.toString == "manifest")
+      .map(p =>
+        root.relativize(p.getParent).toString ->
+          new String(Files.readAllBytes(p), UTF_8).split("\n").toSeq.filter(_.nonEmpty)).toMap
+  }
+
+  private def listed(dir: JPath): Set[String] = manifests(dir).values.flatten.toSet
+
+  /** The files Spark with txcommit reads, as Hadoop paths print (`file:/…`, as manifests list them). */
+  private def read(url: String): Set[String] =
+    spark.read.parquet(url).inputFiles.map(f => new Path(new URI(f)).toString).toSet
+
+  test("appends with manifests on: each partition's manifest lists exactly its committed files") {
+    val (dir, url) = newTable()
+    withManifests(on = true) {
+      rows(30, 3).write.partitionBy("k").parquet(url)
+      rows(30, 3, from = 30).write.mode("append").partitionBy("k").parquet(url)
+    }
+    val m = manifests(dir)
+    assert(m.keySet == Set("k=0", "k=1", "k=2"))
+    m.foreach { case (k, files) => assert(files.nonEmpty && files.forall(_.contains(s"/$k/part-")), k) }
+    assert(listed(dir) == read(url) && read(url).size >= 6)
+    assert(read(url).forall(_.startsWith("file:/")))
+  }
+
+  test("a failed job leaves the manifests as they were") {
+    val (dir, url) = newTable()
+    withManifests(on = true) {
+      rows(20, 2).write.partitionBy("k").parquet(url)
+      val before = manifests(dir)
+      val failing =
+        rows(20, 2, from = 20).selectExpr("case when id = 33 then raise_error('boom') else id end as id", "k")
+      intercept[Exception](failing.write.mode("append").partitionBy("k").parquet(url))
+      assert(manifests(dir) == before)
+      assert(listed(dir) == read(url))
+    }
+  }
+
+  test("an overwrite and a dynamic partition overwrite: replaced files leave the manifests") {
+    val (dir, url) = newTable()
+    withManifests(on = true) {
+      rows(30, 3).write.partitionBy("k").parquet(url)
+      val first = listed(dir)
+      rows(20, 2).write.mode("overwrite").partitionBy("k").parquet(url)
+      assert(manifests(dir).keySet == Set("k=0", "k=1"), "k=2 has no visible file: its manifest is gone")
+      assert(listed(dir) == read(url) && (listed(dir) intersect first).isEmpty)
+      val second = manifests(dir)
+      rows(10, 1).selectExpr("id", "1 as k").write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+        .partitionBy("k").parquet(url)
+      assert(manifests(dir)("k=0") == second("k=0"), "a partition the overwrite did not write is unchanged")
+      assert((manifests(dir)("k=1").toSet intersect second("k=1").toSet).isEmpty)
+      assert(listed(dir) == read(url))
+    }
+  }
+
+  test("a write's txcommit.manifests option wins over the session's switch") {
+    val (dir, url) = newTable()
+    withManifests(on = true)(rows(10, 2).write.option(TxCommitConf.ManifestsOption, "false").partitionBy("k").parquet(
+        url))
+    assert(manifests(dir).isEmpty)
+    rows(10, 2).write.mode("append").option(TxCommitConf.ManifestsOption, "true").partitionBy("k").parquet(url)
+    assert(listed(dir) == read(url), "the first write's files too: the manifests were not whole before")
+  }
+
+  test("TXCOMMIT GENERATE MANIFEST after writes without manifests writes every partition's") {
+    val (dir, url) = newTable()
+    rows(30, 3).write.partitionBy("k").parquet(url)
+    rows(20, 2).write.mode("overwrite").partitionBy("k").parquet(url)
+    assert(manifests(dir).isEmpty)
+    val out = spark.sql(s"TXCOMMIT GENERATE MANIFEST '$url'").collect()
+      .map(r => (r.getAs[String]("partition"), r.getAs[Long]("files"), r.getAs[Boolean]("deleted"))).toSeq
+    assert(out.map(_._1) == Seq("k=0", "k=1") && out.forall { case (_, n, deleted) => n > 0 && !deleted })
+    assert(listed(dir) == read(url))
+    assert(out.map(_._2).sum == read(url).size.toLong)
+    // A write with manifests on after one without repairs every partition (roll forward).
+    rows(10, 2).write.mode("append").partitionBy("k").parquet(url)
+    withManifests(on = true)(rows(5, 1).selectExpr("id", "5 as k").write.mode("append").partitionBy("k").parquet(url))
+    assert(manifests(dir).keySet == Set("k=0", "k=1", "k=5") && listed(dir) == read(url))
+  }
+
+  test("TXCOMMIT GENERATE MANIFEST of a directory without a log fails, naming it, writing nothing") {
+    val (dir, url) = newTable()
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try rows(10, 1).write.parquet(url)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    val e = intercept[Exception](spark.sql(s"TXCOMMIT GENERATE MANIFEST '$url'").collect())
+    val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+    assert(messages.contains("is not a txcommit table") && messages.contains(dir.toString), messages)
+    assert(!Files.exists(dir.resolve("_symlink_format_manifest")))
+  }
+}
