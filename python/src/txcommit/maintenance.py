@@ -4,9 +4,10 @@ Each function runs one statement of the server plugin's SQL extension
 (``spark.sql.extensions=io.txcommit.spark.TxCommitExtensions``) and returns its rows as a
 DataFrame. The statement runs on the server exactly once, when the function is called:
 
-    from txcommit.maintenance import vacuum, history, committed_files
+    from txcommit.maintenance import vacuum, history, committed_files, generate_manifest
     vacuum(spark, "s3a://bucket/table", dry_run=True).show(truncate=False)
     history(spark, "s3a://bucket/table").show()
+    generate_manifest(spark, "s3a://bucket/table").show()
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import math
 from typing import Any
 
 VACUUM_COLUMNS = ("path", "kind", "reason", "bytes", "deleted")
+MANIFEST_COLUMNS = ("partition", "files", "manifest", "deleted")
 HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
     "rows", "removedFiles", "removedBytes", "sequence", "schema",
@@ -80,6 +82,15 @@ def history(spark: Any, path: str) -> Any:
     return spark.sql(f"TXCOMMIT HISTORY {quote(path)}")
 
 
+def generate_manifest(spark: Any, path: str) -> Any:
+    """Rewrites every symlink manifest of the table at ``path``
+    (``_symlink_format_manifest/<partition>/manifest``, the file lists Hive, Trino, Athena and
+    Redshift Spectrum read) from its log as it is now, so an engine reading them sees exactly the
+    committed files. Returns a DataFrame of :data:`MANIFEST_COLUMNS`, one row per manifest
+    written or deleted (a partition with no visible file has none)."""
+    return spark.sql(f"TXCOMMIT GENERATE MANIFEST {quote(path)}")
+
+
 def committed_files(spark: Any, path: str) -> Any:
     """The files of the table at ``path`` that readers see: path, size, txn."""
     return spark.sql(f"TXCOMMIT FILES {quote(path)}")
@@ -87,9 +98,11 @@ def committed_files(spark: Any, path: str) -> Any:
 
 __all__ = [
     "HISTORY_COLUMNS",
+    "MANIFEST_COLUMNS",
     "VACUUM_COLUMNS",
     "checkpoint",
     "committed_files",
+    "generate_manifest",
     "history",
     "quote",
     "vacuum",

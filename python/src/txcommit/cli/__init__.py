@@ -13,6 +13,7 @@
     txcommit log PATH [--json] [--endpoint URL] [--limit N] [--allow-empty]
     txcommit ls PATH [--json] [--endpoint URL] [--allow-empty]
     txcommit vacuum PATH --remote sc://HOST:PORT [--retain-hours N] [--dry-run] [--force]
+    txcommit manifest PATH --remote sc://HOST:PORT
     txcommit bench [--quick] [--out docs/benchmarks.md] [--merge-into results.json]
     txcommit bench-streaming [ARGS ...]
     txcommit demo [ARGS ...]
@@ -60,6 +61,10 @@ PASSTHROUGH: dict[str, tuple[str, str]] = {
         "run a local S3 endpoint (moto) that counts requests",
     ),
     "vacuum": ("txcommit.cli.vacuum", "delete a table's garbage through a Connect server"),
+    "manifest": (
+        "txcommit.cli.manifest",
+        "rewrite a table's symlink manifests (for Hive, Trino, Athena) through a Connect server",
+    ),
     "log": ("txcommit.cli.log", "show a table's transaction history (committed/pending/aborted)"),
     "ls": ("txcommit.cli.ls", "list a table's committed data files (what readers see)"),
     "doctor": (

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 
 from txcommit._console import text
+from txcommit.cli.remote import run_statement
 from txcommit.maintenance import VACUUM_COLUMNS, vacuum_statement
 
 
@@ -55,27 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
-    import txcommit
-    from txcommit.errors import InvalidRemoteError, ServerUnreachableError
-
-    try:
-        spark = txcommit.connect(ns.remote)
-    except InvalidRemoteError as exc:
-        print(f"txcommit vacuum: --remote: {exc}", file=sys.stderr)
-        return 2
-    except ServerUnreachableError as exc:
-        print(f"txcommit vacuum: {exc}", file=sys.stderr)
-        return 1
     what = "listing (dry run)" if ns.dry_run else "vacuuming"
-    print(f"txcommit vacuum: {what} {ns.path} on {ns.remote} (the server logs per-directory "
-          "progress) ...", file=sys.stderr, flush=True)  # fmt: skip
     start = time.monotonic()
-    try:
-        rows = [tuple(r) for r in spark.sql(statement).collect()]
-    except Exception as exc:  # noqa: BLE001 - the server's error, shown as is
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        print(f"txcommit vacuum: failed: {first}", file=sys.stderr)
-        return 1
+    rows = run_statement("txcommit vacuum", ns.remote, statement, f"{what} {ns.path}")
+    if isinstance(rows, int):
+        return rows
     if rows:
         print(text(VACUUM_COLUMNS, rows, rule=True))
     verb = "would delete" if ns.dry_run else "deleted"

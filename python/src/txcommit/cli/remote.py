@@ -1,0 +1,33 @@
+"""What the commands that run one statement on a Spark Connect server share: connect, say what
+runs where, and turn the server's answer or error into rows or an exit code."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def run_statement(
+    prog: str, remote: str, statement: str, doing: str
+) -> list[tuple[Any, ...]] | int:
+    """The rows of ``statement`` run on the server at ``remote``; an exit code (2: a bad
+    ``--remote``, 1: no server there or the statement failed) after printing why."""
+    import txcommit
+    from txcommit.errors import InvalidRemoteError, ServerUnreachableError
+
+    try:
+        spark = txcommit.connect(remote)
+    except InvalidRemoteError as exc:
+        print(f"{prog}: --remote: {exc}", file=sys.stderr)
+        return 2
+    except ServerUnreachableError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    print(f"{prog}: {doing} on {remote} (the server logs its progress) ...", file=sys.stderr,
+          flush=True)  # fmt: skip
+    try:
+        return [tuple(r) for r in spark.sql(statement).collect()]
+    except Exception as exc:  # noqa: BLE001 - the server's error, shown as is
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        print(f"{prog}: failed: {first}", file=sys.stderr)
+        return 1
