@@ -128,19 +128,27 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_vacuum_with_nothing_listening_fails_fast(tmp_path: Path) -> None:
+# The commands that run a statement on a server: they share the round trip (cli/remote.py).
+REMOTE_COMMANDS = ["vacuum", "manifest"]
+
+
+@pytest.mark.parametrize("command", REMOTE_COMMANDS)
+def test_a_remote_command_with_nothing_listening_fails_fast(tmp_path: Path, command: str) -> None:
     port = _free_port()
     start = time.monotonic()
-    done = _txcommit("vacuum", str(tmp_path), "--remote", f"sc://127.0.0.1:{port}", timeout=90)
+    done = _txcommit(command, str(tmp_path), "--remote", f"sc://127.0.0.1:{port}", timeout=90)
     assert time.monotonic() - start < 30
     assert done.returncode == 1, done
     assert f"127.0.0.1:{port}" in done.stderr and "txcommit server" in done.stderr
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("command", REMOTE_COMMANDS)
 @pytest.mark.parametrize("remote", ["http://x", "x:15002", "sc://", "sc://h:notaport"])
-def test_vacuum_refuses_a_remote_that_is_not_an_sc_url(tmp_path: Path, remote: str) -> None:
-    done = _txcommit("vacuum", str(tmp_path), "--remote", remote)
+def test_a_remote_command_refuses_a_remote_that_is_not_an_sc_url(
+    tmp_path: Path, remote: str, command: str
+) -> None:
+    done = _txcommit(command, str(tmp_path), "--remote", remote)
     assert done.returncode == 2, done
     assert remote in done.stderr and "sc://" in done.stderr
     assert "Traceback" not in done.stderr
