@@ -10,26 +10,20 @@ import sys
 from collections.abc import Sequence
 
 from txcommit._console import text
-from txcommit.cli.remote import run_statement
+from txcommit.cli.remote import parser_with_remote, run_statement
 from txcommit.maintenance import MANIFEST_COLUMNS, quote
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="txcommit manifest",
-        description=(
+    return parser_with_remote(
+        "txcommit manifest",
+        (
             "Rewrite every symlink manifest of a txcommit table from its log, so engines that "
             "read a table's file list (Hive's SymlinkTextInputFormat, Trino, Athena, Redshift "
             "Spectrum) see exactly its committed files. Runs on a Spark Connect server that has "
             "the txcommit plugin."
         ),
     )
-    parser.add_argument("path", metavar="PATH", help="the table directory or URL (e.g. s3a://b/t)")
-    parser.add_argument(
-        "--remote", required=True, metavar="URL",
-        help="the Spark Connect server to run it on, e.g. sc://localhost:15002",
-    )  # fmt: skip
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

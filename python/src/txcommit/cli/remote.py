@@ -3,8 +3,20 @@ runs where, and turn the server's answer or error into rows or an exit code."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
+
+
+def parser_with_remote(prog: str, description: str) -> argparse.ArgumentParser:
+    """A command's parser with the table's PATH and the server's ``--remote``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("path", metavar="PATH", help="the table directory or URL (e.g. s3a://b/t)")
+    parser.add_argument(
+        "--remote", required=True, metavar="URL",
+        help="the Spark Connect server to run it on, e.g. sc://localhost:15002",
+    )  # fmt: skip
+    return parser
 
 
 def run_statement(

@@ -12,14 +12,14 @@ import time
 from collections.abc import Sequence
 
 from txcommit._console import text
-from txcommit.cli.remote import run_statement
+from txcommit.cli.remote import parser_with_remote, run_statement
 from txcommit.maintenance import VACUUM_COLUMNS, vacuum_statement
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="txcommit vacuum",
-        description=(
+    parser = parser_with_remote(
+        "txcommit vacuum",
+        (
             "Delete the files of a txcommit table that no reader can see any more (files of "
             "uncommitted or aborted transactions and failed task attempts, files replaced by "
             "overwrites and write-id re-runs, stale markers, open multipart uploads of dead "
@@ -27,11 +27,6 @@ def build_parser() -> argparse.ArgumentParser:
             "server that has the txcommit plugin."
         ),
     )
-    parser.add_argument("path", metavar="PATH", help="the table directory or URL (e.g. s3a://b/t)")
-    parser.add_argument(
-        "--remote", required=True, metavar="URL",
-        help="the Spark Connect server to run it on, e.g. sc://localhost:15002",
-    )  # fmt: skip
     parser.add_argument(
         "--retain-hours", type=float, default=None, metavar="N",
         help="retention horizon in hours: only garbage older than this is deleted "
