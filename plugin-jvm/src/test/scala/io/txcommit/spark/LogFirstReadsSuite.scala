@@ -2,10 +2,11 @@ package io.txcommit.spark
 
 import java.nio.file.{Files, Path => JPath}
 
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.testing.PluginSessions
 
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.RecordCodec
@@ -16,11 +17,7 @@ import io.txcommit.log.RecordCodec
  * name looks like SQL on a file is left alone, and a writer clock an hour ahead hides nothing.
  */
 class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = SparkSession.builder().master("local[2]").appName("txcommit-log-first")
-    .config("spark.ui.enabled", "false")
-    .config("spark.plugins", "io.txcommit.spark.TxCommitPlugin")
-    .config("spark.sql.sources.commitProtocolClass", "io.txcommit.spark.TxCommitProtocol")
-    .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
+  private lazy val spark = PluginSessions.builder("txcommit-log-first")
     .config(TxCommitConf.MaxClockSkewMs, "0")
     // No checkpoints: one published now would carry the overwrite past the clock cut.
     .config(TxCommitConf.CheckpointInterval, "0")

@@ -7,9 +7,11 @@ import java.nio.file.{Files, Path => JPath}
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.DataFrame
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.testing.PluginSessions
 
 import io.txcommit.conf.TxCommitConf
 
@@ -19,11 +21,7 @@ import io.txcommit.conf.TxCommitConf
  * and a dynamic partition overwrite, and `TXCOMMIT GENERATE MANIFEST` after writes without them.
  */
 class ManifestsSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = SparkSession.builder().master("local[2]").appName("txcommit-manifests")
-    .config("spark.ui.enabled", "false")
-    .config("spark.plugins", "io.txcommit.spark.TxCommitPlugin")
-    .config("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
-    .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
+  private lazy val spark = PluginSessions.builder("txcommit-manifests")
     .config("spark.sql.shuffle.partitions", "2")
     .getOrCreate()
 

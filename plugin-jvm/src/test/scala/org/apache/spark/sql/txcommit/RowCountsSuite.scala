@@ -5,10 +5,11 @@ import java.util.concurrent.{CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicBoolean
 
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.testing.PluginSessions
 
 /**
  * Spark hands a write's row count to listeners only after the write has returned to its caller,
@@ -16,11 +17,7 @@ import org.scalatest.funsuite.AnyFunSuite
  * right after a write, on the same driver, must still show the write's rows.
  */
 class RowCountsSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = SparkSession.builder().master("local[2]").appName("txcommit-rows")
-    .config("spark.ui.enabled", "false")
-    .config("spark.sql.sources.commitProtocolClass", "io.txcommit.spark.TxCommitProtocol")
-    .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
-    .getOrCreate()
+  private lazy val spark = PluginSessions.builder("txcommit-rows", plugin = false).getOrCreate()
 
   override protected def afterAll(): Unit =
     try spark.stop()
