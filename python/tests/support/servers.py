@@ -388,8 +388,8 @@ def server_with_hive(workdir: Path, local_s3: LocalS3) -> ServerProcess:
                 f"jdbc:derby:;databaseName={workdir / 'metastore_db'};create=true"
             ),
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={workdir}",
-            # Hive's SymlinkTextInputFormat gives each split the length of the manifest's share
-            # (0), not the data file's: Spark drops empty splits by default and reads nothing.
+            # Each split of Hive's SymlinkTextInputFormat names its manifest with a length of 0:
+            # by default Spark drops such splits and reads no row.
             "spark.hadoopRDD.ignoreEmptySplits": "false",
             "spark.driver.extraClassPath": s3a,
             **s3a_confs(local_s3.endpoint),
