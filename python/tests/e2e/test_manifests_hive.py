@@ -40,8 +40,8 @@ from support.tables import FEATURE_STORES, TableRef, dynamic_overwrite
 
 MANIFESTS = "_symlink_format_manifest"
 #: Where the driver is killed between its commit and its manifests: S3 only. A kill costs a
-#: server start (about 20 CPU-seconds measured); the driver's order (record, then manifests) is the same
-#: on every store, and on S3 the repair rewrites and deletes the manifests as objects.
+#: server start (about 20 CPU-seconds measured); the driver's order (record, then manifests)
+#: is the same on every store, and on S3 the repair rewrites and deletes manifest objects.
 KILLED_ON = ("s3",)
 Rows = list[tuple[int, int]]
 
