@@ -25,6 +25,7 @@ from support.servers import (
     server_on_cluster,
     server_with_azure,
     server_with_gcs,
+    server_with_hive,
     server_with_s3,
     with_test_jvm_opts,
 )
@@ -138,6 +139,13 @@ def spark(server: ServerProcess):  # noqa: ANN201
     session = new_session(server.url)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def hive_server(workdir: Path, local_s3: LocalS3) -> Iterator[ServerProcess]:
+    """Another engine: Spark's own Hive support (embedded Derby metastore) in a server without
+    txcommit, reaching local and S3 tables (support.servers.server_with_hive)."""
+    yield from running(server_with_hive(workdir / "hive-server", local_s3))
 
 
 # --- a real multi-JVM cluster: a standalone master and two workers (support/cluster.py) ----------

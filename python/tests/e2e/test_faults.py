@@ -10,7 +10,6 @@ killed on either side of the commit point also on HDFS (a real NameNode and Data
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import threading
@@ -20,7 +19,6 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-import txcommit
 from txcommit.conformance.protocol import (
     KEEP_JUNK,
     VISIBLE_AFTER_HALT,
@@ -33,6 +31,7 @@ from support.servers import (
     ServerProcess,
     new_session,
     rows_per_b,
+    run_until_the_server_dies,
     running,
     server_on_cluster,
     server_with_azure,
@@ -172,21 +171,6 @@ def crashing_server(
     if table.store not in ("s3", "s3-multipart") or not executors_matter:
         return server_with_s3(workdir, local_s3)
     return server_on_cluster(workdir, request.getfixturevalue("cluster"), local_s3)
-
-
-def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  # noqa: ANN001
-    """Runs `write` in a thread and returns once the server JVM is dead.
-
-    After a server dies, pyspark's client retries for up to ~10 minutes; the test does not
-    wait for that: the session is abandoned (closed without another request)."""
-
-    def attempt() -> None:
-        with contextlib.suppress(Exception):
-            write()
-
-    threading.Thread(target=attempt, daemon=True).start()
-    crashing.wait_dead(timeout=180)
-    txcommit.abandon(spark)
 
 
 #: The points where a killed server's state differs: the task point on the local file system,

@@ -371,6 +371,49 @@ def server_with_azure(
     )
 
 
+def server_with_hive(workdir: Path, local_s3: LocalS3) -> ServerProcess:
+    """A plain Spark Connect server, WITHOUT txcommit (no plugin, extension or adapter jar), with
+    Spark's own Hive support on an embedded Derby metastore in ``workdir``, reaching the shared
+    local S3 endpoint through Hadoop's S3A: another engine, for the tables txcommit wrote."""
+    listed = subprocess.run(
+        [server_python(), "-m", "txcommit.cli", "jars", "--store", "s3"],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    s3a = ":".join(line for line in listed if line.endswith(".jar"))
+    return ServerProcess(
+        workdir,
+        confs={
+            "spark.sql.catalogImplementation": "hive",
+            "spark.hadoop.javax.jdo.option.ConnectionURL": (
+                f"jdbc:derby:;databaseName={workdir / 'metastore_db'};create=true"
+            ),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={workdir}",
+            # Each split of Hive's SymlinkTextInputFormat names its manifest with a length of 0:
+            # by default Spark drops such splits and reads no row.
+            "spark.hadoopRDD.ignoreEmptySplits": "false",
+            "spark.driver.extraClassPath": s3a,
+            **s3a_confs(local_s3.endpoint),
+        },
+        extra_args=["--no-plugin"],
+    )
+
+
+def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  # noqa: ANN001
+    """Runs `write` in a thread and returns once the server JVM is dead.
+
+    After a server dies, pyspark's client retries for up to ~10 minutes; the test does not
+    wait for that: the session is abandoned (closed without another request)."""
+    import txcommit
+
+    def attempt() -> None:
+        with contextlib.suppress(Exception):
+            write()
+
+    threading.Thread(target=attempt, daemon=True).start()
+    crashing.wait_dead(timeout=180)
+    txcommit.abandon(spark)
+
+
 def cluster_confs(**extra: str) -> dict[str, str]:
     """What a Connect server (the driver) needs to run two executors on the cluster: the plugin
     jars reach them through spark.jars, S3A through extraClassPath (`--store s3`), and Python
