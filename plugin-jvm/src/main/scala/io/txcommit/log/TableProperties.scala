@@ -85,7 +85,7 @@ object TableProperties {
     if (recorded != number) throw corrupt(s"its file name says number $number but it records $recorded")
     val props = root.get("properties")
     if (props == null || !props.isObject) throw corrupt("field 'properties' is missing or not an object")
-    val values = props.fields().asScala.map { e =>
+    val values = props.properties().asScala.map { e =>
       if (!e.getValue.isTextual) throw corrupt(s"property '${e.getKey}' is not a string")
       val v = e.getValue.asText()
       Known.get(e.getKey).filterNot(_.contains(v)).foreach { allowed =>

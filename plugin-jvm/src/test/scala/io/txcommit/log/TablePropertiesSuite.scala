@@ -25,7 +25,7 @@ class TablePropertiesSuite extends AnyFunSuite {
     test(s"golden table properties $file decode to their logical properties and re-encode byte for byte") {
       val p = c.get("properties")
       val expected = TableProperties(p.get("number").asLong(),
-        p.get("values").fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap,
+        p.get("values").properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap,
         p.get("setAt").asLong(), Vectors.text(p, "appId"), p.get("writer").asText())
       assert(TableProperties.decode(Vectors.bytes(file), file, c.get("number").asLong()) == expected)
       assert(new String(TableProperties.encode(expected), UTF_8) == new String(Vectors.bytes(file), UTF_8))
