@@ -4,9 +4,8 @@ import java.util.Locale
 
 import scala.annotation.tailrec
 import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.ObjectMapper
 
 import io.txcommit.{CommitConflictException, CorruptTablePropertiesException, MaintenanceException, Paths}
 import io.txcommit.store.CommitStore
@@ -55,32 +54,15 @@ object TableProperties {
 
   /** Decodes `properties/<number>.json`, stored at `where` (named in errors). */
   def decode(bytes: Array[Byte], where: String, number: Long): TableProperties = {
-    def corrupt(why: String, cause: Throwable = null) = new CorruptTablePropertiesException(
+    def corrupt(why: String, cause: Option[Throwable] = None) = new CorruptTablePropertiesException(
       s"table properties $where are corrupt: $why. Writers cannot tell what the table asks of " +
         "them; restore the file from a backup, or move it out of _txcommit/properties/ (the " +
-        "previous number is then in force) and set the properties again with TXCOMMIT ALTER.", cause)
-    val root: JsonNode =
-      try mapper.readTree(bytes)
-      catch { case NonFatal(e) => throw corrupt(s"it is not complete JSON (${bytes.length} bytes; truncated?)", e) }
-    if (root == null || !root.isObject) throw corrupt("it is not a JSON object")
-    def text(field: String): String = {
-      val n = root.get(field)
-      if (n == null || !n.isTextual) throw corrupt(s"field '$field' is missing or not a string")
-      n.asText()
-    }
-    def long(field: String): Long = {
-      val n = root.get(field)
-      if (n == null || !n.isIntegralNumber || !n.canConvertToLong) {
-        throw corrupt(s"field '$field' is missing or not a number")
-      }
-      n.asLong()
-    }
-    if (text("format") != Format) throw corrupt(s"field 'format' is not $Format")
-    val version = long("version")
-    if (version != FormatVersion) {
-      throw corrupt(s"it has format version $version, which this txcommit (reads version " +
-        s"$FormatVersion) does not understand; upgrade the plugin")
-    }
+        "previous number is then in force) and set the properties again with TXCOMMIT ALTER.", cause.orNull)
+    val json = new StrictJson(corrupt)
+    val root = json.root(bytes)
+    def text(field: String): String = json.text(root, field)
+    def long(field: String): Long = json.long(root, field)
+    json.header(root, Format, FormatVersion)
     val recorded = long("number")
     if (recorded != number) throw corrupt(s"its file name says number $number but it records $recorded")
     val props = root.get("properties")
