@@ -186,4 +186,14 @@ class ManifestsSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(syntax.contains("expected SET ('<property>' = '<value>')"), syntax)
     assert(!Files.exists(dir.resolve("_txcommit/properties")) && manifests(dir).isEmpty)
   }
+
+  test("TXCOMMIT ALTER parses every pair in order, quotes written twice, keywords in any case") {
+    assert(TxCommitSqlParser.ours("txcommit alter '/t''s' set ( 'manifests'='true' , 'it''s' = 'a,b' );") ==
+      Some(AlterCommand("/t's", Seq("manifests" -> "true", "it's" -> "a,b"))))
+    for (bad <- Seq("SET ()", "SET ('manifests' = 'true',)", "SET ('manifests')", "SET 'manifests' = 'true'")) {
+      val e = intercept[io.txcommit.MaintenanceException](TxCommitSqlParser.ours(s"TXCOMMIT ALTER '/t' $bad"))
+      assert(e.getMessage.contains("cannot parse") && e.getMessage.contains("SET ('<property>' = '<value>')"),
+        e.getMessage)
+    }
+  }
 }
