@@ -20,6 +20,7 @@ UnsupportedStoreError          UnsupportedStoreException                   give 
 MaintenanceError               MaintenanceException                        give up
 CorruptCommitRecordError       CorruptCommitRecordException                give up
 CorruptCheckpointError         CorruptCheckpointException                  give up
+CorruptTablePropertiesError    CorruptTablePropertiesException             give up (restore it)
 TaskFileMissingError           TaskFileMissingException                    retry the job
 ListingChangedError            ListingChangedException                     retry the job
 StorePermissionError           StorePermissionException                    give up (fix access)
@@ -124,6 +125,12 @@ class CorruptCheckpointError(TxCommitError):
     stay in the log) and use the previous one or the records."""
 
 
+class CorruptTablePropertiesError(TxCommitError):
+    """Table properties (``_txcommit/properties/<n>.json``) that cannot be trusted. The
+    message names the file. Never skipped for an older number, which may say the opposite of
+    what was set last."""
+
+
 # -- the server plugin's errors, typed ---------------------------------------------------------
 
 
@@ -199,6 +206,7 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "MaintenanceException": MaintenanceError,
     "CorruptCommitRecordException": CorruptCommitRecordError,
     "CorruptCheckpointException": CorruptCheckpointError,
+    "CorruptTablePropertiesException": CorruptTablePropertiesError,
     "TaskFileMissingException": TaskFileMissingError,
     "ListingChangedException": ListingChangedError,
     "StorePermissionException": StorePermissionError,

@@ -8,15 +8,18 @@ DataFrame. The statement runs on the server exactly once, when the function is c
     vacuum(spark, "s3a://bucket/table", dry_run=True).show(truncate=False)
     history(spark, "s3a://bucket/table").show()
     generate_manifest(spark, "s3a://bucket/table").show()
+    set_manifests(spark, "s3a://bucket/table", True).show()  # every writer writes them from now on
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 VACUUM_COLUMNS = ("path", "kind", "reason", "bytes", "deleted")
 MANIFEST_COLUMNS = ("partition", "files", "manifest", "deleted")
+PROPERTY_COLUMNS = ("property", "value", "number")
 HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
     "rows", "removedFiles", "removedBytes", "sequence", "schema",
@@ -27,7 +30,7 @@ def quote(path: str) -> str:
     """``path`` as a single-quoted SQL string (a quote inside is written twice)."""
     if not path or not path.strip():
         raise ValueError("txcommit: the table path is empty; give the table's directory or URL")
-    return "'" + path.replace("'", "''") + "'"
+    return _quoted(path)
 
 
 def vacuum_statement(
@@ -91,6 +94,32 @@ def generate_manifest(spark: Any, path: str) -> Any:
     return spark.sql(f"TXCOMMIT GENERATE MANIFEST {quote(path)}")
 
 
+def alter_statement(path: str, properties: Mapping[str, str]) -> str:
+    """The ``TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>', ...)`` statement (the
+    server validates keys and values and names a bad one)."""
+    if not properties:
+        raise ValueError("txcommit: no table property to set")
+    pairs = ", ".join(f"{_quoted(k)} = {_quoted(v)}" for k, v in properties.items())
+    return f"TXCOMMIT ALTER {quote(path)} SET ({pairs})"
+
+
+def _quoted(value: str) -> str:
+    """``value`` as a single-quoted SQL string (a quote inside is written twice)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def set_manifests(spark: Any, path: str, enabled: bool) -> Any:
+    """Records in the log of the table at ``path`` whether every commit writes its symlink
+    manifests, whatever the writer's session says (a write's ``txcommit.manifests`` option
+    still decides for that write). Turning them on also writes every manifest once, as
+    :func:`generate_manifest` does, so they are whole from then on. Returns a DataFrame of
+    :data:`PROPERTY_COLUMNS`: each table property in force afterwards, with the number of the
+    ``_txcommit/properties/<number>.json`` that holds them."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"txcommit: enabled must be True or False, got {enabled!r}")
+    return spark.sql(alter_statement(path, {"manifests": "true" if enabled else "false"}))
+
+
 def committed_files(spark: Any, path: str) -> Any:
     """The files of the table at ``path`` that readers see: path, size, txn."""
     return spark.sql(f"TXCOMMIT FILES {quote(path)}")
@@ -99,12 +128,15 @@ def committed_files(spark: Any, path: str) -> Any:
 __all__ = [
     "HISTORY_COLUMNS",
     "MANIFEST_COLUMNS",
+    "PROPERTY_COLUMNS",
+    "alter_statement",
     "VACUUM_COLUMNS",
     "checkpoint",
     "committed_files",
     "generate_manifest",
     "history",
     "quote",
+    "set_manifests",
     "vacuum",
     "vacuum_statement",
 ]

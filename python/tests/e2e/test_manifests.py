@@ -1,8 +1,9 @@
 """Symlink manifests through a real Connect server and a JVM-less client: engines that read a
 table's file list (`_symlink_format_manifest/<partition>/manifest`) see exactly the committed
 files after an append, a failed job, a dynamic partition overwrite and writes made with the
-manifests off until ``generate_manifest`` or ``txcommit manifest`` repairs them. DuckDB,
-reading the listed files, counts what Spark with txcommit counts."""
+manifests off until ``generate_manifest`` or ``txcommit manifest`` repairs them, and after
+plain writes to a table whose property ``set_manifests`` switched on. DuckDB, reading the
+listed files, counts what Spark with txcommit counts."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.cli import manifest as manifest_cli
 from txcommit.conformance.protocol import fail_at
-from txcommit.maintenance import MANIFEST_COLUMNS, committed_files, generate_manifest
+from txcommit.maintenance import (
+    MANIFEST_COLUMNS,
+    PROPERTY_COLUMNS,
+    committed_files,
+    generate_manifest,
+    set_manifests,
+)
+from txcommit.table.view import open_table
 
 from support.servers import ServerProcess
 
@@ -79,9 +87,11 @@ def test_manifests_name_exactly_the_committed_files_after_every_kind_of_write(
     assert listed(table) == committed(spark, table), "the replaced files left k=1's manifest"
     assert duckdb_count(table) == spark.read.parquet(url).count() == 770
 
-    # Written with the manifests off: the manifests are behind until generated again.
-    later = spark.range(9000, 9007).withColumn("k", F.lit(3))
-    later.write.mode("append").partitionBy("k").parquet(url)
+    # Written with the manifests off (the first write's option recorded them on for the table,
+    # so only a write's own option skips them): behind until generated again.
+    later = spark.range(9000, 9007).withColumn("k", F.lit(3)).write
+    later = later.option("txcommit.manifests", "false")
+    later.mode("append").partitionBy("k").parquet(url)
     assert duckdb_count(table) == 770
     rows = generate_manifest(spark, url).collect()
     assert tuple(rows[0].asDict()) == MANIFEST_COLUMNS
@@ -90,7 +100,7 @@ def test_manifests_name_exactly_the_committed_files_after_every_kind_of_write(
     assert duckdb_count(table) == spark.read.parquet(url).count() == 777
 
     # The same from the command line.
-    later.write.mode("append").partitionBy("k").parquet(url)
+    later.mode("append").partitionBy("k").parquet(url)
     assert manifest_cli.main([url, "--remote", server.url]) == 0
     assert "wrote 4 manifest(s), deleted 0" in capsys.readouterr().out
     assert duckdb_count(table) == spark.read.parquet(url).count() == 784
@@ -105,3 +115,28 @@ def test_generating_manifests_of_a_directory_that_is_no_table_names_it(
     with pytest.raises(Exception, match=str(table.name)):
         generate_manifest(spark, str(table)).collect()
     assert not (table / MANIFESTS).exists(), "nothing written outside a table"
+
+
+def test_manifests_switched_on_for_the_table_are_written_by_every_plain_write(
+    spark: SparkSession, table: Path
+) -> None:
+    url = str(table)
+    txcommit.enable(spark)
+    spark.range(0, 100, 1, 2).withColumn("k", F.col("id") % 2).write.partitionBy("k").parquet(url)
+    assert not (table / MANIFESTS).exists()
+    assert open_table(url).properties is None
+
+    rows = set_manifests(spark, url, True).collect()
+    assert [tuple(r) for r in rows] == [("manifests", "true", 1)]
+    assert tuple(rows[0].asDict()) == PROPERTY_COLUMNS
+    assert listed(table) == committed(spark, table), "whole from the switch on"
+    view = open_table(url)
+    assert view.properties is not None and view.properties.manifests is True
+
+    # Neither an option nor the session's switch: the table's property decides.
+    spark.range(100, 130, 1, 2).withColumn("k", F.col("id") % 3).write.mode("append").partitionBy(
+        "k"
+    ).parquet(url)
+    assert set(listed(table)) == {"k=0", "k=1", "k=2"}
+    assert listed(table) == committed(spark, table)
+    assert duckdb_count(table) == spark.read.parquet(url).count() == 130

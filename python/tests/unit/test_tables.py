@@ -17,6 +17,8 @@ import fsspec
 import pyarrow as pa
 import pytest
 
+from txcommit.cli.log import main as log_main
+from txcommit.errors import CorruptTablePropertiesError
 from txcommit.readers import dataset
 from txcommit.table.checkpoints import encode_checkpoint
 from txcommit.table.records import encode_record
@@ -86,3 +88,23 @@ def test_the_fsspec_file_system_finds_exactly_the_visible_set(
     found = [f[len(at) + 1 :] for f in fsspec.filesystem("txcommit+file").find(at)]
     # Outside every table the file system shows the store as it is, names of no data included.
     assert sorted(f for f in found if is_data_path(f)) == visible
+
+
+def test_a_view_shows_the_table_properties_in_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The newest ``properties/<n>.json`` is in force; a corrupt one is an error naming it."""
+    case = next(c for c in CASES if c["name"] == "table-properties")
+    build(tmp_path, case)
+    view = open_table(tmp_path)
+    assert view.properties is not None and view.properties.number == 1
+    assert view.properties.manifests is True
+    assert log_main([str(tmp_path)]) == 0
+    assert "table properties (change 1): manifests=true" in capsys.readouterr().out
+    newer = tmp_path / "_txcommit/properties/00000000000000000002.json"
+    newer.write_bytes(b'{"format": "txcommit-properties"')
+    with pytest.raises(CorruptTablePropertiesError, match="00000000000000000002.json"):
+        _ = open_table(tmp_path).properties
+    newer.unlink()
+    (tmp_path / "_txcommit/properties/00000000000000000001.json").unlink()
+    assert open_table(tmp_path).properties is None

@@ -6,7 +6,7 @@ import pytest
 
 from txcommit import cli
 from txcommit._console import text
-from txcommit.maintenance import quote, vacuum_statement
+from txcommit.maintenance import alter_statement, quote, vacuum_statement
 
 
 def test_statements_quote_paths_and_carry_every_option():
@@ -27,6 +27,15 @@ def test_a_nonsense_horizon_is_refused_before_reaching_the_server(hours: float):
         vacuum_statement("/t", retain_hours=hours)
     with pytest.raises(ValueError, match="empty"):
         vacuum_statement("  ")
+
+
+def test_the_alter_statement_quotes_the_path_and_every_key_and_value():
+    assert (
+        alter_statement("/t's", {"manifests": "true", "it's": "x"})
+        == "TXCOMMIT ALTER '/t''s' SET ('manifests' = 'true', 'it''s' = 'x')"
+    )
+    with pytest.raises(ValueError, match="no table property"):
+        alter_statement("/t", {})
 
 
 def test_vacuum_cli_help_explains_every_flag(capsys: pytest.CaptureFixture[str]):

@@ -9,9 +9,14 @@ from typing import Any
 import pytest
 
 from txcommit import paths
-from txcommit.errors import CorruptCheckpointError, CorruptCommitRecordError
+from txcommit.errors import (
+    CorruptCheckpointError,
+    CorruptCommitRecordError,
+    CorruptTablePropertiesError,
+)
 from txcommit.table.checkpoints import decode_checkpoint, encode_checkpoint
 from txcommit.table.names import data_file_name, generate_txn, is_valid_txn, txn_of
+from txcommit.table.properties import TableProperties, decode_properties, encode_properties
 from txcommit.table.records import decode_record, encode_record
 from txcommit.testing.vectors import load, vectors_root
 
@@ -25,6 +30,7 @@ PATHS = load("paths.json")["cases"]
 TXN_IDS = load("txn-ids.json")
 FILE_NAMES = load("file-names.json")
 CHECKPOINTS = load("checkpoints.json")
+PROPERTIES = load("properties.json")
 
 
 @pytest.mark.parametrize("entry", RECORDS, ids=[e["file"] for e in RECORDS])
@@ -88,6 +94,38 @@ def test_a_corrupt_checkpoint_is_refused_with_the_shared_message(case: dict[str,
     message = str(caught.value)
     assert case["message"] in message and where in message, message
     assert message.startswith(f"txcommit: checkpoint {where} is corrupt: ")
+
+
+def _mutated(case: dict[str, Any]) -> bytes:
+    data = (VECTORS / case["base"]).read_bytes()
+    if "keepBytes" in case:
+        return data[: case["keepBytes"]]
+    if "content" in case:
+        return bytes(case["content"].encode())
+    if "replace" in case:
+        old, new = (s.encode() for s in case["replace"])
+        assert old in data
+        return data.replace(old, new)
+    return data
+
+
+@pytest.mark.parametrize("case", PROPERTIES["cases"], ids=lambda c: c["file"])
+def test_golden_table_properties_decode_and_reencode_exactly(case: dict[str, Any]) -> None:
+    data = (VECTORS / case["file"]).read_bytes()
+    p = case["properties"]
+    expected = TableProperties(p["number"], p["values"], p["setAt"], p["appId"], p["writer"])
+    assert decode_properties(data, case["file"], case["number"]) == expected
+    assert encode_properties(expected) == data
+
+
+@pytest.mark.parametrize("case", PROPERTIES["corrupt"], ids=lambda c: c["about"])
+def test_corrupt_table_properties_are_refused_with_the_shared_message(case: dict[str, Any]) -> None:
+    where = "/t/_txcommit/properties/p.json"
+    with pytest.raises(CorruptTablePropertiesError) as caught:
+        decode_properties(_mutated(case), where, case["number"])
+    message = str(caught.value)
+    assert case["message"] in message, message
+    assert message.startswith(f"txcommit: table properties {where} are corrupt: ")
 
 
 @pytest.mark.parametrize("case", PATHS, ids=[repr(c["path"]) for c in PATHS])

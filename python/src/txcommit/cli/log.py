@@ -2,7 +2,9 @@
 terminal or as JSON (``--json``): each transaction's id, state (committed, pending, aborted),
 start and commit time, operation, write id, files, bytes, rows (as Spark counted them, recorded
 just after the commit; "not counted" where Spark counted none), what it removed, its
-replace sequence and, where the commit changed the table's schema, the schema it set.
+replace sequence and, where the commit changed the table's schema, the schema it set. Below the
+table, the table's properties in force (``manifests=true``: every commit writes the symlink
+manifests), when any was set.
 
     txcommit log /data/events
     txcommit log s3://bucket/events --endpoint http://127.0.0.1:9000 --json
@@ -102,6 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = {s: sum(r.state == s for r in rows) for s in states}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s != "fenced")
     print(f"{len(rows)} transactions ({summary}) in {view.url}")
+    properties = view.properties
+    if properties is not None:
+        values = ", ".join(f"{k}={v}" for k, v in sorted(properties.values.items()))
+        print(f"table properties (change {properties.number}): {values or 'none'}")
     return 0
 
 

@@ -1,7 +1,8 @@
 """Where a table's transaction log lives (``LogLayout.scala``):
 ``<table>/_txcommit/{commits,pending,aborted}/<txn>.json``,
 ``<table>/_txcommit/replace/<sequence, 20 digits>.json``,
-``<table>/_txcommit/checkpoints/<number, 20 digits>.json`` and ``<table>/_SUCCESS``."""
+``<table>/_txcommit/checkpoints/<number, 20 digits>.json``,
+``<table>/_txcommit/properties/<number, 20 digits>.json`` and ``<table>/_SUCCESS``."""
 
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ class LogLayout:
         return join(self.log_dir, "checkpoints")
 
     @property
+    def properties_dir(self) -> str:
+        return join(self.log_dir, "properties")
+
+    @property
     def success(self) -> str:
         return join(self.table, SUCCESS_NAME)
 
@@ -70,6 +75,10 @@ class LogLayout:
     def checkpoint(self, number: int) -> str:
         """``checkpoints/<number>.json``, the number zero-padded to 20 digits."""
         return join(self.checkpoints_dir, checkpoint_name(number))
+
+    def properties(self, number: int) -> str:
+        """``properties/<number>.json``, the number zero-padded to 20 digits."""
+        return join(self.properties_dir, checkpoint_name(number))
 
 
 def replace_record_name(sequence: int) -> str:

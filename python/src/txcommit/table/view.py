@@ -67,6 +67,7 @@ from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
 from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
 from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, txn_of_record_name
 from txcommit.table.names import txn_of
+from txcommit.table.properties import TableProperties, decode_properties
 from txcommit.table.records import CommitRecord, Removals, decode_record
 
 #: Parallel reads of records and markers (S3 answers each GET in a round trip).
@@ -180,7 +181,8 @@ class _Log:
     ``appends``: the ``commits/`` records read that commit by themselves (appends and fences;
     a replacing commit's copy commits nothing). ``replacements``: the ``replace/`` records
     read, in sequence order. ``unread``: the records ``checkpoint`` made unnecessary for the
-    files shown, read only when the history is asked for."""
+    files shown, read only when the history is asked for. ``properties``: the newest
+    ``properties/`` object listed (file, number), read only when asked for."""
 
     store: Store
     ignore_corrupt: bool
@@ -188,6 +190,7 @@ class _Log:
     appends: dict[str, CommitRecord]
     replacements: list[CommitRecord]
     unread: list[_Item]
+    properties: tuple[StoreFile, int] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def rule(self) -> Callable[[TableFile], bool | None]:
@@ -298,6 +301,19 @@ class TableView:
     def checkpoint(self) -> Checkpoint | None:
         """The checkpoint the view applies (None: it judges by the records alone)."""
         return self._log.checkpoint
+
+    @property
+    def properties(self) -> TableProperties | None:
+        """The table's properties in force as the log was listed (the highest
+        ``properties/<n>.json``; None: never set). Read when asked (one GET); a corrupt one
+        raises :class:`~txcommit.errors.CorruptTablePropertiesError`."""
+        newest = self._log.properties
+        if newest is None:
+            return None
+        f, number = newest
+        store = self._log.store
+        data = store.read(f.key)
+        return None if data is None else decode_properties(data, store.url_for(f.key), number)
 
     @property
     def records(self) -> dict[str, CommitRecord]:
@@ -565,6 +581,7 @@ def _load_log(
     commits: list[tuple[StoreFile, str]] = []  # (file, txn)
     replaces: list[tuple[StoreFile, int]] = []  # (file, sequence)
     checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
+    properties: tuple[StoreFile, int] | None = None  # the highest number listed
     markers: _Markers = {"pending": [], "aborted": [], "rows": []}
     for f, rel in entries:
         kind, _, name = rel.partition("/")
@@ -576,6 +593,9 @@ def _load_log(
             replaces.append((f, seq))
         elif kind == "checkpoints" and (number := checkpoint_of_name(name)) is not None:
             checkpoints.append((f, number))
+        elif kind == "properties" and (number := checkpoint_of_name(name)) is not None:
+            if properties is None or number > properties[1]:
+                properties = (f, number)
         elif kind in markers and (txn := txn_of_record_name(name)) is not None:
             markers[kind].append((f.key, txn))
     highest = max((seq for _, seq in replaces), default=0)
@@ -594,7 +614,8 @@ def _load_log(
             skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
             (unread if skip else needed).append(item)
     appends, replacements = _read_records(store, needed, ignore_corrupt, report)
-    return _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread), markers
+    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties)
+    return log, markers
 
 
 def _newest_checkpoint(

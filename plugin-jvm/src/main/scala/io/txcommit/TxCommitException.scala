@@ -31,6 +31,13 @@ final class CorruptCommitRecordException(message: String, cause: Throwable = nul
 final class CorruptCheckpointException(message: String, cause: Throwable = null)
   extends TxCommitException(message, cause)
 
+/**
+ * Table properties (`_txcommit/properties/<n>.json`) that cannot be trusted. Never skipped for
+ * an older number: that one may say the opposite of what was set last.
+ */
+final class CorruptTablePropertiesException(message: String, cause: Throwable = null)
+  extends TxCommitException(message, cause)
+
 /** A task cannot find a file it wrote (deleted under it): the task attempt fails and is retried. */
 final class TaskFileMissingException(message: String) extends TxCommitException(message)
 

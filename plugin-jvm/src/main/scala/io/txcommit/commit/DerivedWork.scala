@@ -6,14 +6,15 @@ import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
 
-import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.CommitRecord
+import io.txcommit.manifest.ManifestSwitch
 
 /**
  * Everything after the record; rerunnable from the record alone (roll forward).
  *
- * `_SUCCESS`, the checkpoint and, when switched on, the symlink manifests are written before the
+ * `_SUCCESS`, the checkpoint and, when switched on ([[ManifestSwitch]]: the write's option, the
+ * table's property, the session's default), the symlink manifests are written before the
  * job returns (a scheduler waiting for `_SUCCESS` must find it, an engine reading the manifests
  * the commit). Deleting the files of failed attempts and aborting their uploads
  * runs after the job returned, on one background thread per JVM: readers hide those files
@@ -47,7 +48,7 @@ object DerivedWork {
     // Before the job returns, as _SUCCESS: an engine reading the manifests sees the commit then.
     // Guarded on its own: a failure leaves them to the next pass and skips no clean-up.
     guarded(ctx) {
-      if (TxCommitConf.manifests(ctx.conf)) WriteManifests.run(ctx, record, timings)
+      if (ManifestSwitch.enabled(ctx.conf, ctx.store, ctx.layout)) WriteManifests.run(ctx, record, timings)
     }
     if (completed) cleanup(() =>
       guarded(ctx) {

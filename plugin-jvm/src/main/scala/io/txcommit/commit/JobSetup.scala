@@ -3,6 +3,7 @@ package io.txcommit.commit
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.TableState
+import io.txcommit.manifest.ManifestSwitch
 
 /** What job setup leaves for the job commit. */
 final case class JobStarted(nesting: NestingSeen, base: ReplaceBase, heartbeat: Option[TxnHeartbeat])
@@ -27,6 +28,8 @@ object JobSetup {
     HaltPoint.maybeHalt(conf, HaltPoint.JobAfterNestingCheck)
     if (intent.isReplacing && !nesting.createsTable) CheckReplaceScope.run(ctx,
       if (intent.dynamicPartitions || intent.writeId.isDefined) Seq("") else intent.staticScopes, timings)
+    val properties = ManifestSwitch.recorded(conf)
+    if (properties.nonEmpty) RecordTableProperties.run(ctx, properties, timings)
     if (!streaming) {
       RollForwardReplacements.run(ctx, (), timings)
       RollForward.run(ctx, (), timings)

@@ -47,7 +47,8 @@ object TxCommitConf {
 
   /**
    * Whether a commit also rewrites the symlink manifests of the partitions it changed, for
-   * engines that read file lists (docs/readers.md). The writer option [[ManifestsOption]] wins.
+   * engines that read file lists (docs/readers.md): the session's default. The writer option
+   * [[ManifestsOption]] wins, then the table's property (io.txcommit.manifest.ManifestSwitch).
    */
   val Manifests = "spark.txcommit.manifests.enabled"
   val ManifestsOption = "txcommit.manifests"
@@ -75,11 +76,6 @@ object TxCommitConf {
       case Some("false") => false
       case Some(other) => throw new InvalidConfException(key, other, "true or false")
     }
-
-  /** The write's option `txcommit.manifests` when given, else the session's switch (default off). */
-  def manifests(conf: Configuration): Boolean =
-    if (Option(conf.get(ManifestsOption)).exists(_.trim.nonEmpty)) bool(conf, ManifestsOption, default = false)
-    else bool(conf, Manifests, default = false)
 
   def maxClockSkewMs(conf: Configuration): Long = millis(conf, MaxClockSkewMs, DefaultMaxClockSkewMs, min = 0L)
 

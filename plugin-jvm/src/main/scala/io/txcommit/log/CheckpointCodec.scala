@@ -1,7 +1,6 @@
 package io.txcommit.log
 
 import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
@@ -51,22 +50,10 @@ object CheckpointCodec {
       s"checkpoint $where is corrupt: $why. Readers skip it and use the previous checkpoint or " +
         "the commit records, which it only summarises (reads are exact, only slower); the next " +
         "checkpoint supersedes it, or delete it.", cause)
-    val root: JsonNode =
-      try mapper.readTree(bytes)
-      catch { case NonFatal(e) => throw corrupt(s"it is not complete JSON (${bytes.length} bytes; truncated?)", e) }
-    if (root == null || !root.isObject) throw corrupt("it is not a JSON object")
-    def text(node: JsonNode, field: String): String = {
-      val n = node.get(field)
-      if (n == null || !n.isTextual) throw corrupt(s"field '$field' is missing or not a string")
-      n.asText()
-    }
-    def long(node: JsonNode, field: String): Long = {
-      val n = node.get(field)
-      if (n == null || !n.isIntegralNumber || !n.canConvertToLong) {
-        throw corrupt(s"field '$field' is missing or not a number")
-      }
-      n.asLong()
-    }
+    val json = new StrictJson((why, cause) => corrupt(why, cause.orNull))
+    val root = json.root(bytes)
+    def text(node: JsonNode, field: String): String = json.text(node, field)
+    def long(node: JsonNode, field: String): Long = json.long(node, field)
     def array(node: JsonNode, field: String): Vector[JsonNode] = {
       val n = node.get(field)
       if (n == null || !n.isArray) throw corrupt(s"field '$field' is missing or not a list")
@@ -83,12 +70,7 @@ object CheckpointCodec {
       }
       (p, long(f, "size"), f)
     }
-    if (text(root, "format") != Checkpoint.Format) throw corrupt(s"field 'format' is not ${Checkpoint.Format}")
-    val version = long(root, "version")
-    if (version != Checkpoint.FormatVersion) {
-      throw corrupt(s"it has format version $version, which this txcommit (reads version " +
-        s"${Checkpoint.FormatVersion}) does not understand; upgrade the plugin")
-    }
+    json.header(root, Checkpoint.Format, Checkpoint.FormatVersion)
     val recorded = long(root, "checkpoint")
     if (recorded != number) throw corrupt(s"its file name says checkpoint $number but it records $recorded")
     val committed = array(root, "committed").map { t =>

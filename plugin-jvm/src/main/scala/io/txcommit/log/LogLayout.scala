@@ -17,6 +17,8 @@ import org.apache.hadoop.fs.Path
  *  - `streaming/<batch>/<k>.json` a streaming sink's claims of a micro-batch (created
  *                          exclusively); `streaming/<batch>.json` the txn a batch used, as
  *                          versions before claims wrote it
+ *  - `properties/<n>.json` the table's properties as of change `<n>` (20 digits; created
+ *                          exclusively, the highest in force; [[TableProperties]])
  *  - `probe/<uuid>.json`   a conditional-put adapter's proof of the primitive (deleted after)
  *  - `manifests.json`      which log the symlink manifests were last made whole from (derived,
  *                          rewritable; [[io.txcommit.manifest.ManifestState]])
@@ -35,6 +37,7 @@ final case class LogLayout(table: Path) {
   val rowsDir: Path = new Path(logDir, "rows")
   val streamingDir: Path = new Path(logDir, "streaming")
   val probeDir: Path = new Path(logDir, "probe")
+  val propertiesDir: Path = new Path(logDir, "properties")
   val success: Path = new Path(table, "_SUCCESS")
   val manifestsDir: Path = new Path(table, LogLayout.ManifestsDirName)
   val manifestState: Path = new Path(logDir, "manifests.json")
@@ -45,6 +48,7 @@ final case class LogLayout(table: Path) {
   def replaceRecord(sequence: Long): Path = new Path(replaceDir, LogLayout.replaceRecordName(sequence))
   def rowCount(txn: String): Path = new Path(rowsDir, s"$txn.json")
   def checkpoint(number: Long): Path = new Path(checkpointsDir, LogLayout.replaceRecordName(number))
+  def properties(number: Long): Path = new Path(propertiesDir, LogLayout.replaceRecordName(number))
   def batchClaims(batch: Long): Path = new Path(streamingDir, batch.toString)
   def batchMarker(batch: Long): Path = new Path(streamingDir, s"$batch.json")
 
@@ -82,7 +86,7 @@ object LogLayout {
 
   def replaceRecordName(sequence: Long): String = f"$sequence%020d.json"
 
-  /** The sequence of a file in `replace/` (or number of one in `checkpoints/`): `<20 digits>.json`. */
+  /** The sequence of a file in `replace/` (or number of one in `checkpoints/`, `properties/`): `<20 digits>.json`. */
   def sequenceOfRecordName(name: String): Option[Long] = name match {
     case ReplaceName(digits) => scala.util.Try(digits.toLong).toOption.filter(_ > 0)
     case _ => None

@@ -7,14 +7,14 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
 import io.txcommit.{MaintenanceException, Paths, SparkApp}
-import io.txcommit.log.{CheckpointWriter, LogLayout}
+import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties}
 import io.txcommit.maintenance.{History, Vacuum, VacuumOptions}
 import io.txcommit.manifest.ManifestWriter
 import io.txcommit.store.Adapters
 
 /**
  * The maintenance commands of `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST
- * '<path>'` (see [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command
+ * | ALTER '<path>'` (see [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command
  * once, when the statement executes (over Spark Connect, `spark.sql(...)` runs it eagerly and
  * returns its rows as a DataFrame), never during analysis or planning. They use the session's Hadoop conf, so
  * the session's S3 and txcommit settings apply.
@@ -106,5 +106,31 @@ final case class GenerateManifestCommand(path: String) extends LeafRunnableComma
     MaintenanceCommands.requireTable("TXCOMMIT GENERATE MANIFEST", table, conf)
     ManifestWriter.generate(table, Adapters.open(table, conf), conf).manifests.map(m =>
       Row(m.partition, m.files.toLong, Paths.display(m.manifest), m.deleted))
+  }
+}
+
+/**
+ * Sets table properties, recorded in the table's log so every writer follows them
+ * ([[TableProperties]]): one row per property in force afterwards, with the number of the
+ * properties object that holds them. Setting `manifests` to true also writes every partition's
+ * manifest once, as GENERATE MANIFEST does, so they are whole from then on.
+ */
+final case class AlterCommand(path: String, changes: Seq[(String, String)]) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "property" -> StringType, "value" -> StringType, "number" -> LongType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    val set = changes.map { case (k, v) => TableProperties.validated(Paths.display(table), k, v) }
+    val repeated = set.groupBy(_._1).collect { case (k, vs) if vs.size > 1 => k }
+    if (repeated.nonEmpty) throw new MaintenanceException(s"TXCOMMIT ALTER '${Paths.display(table)}': " +
+      s"table property '${repeated.toSeq.sorted.head}' is set twice; set it once. Nothing was changed.")
+    MaintenanceCommands.requireTable("TXCOMMIT ALTER", table, conf)
+    val store = Adapters.open(table, conf)
+    val now = TableProperties.set(store, LogLayout(table), set.toMap, SparkApp.id)
+    if (now.manifests.contains(true) && set.toMap.get(TableProperties.Manifests).contains("true")) {
+      ManifestWriter.generate(table, store, conf)
+    }
+    now.values.toSeq.sortBy(_._1).map { case (k, v) => Row(k, v, now.number) }
   }
 }

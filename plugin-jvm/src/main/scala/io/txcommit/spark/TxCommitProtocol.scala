@@ -11,9 +11,9 @@ import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
-import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
 import io.txcommit.log.TxnId
+import io.txcommit.manifest.ManifestSwitch
 import io.txcommit.store.{Adapters, StagedFile}
 
 /**
@@ -98,7 +98,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       mergeSchema = WriteIntent.mergeSchema(conf),
       enforceNotNull = WriteIntent.enforceNotNull(conf))
     // Read now, so a bad txcommit.manifests value fails the job before it writes anything.
-    val manifests = TxCommitConf.manifests(conf)
+    val manifests = ManifestSwitch.option(conf)
     val ctx = context(jobContext)
     val started = JobSetup.run(ctx, intent, streaming = false)
     nesting = started.nesting
@@ -107,7 +107,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
       (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") +
-      (if (manifests) ", manifests on" else "") + ")")
+      manifests.fold("")(on => s", manifests ${if (on) "on" else "off"} for this write") + ")")
   }
 
   override def newTaskTempFile(

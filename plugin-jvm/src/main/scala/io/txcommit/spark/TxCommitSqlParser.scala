@@ -18,6 +18,7 @@ import io.txcommit.maintenance.{Vacuum, VacuumOptions}
  * TXCOMMIT HISTORY '<path>'
  * TXCOMMIT FILES '<path>'
  * TXCOMMIT GENERATE MANIFEST '<path>'
+ * TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>' [, ...])
  * }}}
  *
  * A quote inside the path is written twice (`'it''s'`). Every other statement goes to Spark's
@@ -28,15 +29,17 @@ final class TxCommitSqlParser(delegate: ParserInterface) extends DelegatingParse
 }
 
 object TxCommitSqlParser {
-  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES|GENERATE\\s+MANIFEST)\\b(.*)$".r
+  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES|GENERATE\\s+MANIFEST|ALTER)\\b(.*)$".r
   private val PathThenRest = "(?s)^\\s*'((?:[^']|'')*)'(.*)$".r
   private val VacuumOpts =
     "(?is)^(?:\\s+RETAIN\\s+([0-9]+(?:\\.[0-9]+)?)\\s+HOURS?)?(\\s+DRY\\s+RUN)?(\\s+FORCE)?\\s*;?\\s*$".r
   private val Nothing = "(?s)^\\s*;?\\s*$".r
+  private val SetList = "(?is)^\\s+SET\\s*\\((.*)\\)\\s*;?\\s*$".r
+  private val Pair = "(?s)^\\s*'((?:[^']|'')*)'\\s*=\\s*'((?:[^']|'')*)'\\s*(?:,(.*))?$".r
 
   val Usage: String = "TXCOMMIT VACUUM '<path>' [RETAIN <n> HOURS] [DRY RUN] [FORCE], " +
-    "TXCOMMIT CHECKPOINT '<path>', TXCOMMIT HISTORY '<path>', TXCOMMIT FILES '<path>' or " +
-    "TXCOMMIT GENERATE MANIFEST '<path>'"
+    "TXCOMMIT CHECKPOINT '<path>', TXCOMMIT HISTORY '<path>', TXCOMMIT FILES '<path>', " +
+    "TXCOMMIT GENERATE MANIFEST '<path>' or TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>')"
 
   /** The command for a txcommit statement; None for any other SQL. */
   def ours(sqlText: String): Option[LogicalPlan] = sqlText match {
@@ -64,6 +67,12 @@ object TxCommitSqlParser {
             case Nothing() => HistoryCommand(path)
             case _ => throw bad(s"unexpected '${tail.trim}' after the path")
           }
+        case "ALTER" => tail match {
+            case SetList(list) => AlterCommand(path,
+                pairs(list).getOrElse(throw bad("SET takes " +
+                    "('<property>' = '<value>'), pairs separated by commas, each quoted")))
+            case _ => throw bad(s"expected SET ('<property>' = '<value>') after the path, not '${tail.trim}'")
+          }
         case "GENERATE MANIFEST" => tail match {
             case Nothing() => GenerateManifestCommand(path)
             case _ => throw bad(s"unexpected '${tail.trim}' after the path")
@@ -74,5 +83,20 @@ object TxCommitSqlParser {
           }
       })
     case _ => None
+  }
+
+  /** `'k' = 'v', ...` as pairs in order; None when it is not that, or is empty. */
+  private def pairs(list: String): Option[Seq[(String, String)]] = {
+    @scala.annotation.tailrec
+    def loop(rest: String, acc: Vector[(String, String)]): Option[Seq[(String, String)]] = rest match {
+      case Pair(k, v, more) =>
+        val next = acc :+ (k.replace("''", "'") -> v.replace("''", "'"))
+        Option(more) match {
+          case Some(m) => loop(m, next)
+          case None => Some(next)
+        }
+      case _ => None
+    }
+    loop(list, Vector.empty)
   }
 }

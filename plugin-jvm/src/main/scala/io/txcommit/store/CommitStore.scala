@@ -13,8 +13,9 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  *     or all of `bytes`, never a part; of any number of concurrent callers for one target,
  *     exactly one succeeds and every other gets [[io.txcommit.CommitConflictException]]
  *     (Python: `AlreadyExistsError`); an existing target is never overwritten. Only the log's
- *     own files are created this way (commit and `replace/` records, `pending/` markers,
- *     checkpoints, row counts, streaming batch claims): a commit record is published only so.
+ *     own files are created this way (commit and `replace/` records, `pending/` markers, table
+ *     properties, checkpoints, row counts, streaming batch claims): a commit record is
+ *     published only so.
  *  2. `writeReplacing(target, bytes)` makes `bytes` visible in full (readers see the old or the
  *     new content, never a part) and may overwrite: it is used only for derived files
  *     (`_SUCCESS`, `aborted/` markers, symlink manifests) that can be rewritten from the log.

@@ -45,7 +45,8 @@ class SharedNamesSuite extends AnyFunSuite {
 
   test("commit stages: every stage's name, keyed by its object's name") {
     val stages: Seq[CommitStage[_, _]] = Seq(StartTransaction, CheckTableNesting, RecheckTableNesting,
-      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, CollectManifests, CheckWriteId,
+      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties,
+      CollectManifests, CheckWriteId,
       SkipTransaction, CheckConflicts, CheckSchema, PublishData, PublishCommitRecord, PublishReplaceRecord,
       CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, WriteManifests, CleanupAttempts, CleanupStaging,
       AbortTransaction,

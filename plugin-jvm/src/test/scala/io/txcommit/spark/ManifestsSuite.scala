@@ -138,4 +138,62 @@ class ManifestsSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(messages.contains("is not a txcommit table") && messages.contains(dir.toString), messages)
     assert(!Files.exists(dir.resolve("_symlink_format_manifest")))
   }
+
+  private def messages(e: Throwable): String =
+    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+
+  test(
+    "TXCOMMIT ALTER SET ('manifests' = 'true') records the property, writes every manifest, and plain writes follow it") {
+    val (dir, url) = newTable()
+    rows(30, 3).write.partitionBy("k").parquet(url)
+    assert(manifests(dir).isEmpty)
+    val out = spark.sql(s"TXCOMMIT ALTER '$url' SET ('manifests' = 'true')").collect()
+      .map(r => (r.getAs[String]("property"), r.getAs[String]("value"), r.getAs[Long]("number"))).toSeq
+    assert(out == Seq(("manifests", "true", 1L)))
+    assert(manifests(dir).keySet == Set("k=0", "k=1", "k=2") && listed(dir) == read(url), "whole from the ALTER on")
+    // No option, no session switch: the table's property decides.
+    rows(10, 2, from = 30).write.mode("append").partitionBy("k").parquet(url)
+    rows(10, 1).selectExpr("id", "1 as k").write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+      .partitionBy("k").parquet(url)
+    assert(listed(dir) == read(url))
+    // Off, while the session says on: the table's property wins; the manifests stay as they were.
+    spark.sql(s"TXCOMMIT ALTER '$url' SET ('MANIFESTS' = 'False')").collect()
+    val before = manifests(dir)
+    withManifests(on = true)(rows(5, 1).selectExpr("id", "7 as k").write.mode("append").partitionBy("k").parquet(url))
+    assert(manifests(dir) == before)
+  }
+
+  test("a write with txcommit.manifests=true records the property: the next writer without the option follows it") {
+    val (dir, url) = newTable()
+    rows(10, 2).write.option(TxCommitConf.ManifestsOption, "true").partitionBy("k").parquet(url)
+    rows(10, 3, from = 10).write.mode("append").partitionBy("k").parquet(url)
+    assert(manifests(dir).keySet == Set("k=0", "k=1", "k=2") && listed(dir) == read(url))
+  }
+
+  test("TXCOMMIT ALTER errors name the path, key or value and change nothing") {
+    val (dir, url) = newTable()
+    def refused(sql: String): String = messages(intercept[Exception](spark.sql(sql).collect()))
+    val notTable = refused(s"TXCOMMIT ALTER '$url' SET ('manifests' = 'true')")
+    assert(notTable.contains("is not a txcommit table") && notTable.contains(dir.toString), notTable)
+    rows(10, 1).write.parquet(url)
+    val unknown = refused(s"TXCOMMIT ALTER '$url' SET ('manifest' = 'true')")
+    assert(unknown.contains("unknown table property 'manifest'") && unknown.contains(dir.toString), unknown)
+    val value = refused(s"TXCOMMIT ALTER '$url' SET ('manifests' = 'on')")
+    assert(value.contains("table property 'manifests' cannot be 'on'"), value)
+    val twice = refused(s"TXCOMMIT ALTER '$url' SET ('manifests' = 'true', 'manifests' = 'false')")
+    assert(twice.contains("'manifests' is set twice"), twice)
+    val syntax = refused(s"TXCOMMIT ALTER '$url' SET manifests = true")
+    assert(syntax.contains("expected SET ('<property>' = '<value>')"), syntax)
+    assert(!Files.exists(dir.resolve("_txcommit/properties")) && manifests(dir).isEmpty)
+  }
+
+  test("TXCOMMIT ALTER parses every pair in order, quotes written twice, keywords in any case") {
+    assert(TxCommitSqlParser.ours("txcommit alter '/t''s' set ( 'manifests'='true' , 'it''s' = 'a,b' );") ==
+      Some(AlterCommand("/t's", Seq("manifests" -> "true", "it's" -> "a,b"))))
+    for (bad <- Seq("SET ()", "SET ('manifests' = 'true',)", "SET ('manifests')", "SET 'manifests' = 'true'")) {
+      val e = intercept[io.txcommit.MaintenanceException](TxCommitSqlParser.ours(s"TXCOMMIT ALTER '/t' $bad"))
+      assert(e.getMessage.contains("cannot parse") && e.getMessage.contains("SET ('<property>' = '<value>')"),
+        e.getMessage)
+    }
+  }
 }

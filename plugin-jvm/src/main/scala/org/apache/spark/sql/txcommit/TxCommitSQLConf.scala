@@ -62,8 +62,10 @@ object TxCommitSQLConf {
   val MANIFESTS: ConfigEntry[Boolean] = flag(TxCommitConf.Manifests,
     "after each commit (derived work, never a job failure), rewrite the symlink manifests " +
       "(_symlink_format_manifest/<partition>/manifest) of the partitions it changed, for engines " +
-      "that read file lists (Hive's SymlinkTextInputFormat: Trino, Athena, Hive); a write's " +
-      s"${TxCommitConf.ManifestsOption} option wins. TXCOMMIT GENERATE MANIFEST writes them all.",
+      "that read file lists (Hive's SymlinkTextInputFormat: Trino, Athena, Hive): the default for " +
+      s"tables without the property; a write's ${TxCommitConf.ManifestsOption} option wins, then the " +
+      "table's property (TXCOMMIT ALTER '<path>' SET ('manifests' = 'true'|'false')), which every " +
+      "writer follows. TXCOMMIT GENERATE MANIFEST writes them all.",
     default = false)
 
   val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
