@@ -2,10 +2,10 @@
 (embedded Derby metastore) in a server WITHOUT txcommit declares the table as docs/readers.md
 shows (`SymlinkTextInputFormat`, LOCATION the manifest directory, partitions registered with
 `MSCK REPAIR TABLE ... SYNC PARTITIONS`) and reads exactly the rows txcommit's reader reads
-after an append, a failed job, a driver killed between its commit and its manifests (on S3
-only: KILLED_ON), an overwrite and a dynamic partition overwrite, on the local file system and
-on S3. The failed job and the overwrite leave files on disk that the same server, listing the
-directory, does read. DuckDB, reading the files the manifests list, counts the same; on S3 it
+after an append, a failed job, a driver killed between its commit and its manifests, an
+overwrite and a dynamic partition overwrite, on the local file system and on S3. The failed
+job and the overwrite leave files on disk that the same server, listing the directory, does
+read. DuckDB, reading the files the manifests list, counts the same; on S3 it
 reads copies fetched from the endpoint with boto3 (DuckDB's httpfs extension is not installed
 offline).
 
@@ -39,10 +39,6 @@ from support.servers import (
 from support.tables import FEATURE_STORES, TableRef, dynamic_overwrite
 
 MANIFESTS = "_symlink_format_manifest"
-#: Where the driver is killed between its commit and its manifests: S3 only. A kill costs a
-#: server start (about 20 CPU-seconds measured); the driver's order (record, then manifests)
-#: is the same on every store, and on S3 the repair rewrites and deletes manifest objects.
-KILLED_ON = ("s3",)
 Rows = list[tuple[int, int]]
 
 
@@ -144,20 +140,18 @@ def test_hive_reads_exactly_the_committed_rows_through_the_manifests(
 
     # The driver dies after the commit record, before the manifests: the rows are committed,
     # and Hive still reads the manifests as they were (no k=2 to register).
-    killed = table.store in KILLED_ON
-    if killed:
-        crashing = server_with_s3(workdir / f"hive-halt-{table.store}", local_s3)
-        for _ in running(crashing):
-            doomed = new_session(crashing.url)
-            table.prepare(doomed)
-            doomed.conf.set("spark.txcommit.test.haltAt", JOB_AFTER_RECORD)
-            late = rows(doomed, 200, 206, lambda id: F.lit(2))
-            run_until_the_server_dies(crashing, doomed, lambda: write(late))  # noqa: B023 - runs now
-        assert len(committed()) == 26
-        assert hive_rows() == [(id, k) for id, k in committed() if k != 2]
+    crashing = server_with_s3(workdir / f"hive-halt-{table.store}", local_s3)
+    for _ in running(crashing):
+        doomed = new_session(crashing.url)
+        table.prepare(doomed)
+        doomed.conf.set("spark.txcommit.test.haltAt", JOB_AFTER_RECORD)
+        late = rows(doomed, 200, 206, lambda id: F.lit(2))
+        run_until_the_server_dies(crashing, doomed, lambda: write(late))  # noqa: B023 - runs now
+    assert len(committed()) == 26
+    assert hive_rows() == [(id, k) for id, k in committed() if k != 2]
     # The next write with manifests on, to another partition, rewrites every manifest.
     write(rows(spark, 300, 303, lambda id: F.lit(0)))
-    all_agree(29 if killed else 23)
+    all_agree(29)
 
     # An overwrite empties k=1 (and k=2): their manifests go, and the partitions with them.
     write(rows(spark, 400, 406, lambda id: F.when(id % 2 == 0, 0).otherwise(3)), "overwrite")
