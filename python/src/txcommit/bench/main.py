@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "size takes about 35 minutes on 2 cores; --quick is a smoke run of a few minutes.",
     )
     p.add_argument("--quick", action="store_true",
-                   help="smoke run: 10 and 20 files, 100k-row DBIO paper's job, tables of 1 "
+                   help="smoke run: 10 files, 100k-row DBIO paper's job, tables of 1 "
                    "and 20 transactions and a plain table of 20 directories for the read "
                    "cost (the size flags below still override)")  # fmt: skip
     p.add_argument("--only", type=_sections, help="run only these sections, comma-separated: "

@@ -92,7 +92,7 @@ class Sizes:
     @classmethod
     def quick(cls) -> Sizes:
         return cls(
-            files=[10, 20], overwrite_files=[10], rows_per_file=200, partitions=10,
+            files=[10], overwrite_files=[10], rows_per_file=200, partitions=10,
             seed_rows=100_000, seed_partitions=10, read_txns=[1, 20], read_partitions=20,
             repeats=1,
         )  # fmt: skip
