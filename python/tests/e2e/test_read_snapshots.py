@@ -130,6 +130,52 @@ def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
     assert {r["gen"]: r["n"] for r in on_file.collect()} == {COMMITS: rows, COMMITS + 1: rows}
 
 
+@pytest.mark.parametrize("any_table", ["local"], indirect=True)
+def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, any_table: TableRef):  # noqa: ANN001
+    """``spark.table`` and SQL on a catalog table over a txcommit table read log-first too: a
+    partitioned table whose partitions the catalog tracks, and one over a partition directory.
+    While a writer whose clock is an hour ahead overwrites in a loop, every read of the catalog
+    table shows one whole generation, and the last overwrite and an append after it are read at
+    once (Spark caches a catalog table's listing; the clock cut would hide them for an hour)."""
+    writer, reader = sessions
+    table = any_table
+    writer.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
+    GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
+    date_an_hour_ahead(table)
+    name = f"snapshots_{abs(hash(table.url)) % 100_000}"
+    reader.sql(f"CREATE TABLE {name} (id BIGINT, gen INT, k INT) USING parquet PARTITIONED BY (k) "
+               f"LOCATION '{table.url}'")  # fmt: skip
+    reader.sql(f"MSCK REPAIR TABLE {name}")
+    reader.sql(
+        f"CREATE TABLE {name}_k1 (id BIGINT, gen INT) USING parquet LOCATION '{table.url}/k=1'"
+    )
+
+    def per_gen(sql: str) -> dict[int, int]:
+        return {r["gen"]: r["n"] for r in reader.sql(sql).collect()}
+
+    def write(gen: int) -> None:
+        GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
+        date_an_hour_ahead(table)
+
+    try:
+        by_name = f"SELECT gen, count(*) AS n FROM {name} GROUP BY gen"
+        [seen] = race(write, COMMITS, [lambda: per_gen(by_name)])
+        GENERATIONS.assert_whole(seen, one_generation=True, who="the catalog table's reader")
+        GENERATIONS.of(writer, COMMITS + 1).write.mode("append").partitionBy("k").parquet(table.url)
+        date_an_hour_ahead(table)
+        rows = GENERATIONS.rows
+        table_rows = {
+            r["gen"]: r["count"] for r in reader.table(name).groupBy("gen").count().collect()
+        }
+        assert table_rows == {COMMITS: rows, COMMITS + 1: rows}
+        in_k1 = rows // GENERATIONS.parts
+        assert per_gen(f"SELECT gen, count(*) AS n FROM {name}_k1 GROUP BY gen") == {
+            COMMITS: in_k1, COMMITS + 1: in_k1}  # fmt: skip
+    finally:
+        reader.sql(f"DROP TABLE IF EXISTS {name}")
+        reader.sql(f"DROP TABLE IF EXISTS {name}_k1")
+
+
 def test_executors_of_a_cluster_list_one_cut(
     cluster_server: ServerProcess, workdir: Path, s3_client
 ):  # noqa: ANN001

@@ -3,18 +3,14 @@ package io.txcommit.spark
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnresolvedDataSource}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces
-import org.apache.spark.sql.execution.datasources.{DataSource, FileFormat}
-import org.apache.spark.sql.execution.datasources.v2.FileDataSourceV2
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.read.LogFirstSnapshot
 
 /**
  * Gives a batch file-source read of a txcommit table a log-first snapshot: before Spark lists
@@ -34,29 +30,17 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
   private val Key = TxCommitConf.SnapshotOption
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case u: UnresolvedDataSource if !u.isStreaming && !u.options.contains(Key) && isFileSource(u.format) && enabled =>
+    case u: UnresolvedDataSource
+        if !u.isStreaming && !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
+          ReadRules.enabled(session) =>
       val roots = u.paths ++ u.options.get("path").toSeq
-      u.copy(options = u.options + (Key -> snapshotOf(roots)))
+      u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots: _*)))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
-        if !options.containsKey(Key) && session.sessionState.conf.runSQLonFile && isFileSource(format) &&
-          !isNamespace(format) && enabled =>
-      val withSnapshot = options.asCaseSensitiveMap().asScala.toMap + (Key -> snapshotOf(Seq(path)))
+        if !options.containsKey(Key) && session.sessionState.conf.runSQLonFile &&
+          ReadRules.isFileSource(session, format) && !isNamespace(format) && ReadRules.enabled(session) =>
+      val withSnapshot = options.asCaseSensitiveMap().asScala.toMap + (Key -> ReadRules.snapshotOf(session, path))
       u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
   }
-
-  private def enabled: Boolean = {
-    val conf = session.sessionState.conf
-    Seq(TxCommitConf.ReadFilter, TxCommitConf.LogFirst).forall(k =>
-      !conf.getConfString(k, "true").trim.equalsIgnoreCase("false")) &&
-    session.sparkContext.hadoopConfiguration.get(TxCommitConf.HadoopPathFilter) == TxCommitConf.FilterClass
-  }
-
-  private def snapshotOf(roots: Seq[String]): String =
-    LogFirstSnapshot.forRoots(roots.map(new Path(_)), session.sessionState.newHadoopConf()).fold("")(_.encode)
-
-  private def isFileSource(format: String): Boolean =
-    Try(DataSource.lookupDataSource(format, session.sessionState.conf)).toOption.exists(c =>
-      classOf[FileFormat].isAssignableFrom(c) || classOf[FileDataSourceV2].isAssignableFrom(c))
 
   private def isNamespace(name: String): Boolean =
     session.sessionState.catalogManager.currentCatalog match {

@@ -12,7 +12,8 @@ import io.txcommit.Version
  * `spark.conf.set` validates them), the SQL function `txcommit_version()`, by which a
  * client checks that the server it talks to has the plugin, and which version, and the
  * maintenance statements `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST`
- * ([[TxCommitSqlParser]]), and the log-first snapshot of file-source reads ([[LogFirstReads]]).
+ * ([[TxCommitSqlParser]]), and the log-first snapshot of file-source reads ([[LogFirstReads]]) and of
+ * catalog tables' reads ([[CatalogTableSnapshots]]).
  */
 class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
@@ -22,6 +23,10 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     ext.injectParser((_, delegate) => new TxCommitSqlParser(delegate))
     // Log-first snapshots for file-source reads, fixed before Spark lists their data.
     ext.injectHintResolutionRule(session => LogFirstReads(session))
+    // The same for catalog tables: the snapshot before FindDataSourceTable, and the file index of
+    // a table with partitions in the catalog swapped for one that lists with it.
+    ext.injectHintResolutionRule(session => CatalogTableSnapshots(session))
+    ext.injectResolutionRule(session => CatalogTableSnapshotIndexes(session))
     ext.injectFunction((
         FunctionIdentifier("txcommit_version"),
         new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",

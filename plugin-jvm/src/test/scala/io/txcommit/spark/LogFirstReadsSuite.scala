@@ -106,4 +106,79 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(df.count() == 10)
     assert(spark.read.parquet(url).count() == 20)
   }
+
+  /** A catalog table over an overwritten-ahead-of-time table; partitions in the catalog if `tracked`. */
+  private def catalogTable(name: String, partitioned: Boolean, tracked: Boolean,
+      over: Option[String] = None): String = {
+    val url = over.getOrElse(overwrittenAheadOfTime()._2)
+    spark.sql(s"DROP TABLE IF EXISTS $name")
+    val schema = "(id BIGINT, k INT) USING parquet" + (if (partitioned) " PARTITIONED BY (k)" else "")
+    val manage = "spark.sql.hive.manageFilesourcePartitions"
+    spark.conf.set(manage, tracked.toString)
+    try spark.sql(s"CREATE TABLE $name $schema LOCATION '${if (partitioned) url else url + "/k=1"}'")
+    finally spark.conf.unset(manage)
+    if (tracked) spark.sql(s"MSCK REPAIR TABLE $name")
+    url
+  }
+
+  private def snapshotIndexOf(df: org.apache.spark.sql.DataFrame): Boolean =
+    df.queryExecution.optimizedPlan.collectFirst { case l: LogicalRelation => l.relation }.exists {
+      case r: HadoopFsRelation => r.location.isInstanceOf[SnapshotCatalogFileIndex]
+      case _ => false
+    }
+
+  test("a catalog table whose partitions the catalog tracks is read log-first, pruned partitions too") {
+    catalogTable("tracked", partitioned = true, tracked = true)
+    try {
+      val df = spark.table("tracked")
+      assert(df.count() == 7, "the overwrite dated an hour ahead is read at once")
+      assert(snapshotIndexOf(df), "the catalog's file index was swapped for one listing with the snapshot")
+      assert(spark.sql("SELECT * FROM default.tracked WHERE k = 1").count() == 2)
+      assert(spark.sql("SELECT * FROM spark_catalog.default.tracked WHERE k IN (2, 3)").count() == 3)
+    } finally spark.sql("DROP TABLE tracked")
+  }
+
+  test("a catalog table without tracked partitions, and one not partitioned, are read log-first") {
+    catalogTable("untracked", partitioned = true, tracked = false)
+    catalogTable("flat", partitioned = false, tracked = false)
+    try {
+      assert(spark.table("untracked").count() == 7)
+      assert(snapshotOptionOf(spark.table("untracked")).exists(_.nonEmpty))
+      // k=1 of the table: 25 rows before the overwrite, 2 after it.
+      assert(spark.sql("SELECT * FROM flat").count() == 2)
+    } finally {
+      spark.sql("DROP TABLE untracked")
+      spark.sql("DROP TABLE flat")
+    }
+  }
+
+  test("every query of a catalog table reads the log anew: a commit after the first query is in the next") {
+    val url = catalogTable("grows", partitioned = true, tracked = true)
+    catalogTable("grows_flat", partitioned = false, tracked = false, over = Some(url))
+    try {
+      assert(spark.table("grows").count() == 7 && spark.table("grows_flat").count() == 2)
+      // Spark caches a catalog table's relation and, with it, its listing: without the snapshot
+      // these reads would keep showing the first query's files.
+      spark.range(4).selectExpr("id", "cast(1 as int) as k").write.mode("append").partitionBy("k").parquet(url)
+      assert(spark.table("grows").count() == 11)
+      assert(spark.table("grows_flat").count() == 6)
+    } finally {
+      spark.sql("DROP TABLE grows")
+      spark.sql("DROP TABLE grows_flat")
+    }
+  }
+
+  test("a temporary view and a table that is not a txcommit table read as Spark reads them") {
+    val (_, url) = newTable()
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.range(10).write.parquet(url)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    spark.sql(s"CREATE TABLE plain (id BIGINT) USING parquet LOCATION '$url'")
+    try {
+      spark.table("plain").createOrReplaceTempView("plain_view")
+      assert(spark.table("plain").count() == 10 && spark.table("plain_view").count() == 10)
+      assert(snapshotOptionOf(spark.table("plain")).contains(""))
+    } finally spark.sql("DROP TABLE plain")
+  }
 }
