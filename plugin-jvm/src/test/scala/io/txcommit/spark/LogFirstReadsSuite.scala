@@ -46,6 +46,14 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     (dir, url)
   }
 
+  /** 10 rows written by Spark's own commit protocol: no `_txcommit/` anywhere. */
+  private def writeWithoutTxCommit(url: String): Unit = {
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.range(10).write.parquet(url)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+  }
+
   private def snapshotOptionOf(df: org.apache.spark.sql.DataFrame): Option[String] =
     df.queryExecution.analyzed.collectFirst { case l: LogicalRelation => l.relation }.collect {
       case r: HadoopFsRelation => r.options.get(TxCommitConf.SnapshotOption)
@@ -70,10 +78,7 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   test("a read of a directory without a log carries an empty snapshot and reads every file") {
     val (dir, url) = newTable()
-    spark.conf.set("spark.sql.sources.commitProtocolClass",
-      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
-    try spark.range(10).write.parquet(url)
-    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    writeWithoutTxCommit(url)
     assert(!Files.exists(dir.resolve("_txcommit")))
     val df = spark.read.parquet(url)
     assert(df.count() == 10 && snapshotOptionOf(df).contains(""))
@@ -170,10 +175,7 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   test("a temporary view and a table that is not a txcommit table read as Spark reads them") {
     val (_, url) = newTable()
-    spark.conf.set("spark.sql.sources.commitProtocolClass",
-      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
-    try spark.range(10).write.parquet(url)
-    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    writeWithoutTxCommit(url)
     spark.sql(s"CREATE TABLE plain (id BIGINT) USING parquet LOCATION '$url'")
     try {
       spark.table("plain").createOrReplaceTempView("plain_view")
