@@ -141,6 +141,8 @@ object Vacuum {
             .flatMap(RecordCodec.markerFlag(_, "replacing")).getOrElse(true)
           Fence.claim(table, store, conf, txn, mayReplace, now)
         }.toSet
+    // Before any file goes: a read of a past snapshot holding one of them fails, naming this.
+    if (!opts.dryRun && garbage.exists(_._3.startsWith("removed by "))) recordHorizon(table, store, horizon)
     val entries = deleteByDirectory(table, store,
       garbage.filterNot { case (f, _, _) => activityOf(f).exists(committedLate) }, opts.dryRun)
     val uploads = uploadsOpen.filterNot(u =>
@@ -165,6 +167,17 @@ object Vacuum {
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +
       s"${all.size} item(s), ${all.map(_.bytes).sum} bytes, of ${files.size} file(s) listed")
     all
+  }
+
+  /**
+   * Records `horizon` in `vacuum/` (docs/protocol.md, I30): files removed by a replacing commit
+   * before it may be deleted, so a past snapshot holding one can no longer be read whole.
+   */
+  private def recordHorizon(table: Path, store: CommitStore, horizon: Long): Unit = {
+    val body = s"{\n  \"horizon\" : $horizon,\n  \"writer\" : \"${io.txcommit.Version.writer}\"\n}"
+    try store.createExclusive(LogLayout(table).vacuumHorizon(horizon),
+        body.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    catch { case _: io.txcommit.CommitConflictException => () } // the same horizon, recorded already
   }
 
   /** The transaction a file is a sign of: its data files, staging markers and pending marker. */
