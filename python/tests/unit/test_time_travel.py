@@ -20,6 +20,7 @@ from txcommit.table.layout import replace_record_name
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, RemovedFile, encode_record
 from txcommit.table.versions import AsOfTime, AsOfTxn, at_time, of_txn, order, parse_as_of
+from txcommit.table.view import open_table
 from txcommit.testing.vectors import load
 
 VECTORS = load("versions.json")
@@ -130,6 +131,13 @@ def test_each_version_by_txn_and_by_store_time(table: tuple[Table, list[str]]) -
     # The writer an hour ahead is dated by the store: a time before its commit names v1.
     assert t.ids(_iso(T0 + 999)) == [1, 2]
     assert t.ids() == [9]
+    # The history numbers them so, with the store's times (what `txcommit log --json` shows).
+    history = {r.txn: r for r in open_table(t.root).history()}
+    assert [(history[x].version, history[x].store_time) for x in txns] == [
+        (1, T0),
+        (2, T0 + 1000),
+        (3, T0 + 2000),
+    ]
 
 
 def test_what_names_no_snapshot_fails_naming_table_and_value(

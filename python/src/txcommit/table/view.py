@@ -134,6 +134,10 @@ class HistoryRow:
     removed_bytes: int | None
     sequence: int | None
     schema: str | None = None
+    #: The commit's place in the table's versions (docs/protocol.md, I30) and the time the store
+    #: gave its commit point (epoch ms): what ``as_of`` names.
+    version: int | None = None
+    store_time: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The row with the history's column names (shared with the JVM's history)."""
@@ -151,6 +155,8 @@ class HistoryRow:
             "removedBytes": self.removed_bytes,
             "sequence": self.sequence,
             "schema": self.schema,
+            "version": self.version,
+            "storeTime": self.store_time,
         }
 
 
@@ -194,6 +200,9 @@ class _Log:
     replacements: list[CommitRecord]
     unread: list[_Item]
     properties: tuple[StoreFile, int] | None = None
+    #: The store's time (epoch ms) of each record listed, by ``commits/<txn>`` and
+    #: ``replace/<sequence>``: the order of the table's versions.
+    store_times: dict[str, int | None] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def rule(self) -> Callable[[TableFile], bool | None]:
@@ -356,10 +365,22 @@ class TableView:
         return self._visible
 
     def history(self) -> list[HistoryRow]:
-        """Every transaction the log knows, newest first (txn ids are time-ordered)."""
+        """Every transaction the log knows, newest first (txn ids are time-ordered); committed
+        ones with their ``version`` (docs/protocol.md, I30)."""
         rows: list[HistoryRow] = []
         records = self.records
         changed = schema_changes(records.values())
+        times = self._log.store_times
+        versions = {
+            v.txn: v
+            for v in order(
+                [(t, times.get(f"commits/{t}")) for t in self._log.appends],
+                [
+                    (r.sequence or 0, r.txn, times.get(f"replace/{r.sequence}"))
+                    for r in self._log.replacements
+                ],
+            )
+        }
         for txn, r in records.items():
             replacing = r.is_replacing
             rows.append(
@@ -377,6 +398,8 @@ class TableView:
                     removed_bytes=r.removed_bytes if replacing else 0,
                     sequence=r.sequence,
                     schema=changed.get(txn),
+                    version=versions[txn].number if txn in versions else None,
+                    store_time=versions[txn].store_time if txn in versions else None,
                 )
             )
         for state, markers in (("aborted", self.aborted), ("pending", self.pending)):
@@ -628,9 +651,13 @@ def _load_log(
             markers[kind].append((f.key, txn))
         elif kind == "vacuum" and (horizon := sequence_of_record_name(name)) is not None:
             horizons.append(horizon)
+    times = {f"commits/{t}": _ms(f) for f, t in commits}
+    times.update({f"replace/{seq}": _ms(f) for f, seq in replaces})
     if as_of is not None:
         past = _LogListing(commits, replaces, checkpoints, properties, max(horizons, default=0))
-        return _log_as_of(store, past, ignore_corrupt, as_of, report), markers
+        log = _log_as_of(store, past, ignore_corrupt, as_of, report)
+        log.store_times = times
+        return log, markers
     highest = max((seq for _, seq in replaces), default=0)
     checkpoint = _newest_checkpoint(store, checkpoints, highest, report)
     # With a checkpoint, the records it covers decide nothing it does not already say: they
@@ -647,7 +674,7 @@ def _load_log(
             skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
             (unread if skip else needed).append(item)
     appends, replacements = _read_records(store, needed, ignore_corrupt, report)
-    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties)
+    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties, times)
     return log, markers
 
 
