@@ -71,7 +71,7 @@ class Table:
         pq.write_table(pa.table({"id": ids}), self.root / rel)
         return rel
 
-    def _record(self, rel: str, record: CommitRecord, store_time: int) -> None:
+    def write_record(self, rel: str, record: CommitRecord, store_time: int) -> None:
         f = self.root / "_txcommit" / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(encode_record(record))
@@ -83,7 +83,7 @@ class Table:
         size = (self.root / rel).stat().st_size
         at = store_time + clock  # what the writer's clock says
         r = CommitRecord(txn, "t", "j", at, at, (AddedFile(rel, size),))
-        self._record(f"commits/{txn}.json", r, store_time)
+        self.write_record(f"commits/{txn}.json", r, store_time)
         return txn
 
     def overwrite(self, ids: list[int], store_time: int, removed: list[str]) -> str:
@@ -96,8 +96,8 @@ class Table:
             operation="overwrite", sequence=self.sequence, scope=("",),
             removed=tuple(RemovedFile(p, (self.root / p).stat().st_size) for p in removed),
         )  # fmt: skip
-        self._record(f"replace/{replace_record_name(self.sequence)}", r, store_time)
-        self._record(f"commits/{txn}.json", r, store_time + 5)
+        self.write_record(f"replace/{replace_record_name(self.sequence)}", r, store_time)
+        self.write_record(f"commits/{txn}.json", r, store_time + 5)
         return txn
 
     def files(self) -> list[str]:
@@ -151,6 +151,11 @@ def test_what_names_no_snapshot_fails_naming_table_and_value(
         t.ids("last tuesday")
     with pytest.raises(TimeTravelError, match="no commit of this table is dated at or before"):
         t.ids("2001-01-01T00:00:00Z")
+    fenced = generate_txn(T0)
+    fence = CommitRecord(fenced, "t", "j", T0, T0, operation="fence")
+    t.write_record(f"commits/{fenced}.json", fence, T0 + 3000)
+    with pytest.raises(TimeTravelError, match="VACUUM fenced it"):
+        t.ids(fenced)
     plain = tmp_path / "plain"
     plain.mkdir()
     pq.write_table(pa.table({"id": [1]}), plain / "a.parquet")

@@ -745,6 +745,10 @@ def _log_as_of(
         for f, t in listed.commits
         if t in held and t not in replacing and not (checkpoint and checkpoint.covers(t))
     ]
+    if isinstance(as_of, AsOfTxn) and not any(item[1] == as_of.text for item in needed):
+        # Read by name all the same: a fence holds a place but names no snapshot.
+        named = as_of.text
+        needed += [(f, t, None) for f, t in listed.commits if t == named and t not in replacing]
     appends, _ = _read_records(store, needed, ignore_corrupt, report)
     if isinstance(as_of, AsOfTxn) and any(
         r.txn == as_of.text and r.operation == "fence" for r in [*appends.values(), *replacements]
