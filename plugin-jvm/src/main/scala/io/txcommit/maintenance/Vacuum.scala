@@ -41,7 +41,9 @@ import io.txcommit.store.{Adapters, CommitStore}
  *    transactions;
  *  - checkpoints superseded by a newer one published before the horizon.
  *
- * Then it writes a checkpoint of the log as it left it. Commit records are never touched: they
+ * Before it deletes a file a replacing commit removed, it records its horizon in `vacuum/`, so a
+ * read of a past snapshot that held one fails naming it. Then it writes a checkpoint of the log
+ * as it left it. Commit records are never touched: they
  * are the log. A horizon below [[Vacuum.MinRetainHours]]
  * could delete the files of a running job or of a reader's snapshot, so it needs `force`.
  */
@@ -50,6 +52,9 @@ object Vacuum {
   val MinRetainHours = 1.0
   private val log = LoggerFactory.getLogger(getClass)
   private val MagicPrefix = "__magic_job-"
+
+  /** How the reason of a file a replacing commit removed begins. */
+  private val RemovedBy = "removed by "
 
   def run(table: Path, conf: Configuration, opts: VacuumOptions,
       now: Long = System.currentTimeMillis()): Seq[VacuumEntry] = {
@@ -142,7 +147,7 @@ object Vacuum {
           Fence.claim(table, store, conf, txn, mayReplace, now)
         }.toSet
     // Before any file goes: a read of a past snapshot holding one of them fails, naming this.
-    if (!opts.dryRun && garbage.exists(_._3.startsWith("removed by "))) recordHorizon(table, store, horizon)
+    if (!opts.dryRun && garbage.exists(_._3.startsWith(RemovedBy))) recordHorizon(table, store, horizon)
     val entries = deleteByDirectory(table, store,
       garbage.filterNot { case (f, _, _) => activityOf(f).exists(committedLate) }, opts.dryRun)
     val uploads = uploadsOpen.filterNot(u =>
@@ -208,7 +213,7 @@ object Vacuum {
       case (e, r) if e.appliesTo(f.size, f.modifiedAt) && r.committedAt < horizon => r
     }.map { r =>
       (f, "data",
-        s"removed by ${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
+        s"$RemovedBy${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
           s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
     }
     f.txn match {
