@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,15 @@ import pytest
 
 from txcommit.errors import TimeTravelError
 from txcommit.readers import dataset
+from txcommit.table.checkpoints import encode_checkpoint
 from txcommit.table.layout import replace_record_name
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, RemovedFile, encode_record
 from txcommit.table.versions import AsOfTime, AsOfTxn, at_time, of_txn, order, parse_as_of
 from txcommit.table.view import open_table
 from txcommit.testing.vectors import load
+
+from support.vectors import logical, logical_checkpoint
 
 VECTORS = load("versions.json")
 HOUR = 3_600_000
@@ -175,3 +179,36 @@ def test_a_snapshot_vacuum_took_files_of_is_refused_naming_the_horizon(
         with pytest.raises(TimeTravelError, match=gone):
             t.ids(old)
     assert t.ids(txns[2]) == [9]
+
+
+def build(root: Path, case: dict[str, Any]) -> None:
+    """A table of ``versions.json``'s ``tables``: its records dated by ``storeTime``."""
+
+    def place(rel: str, data: bytes, store_time: int | None = None) -> None:
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(data)
+        if store_time is not None:
+            os.utime(f, ns=(store_time * 1_000_000, store_time * 1_000_000))
+
+    for rel in case["files"]:
+        place(rel, b"abc")
+    for r in case["records"]:
+        place(r["file"], encode_record(logical(r["record"])), r["storeTime"])
+    for c in case["checkpoints"]:
+        place(c["file"], encode_checkpoint(logical_checkpoint(c["checkpoint"])))
+    for horizon in case["vacuum"]:
+        place(f"_txcommit/vacuum/{replace_record_name(horizon)}", b"{}")
+
+
+@pytest.mark.parametrize("case", VECTORS["tables"], ids=[c["name"] for c in VECTORS["tables"]])
+def test_vector_tables(case: dict[str, Any], tmp_path: Path) -> None:
+    build(tmp_path, case)
+    for read in case["reads"]:
+        value = read["asOf"]
+        if "error" in read:
+            with pytest.raises(TimeTravelError, match=re.escape(read["error"])):
+                open_table(tmp_path, as_of=value).visible_files()
+        else:
+            shown = [f.path for f in open_table(tmp_path, as_of=value).visible_files()]
+            assert sorted(shown) == sorted(read["visible"]), value

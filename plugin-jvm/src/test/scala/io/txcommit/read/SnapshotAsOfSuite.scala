@@ -1,5 +1,9 @@
 package io.txcommit.read
 
+import java.nio.file.Files
+import java.nio.file.attribute.FileTime
+
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -16,7 +20,8 @@ import io.txcommit.log.{
   TableVersions,
   TxnId
 }
-import io.txcommit.testing.InMemoryCommitStore
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.testing.{InMemoryCommitStore, TempTable, Vectors}
 import io.txcommit.testing.InMemoryCommitStore.Op
 
 /**
@@ -98,6 +103,48 @@ class SnapshotAsOfSuite extends AnyFunSuite {
     val y = new Log
     y.store.createExclusive(y.layout.vacuumHorizon(20L), "{}".getBytes("UTF-8"))
     assert(y.at(y.b).snapshot.appends.toSet == Set(y.a, y.b))
+  }
+
+  // The tables of conformance/vectors/versions.json, read at each asOf: Python's
+  // test_time_travel.py holds txcommit.dataset(as_of=...) to the same answers.
+  for (c <- Vectors.elements(Vectors.json("versions.json").get("tables"))) {
+    test(s"vectors: ${c.get("name").asText()}: ${c.get("about").asText()}") {
+      val t = new TempTable
+      Vectors.elements(c.get("files")).foreach(f => t.touch(f.asText()))
+      def place(rel: String, bytes: Array[Byte], storeTime: Option[Long]): Unit = {
+        t.writeRaw(rel, "")
+        val f = t.dir.resolve(rel)
+        Files.write(f, bytes)
+        storeTime.foreach(ms => Files.setLastModifiedTime(f, FileTime.fromMillis(ms)))
+      }
+      for (r <- Vectors.elements(c.get("records")))
+        place(r.get("file").asText(), RecordCodec.encode(Vectors.record(r.get("record"))),
+          Some(r.get("storeTime").asLong()))
+      for (k <- Vectors.elements(c.get("checkpoints"))) {
+        val n = k.get("checkpoint")
+        place(k.get("file").asText(), CheckpointCodec.encode(Vectors.checkpoint(n, n.get("checkpoint").asLong())), None)
+      }
+      for (h <- Vectors.elements(c.get("vacuum")))
+        place(s"_txcommit/vacuum/${LogLayout.replaceRecordName(h.asLong())}", "{}".getBytes("UTF-8"), None)
+      for (read <- Vectors.elements(c.get("reads"))) {
+        val value = read.get("asOf").asText()
+        val asOf = AsOfOption(TableVersions.parseAsOf(value).get, "txcommit.asOf")
+        val conf = new Configuration(t.conf)
+        Vectors.text(read, "error") match {
+          case Some(fragment) =>
+            val e = intercept[TimeTravelException](LogFirstSnapshot.forRoots(Seq(t.table), conf, Some(asOf)))
+            assert(e.getMessage.contains(fragment) && e.getMessage.contains(value), value)
+          case None =>
+            LogFirstSnapshot.forRoots(Seq(t.table), conf, Some(asOf)).foreach(h =>
+              conf.set(TxCommitConf.SnapshotOption, h.encode))
+            val filter = new CommittedFilesFilter
+            filter.setConf(conf)
+            val visible = Vectors.elements(c.get("files")).map(_.asText()).filter(f =>
+              filter.accept(new Path(t.table, f)))
+            assert(visible.sorted == Vectors.elements(read.get("visible")).map(_.asText()).sorted, value)
+        }
+      }
+    }
   }
 
   test("a fenced, unknown or pending transaction names no snapshot") {
