@@ -47,10 +47,10 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
   private val AsOfKey = TxCommitConf.AsOfOption.toLowerCase(java.util.Locale.ROOT)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
-    case t @ RelationTimeTravel(u @ UnresolvedRelation(Seq(format, _), options, false), timestamp, version)
+    case t @ RelationTimeTravel(u @ UnresolvedRelation(Seq(format, path), options, false), timestamp, version)
         if !options.containsKey(Key) && session.sessionState.conf.runSQLonFile && isFileSource(format) &&
           !isNamespace(format) =>
-      val asOf = version.map("VERSION AS OF" -> _).orElse(timestamp.map(ts => "TIMESTAMP AS OF" -> timeOf(ts, t)))
+      val asOf = version.map("VERSION AS OF" -> _).orElse(timestamp.map(ts => "TIMESTAMP AS OF" -> timeOf(ts, path)))
       asOf.fold(t: LogicalPlan) { case (clause, value) =>
         val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
         u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
@@ -104,13 +104,12 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
         s"(${TxCommitConf.ReadFilter}, ${TxCommitConf.LogFirst} and the read filter must be on)")
 
   /** The time a `TIMESTAMP AS OF` expression gives, in the session's time zone, as an ISO instant. */
-  private def timeOf(ts: Expression, t: RelationTimeTravel): String = {
+  private def timeOf(ts: Expression, path: String): String = {
     val cast = Cast(ts, TimestampType, Some(session.sessionState.conf.sessionLocalTimeZone))
     val micros = if (cast.resolved && cast.foldable) Option(cast.eval()) else None
     micros match {
       case Some(m: java.lang.Long) => Instant.EPOCH.plusNanos(m.longValue * 1000L).toString
-      case _ => throw refused(Seq(t.relation.asInstanceOf[UnresolvedRelation].multipartIdentifier.last),
-          s"TIMESTAMP AS OF ${ts.sql} is not a constant time")
+      case _ => throw refused(Seq(path), s"TIMESTAMP AS OF ${ts.sql} is not a constant time")
     }
   }
 
