@@ -25,6 +25,7 @@ TaskFileMissingError           TaskFileMissingException                    retry
 ListingChangedError            ListingChangedException                     retry the job
 StorePermissionError           StorePermissionException                    give up (fix access)
 SchemaMismatchError            SchemaMismatchException                     give up (fix the data)
+TimeTravelError                TimeTravelException                         give up (name another)
 =============================  ==========================================  =====================
 """
 
@@ -195,6 +196,14 @@ class SchemaMismatchError(TxCommitError):
     added columns, or an overwrite of the whole table to replace its schema."""
 
 
+class TimeTravelError(TxCommitError, ValueError):
+    """A read of a past snapshot (``txcommit.asOf``, ``VERSION AS OF``, ``TIMESTAMP AS OF``,
+    ``dataset(as_of=...)``) that cannot be served whole: the value names no committed
+    transaction of the table, no time at or after its first commit, or is neither a transaction
+    id nor an ISO-8601 time; the path is no txcommit table; or VACUUM has deleted files of the
+    snapshot. The message names the table, the option and the value."""
+
+
 #: The server plugin's exception (simple name) -> its Python twin.
 SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "CommitConflictException": CommitConflictError,
@@ -211,6 +220,7 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "ListingChangedException": ListingChangedError,
     "StorePermissionException": StorePermissionError,
     "SchemaMismatchException": SchemaMismatchError,
+    "TimeTravelException": TimeTravelError,
 }
 
 # How pyspark shows a server error's class: "(io.txcommit.X) txcommit: why" (the message of

@@ -22,7 +22,7 @@ MANIFEST_COLUMNS = ("partition", "files", "manifest", "deleted")
 PROPERTY_COLUMNS = ("property", "value", "number")
 HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
-    "rows", "removedFiles", "removedBytes", "sequence", "schema",
+    "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
 )  # fmt: skip
 
 
@@ -79,7 +79,8 @@ def checkpoint(spark: Any, path: str) -> Any:
 
 
 def history(spark: Any, path: str) -> Any:
-    """The transactions of the table at ``path``, oldest first, as a DataFrame with the
+    """The transactions of the table at ``path`` (committed ones in version order, then pending
+    and aborted ones, oldest first), as a DataFrame with the
     columns of :data:`HISTORY_COLUMNS` (``rows``: as Spark counted them, null where it counted
     none)."""
     return spark.sql(f"TXCOMMIT HISTORY {quote(path)}")

@@ -417,8 +417,13 @@ def test_txcommit_log_shows_the_history(
     assert all(r["rows"] is None for r in rows.values())
     assert set(d) == {
         "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
-        "rows", "removedFiles", "removedBytes", "sequence", "schema",
+        "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
     }  # fmt: skip
+    # Committed transactions are numbered in commit order: A, the first, is version 1 (I30).
+    assert sorted((r["version"], t) for t, r in rows.items() if r["state"] == "committed")[0] == (
+        1,
+        T["A"],
+    )
     assert log_main([built.url, "--progress", *cli_args(built)]) == 0
     captured = capsys.readouterr()
     assert "6 transactions (4 committed, 1 pending, 1 aborted)" in captured.out

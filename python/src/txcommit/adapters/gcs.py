@@ -21,6 +21,7 @@ uploads it ignores it (a second create succeeds and overwrites), and it answers 
 from __future__ import annotations
 
 import builtins
+import datetime as dt
 import json
 import os
 import time
@@ -227,7 +228,7 @@ class GcsStore(Store):
         below = join(self.prefix, prefix)
         params: dict[str, str] = {
             "prefix": below + "/" if below else "",
-            "fields": "items(name,size,generation),nextPageToken",
+            "fields": "items(name,size,generation,updated),nextPageToken",
         }
         if delimited:
             params["delimiter"] = "/"
@@ -243,8 +244,9 @@ class GcsStore(Store):
                 name = str(item["name"])
                 if name.endswith("/"):
                     continue
-                # generation: new for every write of the name
-                files.append(StoreFile(name[len(strip) :], int(item["size"]), None,
+                # generation: new for every write of the name; updated: the store's time of it
+                files.append(StoreFile(name[len(strip) :], int(item["size"]),
+                                       _mtime_ns(item.get("updated")),
                                        item.get("generation")))  # fmt: skip
             if progress is not None:
                 progress(len(files))
@@ -306,3 +308,16 @@ class GcsStore(Store):
 
 
 __all__ = ["GOOGLE_ENDPOINT", "GcsStore", "parse_gs_url"]
+
+
+def _mtime_ns(updated: object) -> int | None:
+    """GCS's ``updated`` (RFC 3339, UTC) in ns since the epoch; None when absent or odd."""
+    if not isinstance(updated, str):
+        return None
+    try:
+        t = dt.datetime.fromisoformat(updated.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        return None
+    return int(t.timestamp()) * 1_000_000_000 + t.microsecond * 1000

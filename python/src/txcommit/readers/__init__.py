@@ -38,6 +38,7 @@ def dataset(
     *,
     schema: pyarrow.Schema | None = None,
     ignore_corrupt_records: bool = False,
+    as_of: str | None = None,
     **dataset_options: Any,
 ) -> pyarrow.dataset.Dataset:
     """A ``pyarrow.dataset.Dataset`` of the committed files of the table at ``path``.
@@ -48,13 +49,17 @@ def dataset(
     ``endpoint``, ``region``, ``access_key_id``, ``secret_access_key``, ``session_token``,
     ``path_style``, ``allow_http``, ``max_retries``). ``schema``: the dataset's schema (needed
     for an empty table, else inferred from the first file). ``ignore_corrupt_records``: hide
-    a transaction whose record is corrupt instead of failing. Other keyword arguments go to
-    ``pyarrow.dataset.dataset``.
+    a transaction whose record is corrupt instead of failing. ``as_of``: a past snapshot, named
+    as Spark's ``txcommit.asOf`` names it: a transaction id from the table's history (the
+    snapshot right after it committed) or an ISO-8601 time (every commit the store dated at or
+    before it); see docs/readers.md. Other keyword arguments go to ``pyarrow.dataset.dataset``.
     """
     import pyarrow.dataset as pads
     import pyarrow.fs as pafs
 
-    view = open_table(path, storage_options, ignore_corrupt_records=ignore_corrupt_records)
+    view = open_table(
+        path, storage_options, ignore_corrupt_records=ignore_corrupt_records, as_of=as_of
+    )
     store = view.store
     filesystem: Any
     if isinstance(store, LocalStore):

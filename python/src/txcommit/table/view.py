@@ -45,6 +45,7 @@ and size), so a second view of the same table reads only the records committed s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import os
@@ -62,6 +63,7 @@ from txcommit.errors import (
     CorruptCheckpointError,
     CorruptCommitRecordError,
     StoreError,
+    TimeTravelError,
 )
 from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
 from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
@@ -69,6 +71,7 @@ from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, t
 from txcommit.table.names import txn_of
 from txcommit.table.properties import TableProperties, decode_properties
 from txcommit.table.records import CommitRecord, Removals, decode_record
+from txcommit.table.versions import AsOf, AsOfTxn, at_time, of_txn, order, parse_as_of
 
 #: Parallel reads of records and markers (S3 answers each GET in a round trip).
 READ_THREADS = 16
@@ -131,6 +134,10 @@ class HistoryRow:
     removed_bytes: int | None
     sequence: int | None
     schema: str | None = None
+    #: The commit's place in the table's versions (docs/protocol.md, I30) and the time the store
+    #: gave its commit point (epoch ms): what ``as_of`` names.
+    version: int | None = None
+    store_time: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The row with the history's column names (shared with the JVM's history)."""
@@ -148,6 +155,8 @@ class HistoryRow:
             "removedBytes": self.removed_bytes,
             "sequence": self.sequence,
             "schema": self.schema,
+            "version": self.version,
+            "storeTime": self.store_time,
         }
 
 
@@ -191,6 +200,9 @@ class _Log:
     replacements: list[CommitRecord]
     unread: list[_Item]
     properties: tuple[StoreFile, int] | None = None
+    #: The store's time (epoch ms) of each record listed, by ``commits/<txn>`` and
+    #: ``replace/<sequence>``: the order of the table's versions.
+    store_times: dict[str, int | None] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def rule(self) -> Callable[[TableFile], bool | None]:
@@ -353,10 +365,22 @@ class TableView:
         return self._visible
 
     def history(self) -> list[HistoryRow]:
-        """Every transaction the log knows, newest first (txn ids are time-ordered)."""
+        """Every transaction the log knows, newest first (txn ids are time-ordered); committed
+        ones with their ``version`` (docs/protocol.md, I30)."""
         rows: list[HistoryRow] = []
         records = self.records
         changed = schema_changes(records.values())
+        times = self._log.store_times
+        versions = {
+            v.txn: v
+            for v in order(
+                [(t, times.get(f"commits/{t}")) for t in self._log.appends],
+                [
+                    (r.sequence or 0, r.txn, times.get(f"replace/{r.sequence}"))
+                    for r in self._log.replacements
+                ],
+            )
+        }
         for txn, r in records.items():
             replacing = r.is_replacing
             rows.append(
@@ -374,6 +398,8 @@ class TableView:
                     removed_bytes=r.removed_bytes if replacing else 0,
                     sequence=r.sequence,
                     schema=changed.get(txn),
+                    version=versions[txn].number if txn in versions else None,
+                    store_time=versions[txn].store_time if txn in versions else None,
                 )
             )
         for state, markers in (("aborted", self.aborted), ("pending", self.pending)):
@@ -407,6 +433,7 @@ def open_table(
     ignore_corrupt_records: bool = False,
     with_markers: bool = False,
     progress: ProgressReport | None = None,
+    as_of: str | None = None,
 ) -> TableView:
     """The committed view of the table at ``url``: a local path, ``file://``, ``s3://`` or
     ``s3a://`` URL. ``storage_options`` go to the store (for S3: ``endpoint``, ``region``,
@@ -417,7 +444,10 @@ def open_table(
     apply none of its removals) instead of failing, like the JVM's
     ``spark.txcommit.read.ignoreCorruptRecords``. ``with_markers``: also read the
     ``pending/`` and ``aborted/`` markers (for :meth:`TableView.history`). ``progress``:
-    told how the listing and the reads go.
+    told how the listing and the reads go. ``as_of``: a past snapshot of the table the root is
+    in (docs/readers.md, "Reading a past snapshot"): a transaction id (the snapshot right after
+    it committed) or an ISO-8601 time (every commit the store dated at or before it); a value
+    that names none raises :class:`~txcommit.errors.TimeTravelError`.
     """
     report = progress or _silent
     options = dict(storage_options or {})
@@ -428,7 +458,16 @@ def open_table(
             "needs the table's log to know whether a file is committed)",
             url=store.root_url,
         )
-    return _build(store, options, ignore_corrupt_records, with_markers, report)
+    wanted = None
+    if as_of is not None:
+        wanted = parse_as_of(as_of)
+        if wanted is None:
+            raise TimeTravelError(
+                f"txcommit: as_of '{as_of}' of {store.root_url} is neither a transaction id (16 "
+                "characters of 0-9 and a-z, as TXCOMMIT HISTORY shows) nor an ISO-8601 time "
+                "(such as 2026-11-27T20:00:00Z)"
+            )
+    return _build(store, options, ignore_corrupt_records, with_markers, report, wanted)
 
 
 def _ancestors(store: Store, options: Mapping[str, Any]) -> Iterator[tuple[Store, str]]:
@@ -496,6 +535,7 @@ def _build(
     ignore_corrupt: bool,
     with_markers: bool,
     report: ProgressReport,
+    as_of: AsOf | None = None,
 ) -> TableView:
     # Every log before the data it judges (I16): each transaction of a log listing wrote its
     # files before it committed, so the data listing has all of them, and one that commits
@@ -533,9 +573,11 @@ def _build(
             modified_at = None if f.mtime_ns is None else f.mtime_ns // 1_000_000
             data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2]), modified_at))
 
-    def load(on: Store, listed: list[StoreFile], prefix: str, whole: bool) -> tuple[_Log, _Markers]:
+    def load(
+        on: Store, listed: list[StoreFile], prefix: str, whole: bool, wanted: AsOf | None = None
+    ) -> tuple[_Log, _Markers]:
         entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
-        return _load_log(on, entries, ignore_corrupt, whole, report)
+        return _load_log(on, entries, ignore_corrupt, whole, report, wanted)
 
     judges: list[_Judge] = []
     for d, listed in inner_listed.items():
@@ -550,7 +592,14 @@ def _build(
     elif above:
         table = (above[0][0], above[0][2])
     table_store, table_listed = table if table is not None else (store, [])
-    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers)
+    committed_listed = any(f.key.startswith(_LOG_PREFIX + "commits/") for f in table_listed)
+    if as_of is not None and not committed_listed:
+        raise TimeTravelError(
+            f"txcommit: as_of '{as_of.text}' of {store.root_url} asks for a past snapshot, but no "
+            "txcommit table (a directory holding _txcommit/ with a committed transaction) is at "
+            "or above this path"
+        )
+    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers, as_of)
     if own_exists:
         judges.append(_Judge("", "", primary))
     for i, (on, below, listed) in enumerate(above):
@@ -575,6 +624,7 @@ def _load_log(
     ignore_corrupt: bool,
     whole: bool,
     report: ProgressReport,
+    as_of: AsOf | None = None,
 ) -> tuple[_Log, _Markers]:
     """One log from its listed files (each with its name below ``_txcommit/``): the records it
     needs (every one when ``whole``), and its ``pending/`` and ``aborted/`` markers (unread)."""
@@ -583,6 +633,7 @@ def _load_log(
     checkpoints: list[tuple[StoreFile, int]] = []  # (file, number)
     properties: tuple[StoreFile, int] | None = None  # the highest number listed
     markers: _Markers = {"pending": [], "aborted": [], "rows": []}
+    horizons: list[int] = []
     for f, rel in entries:
         kind, _, name = rel.partition("/")
         if "/" in name:
@@ -598,6 +649,15 @@ def _load_log(
                 properties = (f, number)
         elif kind in markers and (txn := txn_of_record_name(name)) is not None:
             markers[kind].append((f.key, txn))
+        elif kind == "vacuum" and (horizon := sequence_of_record_name(name)) is not None:
+            horizons.append(horizon)
+    times = {f"commits/{t}": _ms(f) for f, t in commits}
+    times.update({f"replace/{seq}": _ms(f) for f, seq in replaces})
+    if as_of is not None:
+        past = _LogListing(commits, replaces, checkpoints, properties, max(horizons, default=0))
+        log = _log_as_of(store, past, ignore_corrupt, as_of, report)
+        log.store_times = times
+        return log, markers
     highest = max((seq for _, seq in replaces), default=0)
     checkpoint = _newest_checkpoint(store, checkpoints, highest, report)
     # With a checkpoint, the records it covers decide nothing it does not already say: they
@@ -614,8 +674,115 @@ def _load_log(
             skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
             (unread if skip else needed).append(item)
     appends, replacements = _read_records(store, needed, ignore_corrupt, report)
-    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties)
+    log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties, times)
     return log, markers
+
+
+@dataclass(frozen=True)
+class _LogListing:
+    """What one listing of a log found, as a past snapshot needs it."""
+
+    commits: list[tuple[StoreFile, str]]
+    replaces: list[tuple[StoreFile, int]]
+    checkpoints: list[tuple[StoreFile, int]]
+    properties: tuple[StoreFile, int] | None
+    vacuum_horizon: int
+
+
+def _ms(f: StoreFile) -> int | None:
+    return None if f.mtime_ns is None else f.mtime_ns // 1_000_000
+
+
+def _log_as_of(
+    store: Store, listed: _LogListing, ignore_corrupt: bool, as_of: AsOf, report: ProgressReport
+) -> _Log:
+    """The log of a past snapshot (docs/protocol.md, I30), as the JVM's ``SnapshotAsOf``: the
+    version ``as_of`` names, then exactly the versions up to it: the ``replace/`` records up to its
+    sequence, the appends up to it, and a checkpoint only when every version it folds in is one
+    of them. Fails (naming the table, the value and VACUUM's horizon) when a later replacing
+    commit removed a file of the snapshot before a VACUUM's horizon: the file may be gone."""
+    _, replacements = _read_records(
+        store, [(f, None, seq) for f, seq in listed.replaces], ignore_corrupt, report
+    )
+    times = {seq: _ms(f) for f, seq in listed.replaces}
+    replacing = {r.txn for r in replacements}
+    versions = order(
+        [(t, _ms(f)) for f, t in listed.commits if t not in replacing],
+        [(r.sequence or 0, r.txn, times.get(r.sequence or 0)) for r in replacements],
+    )
+
+    def fail(why: str) -> TimeTravelError:
+        return TimeTravelError(f"txcommit: as_of '{as_of.text}' of table {store.root_url}: {why}")
+
+    if isinstance(as_of, AsOfTxn):
+        version = of_txn(versions, as_of.text)
+        if version is None:
+            raise fail(
+                f"transaction {as_of.text} is not committed in this table (TXCOMMIT HISTORY "
+                "lists its transactions; a pending or aborted one has no snapshot)"
+            )
+    else:
+        version = at_time(versions, as_of.epoch_ms)
+        if version is None:
+            first = versions[0].store_time if versions else None
+            raise fail(
+                f"no commit of this table is dated at or before {_iso(as_of.epoch_ms)} by the "
+                f"store; its first is dated {_iso(first) if first is not None else 'never'}"
+            )
+    held_versions = versions[: version.number]
+    held = {v.txn for v in held_versions}
+    later = {v.txn for v in versions[version.number :]}
+    through = max((v.sequence or 0 for v in held_versions), default=0)
+    checkpoint = None
+    newest_first = sorted(listed.checkpoints, key=lambda c: c[1], reverse=True)
+    for f, number in newest_first[:CHECKPOINT_TRIES]:
+        found = _cached_checkpoint(store, f, number)
+        if found is not None and found.through <= through and not later & set(found.committed):
+            checkpoint = found
+            break
+    needed: list[_Item] = [
+        (f, t, None)
+        for f, t in listed.commits
+        if t in held and t not in replacing and not (checkpoint and checkpoint.covers(t))
+    ]
+    if isinstance(as_of, AsOfTxn) and not any(item[1] == as_of.text for item in needed):
+        # Read by name all the same: a fence holds a place but names no snapshot.
+        named = as_of.text
+        needed += [(f, t, None) for f, t in listed.commits if t == named and t not in replacing]
+    appends, _ = _read_records(store, needed, ignore_corrupt, report)
+    if isinstance(as_of, AsOfTxn) and any(
+        r.txn == as_of.text and r.operation == "fence" for r in [*appends.values(), *replacements]
+    ):
+        raise fail(
+            f"transaction {as_of.text} never committed: VACUUM fenced it, so it has no snapshot"
+        )
+    kept = [r for r in replacements if (r.sequence or 0) <= through]
+    gone_before = {f.path for r in kept for f in r.removed}
+
+    def in_snapshot(path: str) -> bool:
+        txn = txn_of(path.rpartition("/")[2])
+        return path not in gone_before and (txn is None or txn in held)
+
+    removers = [
+        r
+        for r in replacements
+        if (r.sequence or 0) > through and any(in_snapshot(f.path) for f in r.removed)
+    ]
+    if any(r.committed_at < listed.vacuum_horizon for r in removers):
+        raise fail(
+            f"the snapshot (version {version.number}, transaction {version.txn}) held files that a "
+            "later replacing commit removed and VACUUM has deleted (its horizon: "
+            f"{_iso(listed.vacuum_horizon)}); it cannot be read whole. Snapshots newer than the "
+            "horizon can be read"
+        )
+    return _Log(store, ignore_corrupt, checkpoint, appends, kept, [], listed.properties)
+
+
+def _iso(epoch_ms: int) -> str:
+    """``epoch_ms`` as the JVM's ``Instant.toString`` writes it (UTC, ``Z``)."""
+    t = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.timezone.utc)
+    text = t.strftime("%Y-%m-%dT%H:%M:%S")
+    return text + (f".{epoch_ms % 1000:03d}Z" if epoch_ms % 1000 else "Z")
 
 
 def _newest_checkpoint(

@@ -23,6 +23,7 @@ which txcommit does not depend on.
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import ClassVar
 
 import pytest
@@ -65,6 +66,15 @@ class StoreContract:
                 for upload in ctx.uploads:
                     with contextlib.suppress(TxCommitError):
                         store.abort_multipart(upload)
+
+    def test_a_listing_dates_every_file_by_the_store(self, store: Store) -> None:
+        # What orders a table's versions (docs/protocol.md, I30): the store's time of each
+        # record, as the listing gives it; never a writer's clock.
+        before = time.time_ns()
+        store.create_exclusive("_txcommit/commits/dated.json", b"{}")
+        (listed,) = [f for f in store.walk("_txcommit") if f.key.endswith("dated.json")]
+        assert listed.mtime_ns is not None, f"{store.root_url}: the listing gives no time"
+        assert abs(listed.mtime_ns - before) < 600 * 1_000_000_000, "the store's time is now"
 
     def test_the_store_is_the_bound_adapter(self, store: Store) -> None:
         if not self.adapter:

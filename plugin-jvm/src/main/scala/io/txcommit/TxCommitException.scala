@@ -79,3 +79,12 @@ final class StorePermissionException(message: String, cause: Throwable) extends 
  * commit point: nothing of the write is visible. `columns` names the columns at fault.
  */
 final class SchemaMismatchException(message: String, val columns: Seq[String]) extends TxCommitException(message)
+
+/**
+ * A read of a past snapshot (`txcommit.asOf`, `VERSION AS OF`, `TIMESTAMP AS OF`) that cannot be
+ * served whole: a value that names no committed transaction of the table, no time at or after its
+ * first commit, or is neither a transaction id nor a time; a root that is no txcommit table; or a
+ * snapshot whose files VACUUM has deleted. Never a partial table. The message names the table,
+ * the option and the value.
+ */
+final class TimeTravelException(message: String) extends TxCommitException(message)

@@ -28,6 +28,16 @@ object TxCommitConf {
    */
   val SnapshotOption = "spark.txcommit.read.snapshot"
 
+  /**
+   * The read option naming a past snapshot of a txcommit table: a transaction id (the snapshot
+   * right after it committed) or an ISO-8601 time (every commit the store dated at or before it).
+   * docs/readers.md, "Reading a past snapshot".
+   */
+  val AsOfOption = "txcommit.asOf"
+
+  /** Delta Lake's time-travel options: refused on txcommit reads, which name [[AsOfOption]]. */
+  val DeltaTimeTravelOptions: Seq[String] = Seq("versionAsOf", "timestampAsOf")
+
   /** How far the clocks of two drivers (a writer's and a reader's) may disagree, in ms. */
   val MaxClockSkewMs = "spark.txcommit.read.maxClockSkewMs"
   val DefaultMaxClockSkewMs = 1000L

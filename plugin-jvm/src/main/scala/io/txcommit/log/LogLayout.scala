@@ -19,6 +19,9 @@ import org.apache.hadoop.fs.Path
  *                          versions before claims wrote it
  *  - `properties/<n>.json` the table's properties as of change `<n>` (20 digits; created
  *                          exclusively, the highest in force; [[TableProperties]])
+ *  - `vacuum/<horizon>.json` a VACUUM run's retention horizon (epoch ms, 20 digits): a
+ *                          replaced file older than it may be gone, so a past snapshot holding
+ *                          one cannot be read ([[io.txcommit.read.SnapshotAsOf]])
  *  - `probe/<uuid>.json`   a conditional-put adapter's proof of the primitive (deleted after)
  *  - `manifests.json`      which log the symlink manifests were last made whole from (derived,
  *                          rewritable; [[io.txcommit.manifest.ManifestState]])
@@ -38,6 +41,7 @@ final case class LogLayout(table: Path) {
   val streamingDir: Path = new Path(logDir, "streaming")
   val probeDir: Path = new Path(logDir, "probe")
   val propertiesDir: Path = new Path(logDir, "properties")
+  val vacuumDir: Path = new Path(logDir, "vacuum")
   val success: Path = new Path(table, "_SUCCESS")
   val manifestsDir: Path = new Path(table, LogLayout.ManifestsDirName)
   val manifestState: Path = new Path(logDir, "manifests.json")
@@ -49,6 +53,7 @@ final case class LogLayout(table: Path) {
   def rowCount(txn: String): Path = new Path(rowsDir, s"$txn.json")
   def checkpoint(number: Long): Path = new Path(checkpointsDir, LogLayout.replaceRecordName(number))
   def properties(number: Long): Path = new Path(propertiesDir, LogLayout.replaceRecordName(number))
+  def vacuumHorizon(horizon: Long): Path = new Path(vacuumDir, LogLayout.replaceRecordName(horizon))
   def batchClaims(batch: Long): Path = new Path(streamingDir, batch.toString)
   def batchMarker(batch: Long): Path = new Path(streamingDir, s"$batch.json")
 

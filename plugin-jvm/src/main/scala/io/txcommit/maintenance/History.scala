@@ -3,30 +3,37 @@ package io.txcommit.maintenance
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-import io.txcommit.log.{CommitRecord, TableState, TxnId}
+import io.txcommit.log.{CommitRecord, LogLayout, TableState, TxnId}
+import io.txcommit.read.SnapshotAsOf
 import io.txcommit.store.Adapters
 
 object History {
 
-  /** Every transaction the log knows, oldest first: committed, pending, aborted and fenced
-   *  (VACUUM's claim on a transaction it cleaned up as never committed; committedAt is then
-   *  when it was fenced). */
+  /** Every transaction the log knows: committed and fenced ones (VACUUM's claim on a
+   *  transaction it cleaned up as never committed; committedAt is then when it was fenced) in
+   *  version order (docs/protocol.md, I30), then pending and aborted ones, oldest first. */
   def rows(table: Path, conf: Configuration): Seq[HistoryRow] = {
-    val state = new TableState(table, Adapters.open(table, conf), conf)
+    val store = Adapters.open(table, conf)
+    val state = new TableState(table, store, conf)
+    val commits = store.list(state.layout.commitsDir).flatMap(st =>
+      LogLayout.txnOfRecordName(st.getPath.getName).map(_ -> st))
+    val versions = SnapshotAsOf.versionsOf(commits, state.replaceListing, state.replaceLog)
+    val byTxn = versions.versions.map(v => v.txn -> v).toMap // a txn's last version
     val records = state.committedRecords
     val changed = schemaChanges(records)
     val committed = records.map { r =>
       HistoryRow(r.txn, if (r.isFence) "fenced" else "committed", r.startedAt, Some(r.committedAt), Some(r.operation),
         r.writeId,
         Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
-        r.replacement.map(_.removedBytes), r.sequence, changed.get(r.txn))
-    }
+        r.replacement.map(_.removedBytes), r.sequence, changed.get(r.txn), byTxn.get(r.txn).map(_.number),
+        byTxn.get(r.txn).map(_.storeTime))
+    }.sortBy(r => (r.version.getOrElse(Long.MaxValue), r.txn))
     val done = committed.map(_.txn).toSet
     val others = (state.pendingTxns ++ state.abortedTxns).toSeq.filterNot(done).map { t =>
       HistoryRow(t, if (state.abortedTxns(t)) "aborted" else "pending", TxnId.startedAt(t).getOrElse(0L),
         None, None, None, None, None, None, None, None, None)
     }
-    (committed ++ others).sortBy(r => (r.startedAt, r.txn))
+    committed ++ others.sortBy(r => (r.startedAt, r.txn))
   }
 
   /**

@@ -41,7 +41,9 @@ import io.txcommit.store.{Adapters, CommitStore}
  *    transactions;
  *  - checkpoints superseded by a newer one published before the horizon.
  *
- * Then it writes a checkpoint of the log as it left it. Commit records are never touched: they
+ * Before it deletes a file a replacing commit removed, it records its horizon in `vacuum/`, so a
+ * read of a past snapshot that held one fails naming it. Then it writes a checkpoint of the log
+ * as it left it. Commit records are never touched: they
  * are the log. A horizon below [[Vacuum.MinRetainHours]]
  * could delete the files of a running job or of a reader's snapshot, so it needs `force`.
  */
@@ -50,6 +52,9 @@ object Vacuum {
   val MinRetainHours = 1.0
   private val log = LoggerFactory.getLogger(getClass)
   private val MagicPrefix = "__magic_job-"
+
+  /** How the reason of a file a replacing commit removed begins. */
+  private val RemovedBy = "removed by "
 
   def run(table: Path, conf: Configuration, opts: VacuumOptions,
       now: Long = System.currentTimeMillis()): Seq[VacuumEntry] = {
@@ -141,6 +146,8 @@ object Vacuum {
             .flatMap(RecordCodec.markerFlag(_, "replacing")).getOrElse(true)
           Fence.claim(table, store, conf, txn, mayReplace, now)
         }.toSet
+    // Before any file goes: a read of a past snapshot holding one of them fails, naming this.
+    if (!opts.dryRun && garbage.exists(_._3.startsWith(RemovedBy))) recordHorizon(table, store, horizon)
     val entries = deleteByDirectory(table, store,
       garbage.filterNot { case (f, _, _) => activityOf(f).exists(committedLate) }, opts.dryRun)
     val uploads = uploadsOpen.filterNot(u =>
@@ -165,6 +172,17 @@ object Vacuum {
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +
       s"${all.size} item(s), ${all.map(_.bytes).sum} bytes, of ${files.size} file(s) listed")
     all
+  }
+
+  /**
+   * Records `horizon` in `vacuum/` (docs/protocol.md, I30): files removed by a replacing commit
+   * before it may be deleted, so a past snapshot holding one can no longer be read whole.
+   */
+  private def recordHorizon(table: Path, store: CommitStore, horizon: Long): Unit = {
+    val body = s"{\n  \"horizon\" : $horizon,\n  \"writer\" : \"${io.txcommit.Version.writer}\"\n}"
+    try store.createExclusive(LogLayout(table).vacuumHorizon(horizon),
+        body.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    catch { case _: io.txcommit.CommitConflictException => () } // the same horizon, recorded already
   }
 
   /** The transaction a file is a sign of: its data files, staging markers and pending marker. */
@@ -195,7 +213,7 @@ object Vacuum {
       case (e, r) if e.appliesTo(f.size, f.modifiedAt) && r.committedAt < horizon => r
     }.map { r =>
       (f, "data",
-        s"removed by ${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
+        s"$RemovedBy${r.operation} txn ${r.txn} (sequence ${r.sequence.getOrElse(0L)}) " +
           s"committed at ${Instant.ofEpochMilli(r.committedAt)}, before the horizon")
     }
     f.txn match {

@@ -4,14 +4,15 @@ import java.net.{URLDecoder, URLEncoder}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
-import scala.util.Try
+import scala.util.{Failure, Try}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-import io.txcommit.Paths
+import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
+import io.txcommit.log.TableVersions.AsOf
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
@@ -70,6 +71,9 @@ object SnapshotHandle {
     }
 }
 
+/** A past snapshot a read asked for: `value`, as the read option or SQL clause `option` gave it. */
+final case class AsOfOption(value: AsOf, option: String)
+
 object LogFirstSnapshot {
 
   /**
@@ -80,9 +84,9 @@ object LogFirstSnapshot {
    * is not a partition directory, a glob, a store without an adapter) is judged by the read
    * filter's own rule (clock cut), as before.
    */
-  def forRoots(roots: Seq[Path], conf: Configuration): Option[SnapshotHandle] = {
+  def forRoots(roots: Seq[Path], conf: Configuration, asOf: Option[AsOfOption] = None): Option[SnapshotHandle] = {
     val readId = UUID.randomUUID().toString
-    val tables = roots.distinct.flatMap(r => find(r, conf, readId)).distinctBy(_.root).toVector
+    val tables = roots.distinct.flatMap(r => find(r, conf, readId, asOf)).distinctBy(_.root).toVector
     if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables))
   }
 
@@ -91,11 +95,14 @@ object LogFirstSnapshot {
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
-  private def find(root: Path, conf: Configuration, readId: String): Seq[TableSnapshot] =
+  private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption]): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
-      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId)))
-      walk.takeWhile(_.isSuccess).flatMap(_.get).toSeq
+      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf)))
+      walk.takeWhile {
+        case Failure(e: TimeTravelException) => throw e // a snapshot asked for that cannot be read
+        case t => t.isSuccess
+      }.flatMap(_.get).toSeq
     }
 
   /** `dir`, then the directories above it while the one below is a partition directory. */
@@ -112,27 +119,37 @@ object LogFirstSnapshot {
    * always matched by that record. The checkpoint and the `replace/` records read here (cached
    * JVM-wide by listed file) are kept for read `readId`, so the driver's listing reads none again.
    */
-  def take(dir: Path, conf: Configuration, readId: String): Option[TableSnapshot] =
+  def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None): Option[TableSnapshot] =
     Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
-      val layout = LogLayout(dir)
-      val committed = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
-      if (committed.isEmpty) None
-      else {
-        val checkpoints = CheckpointLog.list(layout, store.list)
-        val replaceListing = store.list(layout.replaceDir)
-        val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
-          .foldLeft(0L)(math.max)
-        val checkpoint = CheckpointLog.newest(checkpoints, read(store), Paths.display, _.through <= through)
-        val covered = checkpoint.fold(Set.empty[String])(_.committed.keySet)
-        val snapshot = TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
-          committed.filterNot(covered).distinct.sorted.toVector)
+      asOf.fold(takeNow(dir, conf, readId, store)) { a =>
         val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-        val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
-          e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
-        LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
-        Some(snapshot)
+        SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
+          LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
+          r.snapshot
+        }
       }
     }
+
+  private def takeNow(dir: Path, conf: Configuration, readId: String, store: CommitStore): Option[TableSnapshot] = {
+    val layout = LogLayout(dir)
+    val committed = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
+    if (committed.isEmpty) None
+    else {
+      val checkpoints = CheckpointLog.list(layout, store.list)
+      val replaceListing = store.list(layout.replaceDir)
+      val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
+        .foldLeft(0L)(math.max)
+      val checkpoint = CheckpointLog.newest(checkpoints, read(store), Paths.display, _.through <= through)
+      val covered = checkpoint.fold(Set.empty[String])(_.committed.keySet)
+      val snapshot = TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
+        committed.filterNot(covered).distinct.sorted.toVector)
+      val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+      val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
+        e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
+      LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
+      Some(snapshot)
+    }
+  }
 
   private def read(store: CommitStore): Path => Option[Array[Byte]] = p => store.read(p)
 }

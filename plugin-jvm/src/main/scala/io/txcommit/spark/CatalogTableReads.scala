@@ -6,7 +6,7 @@ import scala.util.Try
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation
+import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRelation}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType, ExternalCatalogUtils}
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -44,21 +44,35 @@ import io.txcommit.conf.TxCommitConf
  * txcommit one), so the fixed-point batch does not look twice.
  *
  * Temporary views, views, Hive SerDe tables, tables of other catalogs and streaming reads are
- * left alone (docs/readers.md says which rule those reads follow).
+ * left alone (docs/readers.md says which rule those reads follow). A read of a past snapshot
+ * (`txcommit.asOf`, `VERSION AS OF`, `TIMESTAMP AS OF`) works as on a path (docs/protocol.md, I30).
  */
 final case class CatalogTableSnapshots(session: SparkSession) extends Rule[LogicalPlan] {
-  private val Key = TxCommitConf.SnapshotOption
+  import ReadRules.{AsOfKey, ClauseKey, Key}
   // CatalogManager.SESSION_CATALOG_NAME, which Spark keeps private to its own packages.
   private val SessionCatalogName = "spark_catalog"
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case u @ UnresolvedRelation(parts, options, false) if !options.containsKey(Key) && ReadRules.enabled(session) =>
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+    case t @ RelationTimeTravel(u @ UnresolvedRelation(parts, options, false), timestamp, version)
+        if !options.containsKey(Key) && fileSourceTable(parts).isDefined =>
+      ReadRules.asOfClause(session, timestamp, version, parts.mkString(".")).fold(t: LogicalPlan) {
+        case (clause, value) =>
+          val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
+          u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
+      }
+  }.resolveOperatorsUp {
+    case u @ UnresolvedRelation(parts, options, false) if !options.containsKey(Key) =>
       fileSourceTable(parts).fold[LogicalPlan](u) { table =>
-        val snapshot = ReadRules.snapshotOf(session, table.location.toString)
-        val catalog = session.sessionState.catalog
-        if (snapshot.nonEmpty) catalog.invalidateCachedTable(table.identifier)
-        val withSnapshot = options.asCaseSensitiveMap().asScala.toMap + (Key -> snapshot)
-        u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+        val roots = Seq(table.location.toString)
+        val opts = options.asCaseSensitiveMap().asScala.toMap
+        val asOf = ReadRules.asOfOf(opts - ClauseKey, roots, opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
+        if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
+        else {
+          val snapshot = ReadRules.snapshotOf(session, roots, asOf)
+          // Spark would reuse the relation cached by an earlier query, and its listing with it.
+          if (snapshot.nonEmpty) session.sessionState.catalog.invalidateCachedTable(table.identifier)
+          u.copy(options = new CaseInsensitiveStringMap((opts - ClauseKey + (Key -> snapshot)).asJava))
+        }
       }
   }
 

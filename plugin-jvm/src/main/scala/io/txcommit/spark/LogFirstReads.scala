@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation
+import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRelation}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnresolvedDataSource}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces
@@ -20,27 +20,53 @@ import io.txcommit.conf.TxCommitConf
  * executor that lists part of the read. Spark's listing then runs once, as usual (parallel
  * listing, partition discovery, pruning), keeping the files the snapshot shows.
  *
- * It runs in the analyzer's hint batch, the last point before `ResolveDataSource` and
- * `ResolveSQLOnFile`, for `DataFrameReader` and Connect reads (`UnresolvedDataSource`) and SQL on
- * files (`UnresolvedRelation(format, path)`). The batch runs to a fixed point, so every read it
- * saw gets the option (empty when it found no table) and is not looked at again. A two-part name
- * whose first part is a namespace of the current catalog is left alone: it may be a real table.
+ * A read naming a past snapshot (read option `txcommit.asOf`, or SQL's `VERSION AS OF` /
+ * `TIMESTAMP AS OF` on a file relation, which this rule turns into that option) gets the snapshot
+ * of that version instead (docs/protocol.md, I30); one whose root is no txcommit table fails, as
+ * do Delta Lake's `versionAsOf` / `timestampAsOf`, so no such option is silently ignored.
+ *
+ * It runs in the analyzer's hint batch, the last point before `ResolveDataSource`,
+ * `ResolveRelations` (which would refuse time travel on a file relation) and `ResolveSQLOnFile`,
+ * for `DataFrameReader` and Connect reads (`UnresolvedDataSource`) and SQL on files
+ * (`UnresolvedRelation(format, path)`). The batch runs to a fixed point, so every read it saw
+ * gets the option (empty when it found no table) and is not looked at again. A two-part name
+ * whose first part is a namespace of the current catalog is left alone: it may be a real table
+ * (and [[CatalogTableSnapshots]]'s).
  */
 final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] {
-  private val Key = TxCommitConf.SnapshotOption
+  import ReadRules.{AsOfKey, ClauseKey, Key}
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case u: UnresolvedDataSource
-        if !u.isStreaming && !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
-          ReadRules.enabled(session) =>
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+    case t @ RelationTimeTravel(u @ UnresolvedRelation(Seq(format, path), options, false), timestamp, version)
+        if !options.containsKey(Key) && isSqlOnFile(format) =>
+      ReadRules.asOfClause(session, timestamp, version, path).fold(t: LogicalPlan) { case (clause, value) =>
+        val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
+        u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
+      }
+  }.resolveOperatorsUp {
+    case u: UnresolvedDataSource if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) =>
       val roots = u.paths ++ u.options.get("path").toSeq
-      u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots: _*)))
+      val asOf = ReadRules.asOfOf(u.options, roots, TxCommitConf.AsOfOption)
+      if (u.isStreaming) {
+        asOf.foreach(a =>
+          throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
+        u
+      } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
+      else u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots, asOf)))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
-        if !options.containsKey(Key) && session.sessionState.conf.runSQLonFile &&
-          ReadRules.isFileSource(session, format) && !isNamespace(format) && ReadRules.enabled(session) =>
-      val withSnapshot = options.asCaseSensitiveMap().asScala.toMap + (Key -> ReadRules.snapshotOf(session, path))
-      u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+        if !options.containsKey(Key) && isSqlOnFile(format) =>
+      val opts = options.asCaseSensitiveMap().asScala.toMap
+      val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
+      if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
+      else {
+        val withSnapshot = opts - ClauseKey + (Key -> ReadRules.snapshotOf(session, Seq(path), asOf))
+        u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+      }
   }
+
+  /** `format`.`path` is SQL on a file: a file format that is not a namespace of the current catalog. */
+  private def isSqlOnFile(format: String): Boolean =
+    session.sessionState.conf.runSQLonFile && ReadRules.isFileSource(session, format) && !isNamespace(format)
 
   private def isNamespace(name: String): Boolean =
     session.sessionState.catalogManager.currentCatalog match {

@@ -1,0 +1,85 @@
+package io.txcommit.log
+
+import java.time.Instant
+
+import scala.util.Try
+
+/**
+ * One version of a table (docs/protocol.md, I30): a commit point, `number` its place in the
+ * table's history (1-based). `storeTime` is when the store says the commit point was made (the
+ * modification time the log listing gives its record; for a `replace/` record, the highest of
+ * it and those of the records before it in sequence order).
+ */
+final case class TableVersion(number: Long, txn: String, storeTime: Long, sequence: Option[Long])
+
+/**
+ * A table's versions in order: the committed transactions by the time the STORE gave their
+ * commit point (one clock for every writer: a writer's clock never moves a version), ties by
+ * transaction id, with `replace/` records in their sequence order. An append's commit point is
+ * its `commits/` record; a replacing commit's is its `replace/` record (its `commits/` copy,
+ * written after, is no version). No writer ever consults this order: it needs no shared counter.
+ */
+final case class TableVersions(versions: Vector[TableVersion]) {
+
+  /** The version `txn` committed as (its last, for a txn with several `replace/` records). */
+  def ofTxn(txn: String): Option[TableVersion] = versions.findLast(_.txn == txn)
+
+  /** The newest version whose commit point the store dated at or before `time` (epoch ms). */
+  def atTime(time: Long): Option[TableVersion] = versions.takeWhile(_.storeTime <= time).lastOption
+
+  /** The versions up to `v`, inclusive. */
+  def upTo(v: TableVersion): Vector[TableVersion] = versions.take(v.number.toInt)
+}
+
+object TableVersions {
+
+  /**
+   * The order of a table's commit points. `appends`: (txn, store time) of every `commits/` record
+   * that is not a replacing commit's copy; `replaces`: (sequence, txn, store time) of every
+   * `replace/` record. A store time of 0 or less (a store whose listing gives none) stands for the
+   * time in the transaction's id (its driver's clock when it started).
+   */
+  def order(appends: Seq[(String, Long)], replaces: Seq[(Long, String, Long)]): TableVersions = {
+    def known(txn: String, t: Long): Long = if (t > 0L) t else TxnId.startedAt(txn).getOrElse(0L)
+    val a = appends.map { case (txn, t) => (known(txn, t), txn, Option.empty[Long]) }.sortBy(x => (x._1, x._2))
+    // Sequence order is commit order (I23): a record never sorts before one with a lower number.
+    val r = replaces.sortBy(_._1).scanLeft((0L, "", Option.empty[Long])) { case ((prev, _, _), (seq, txn, t)) =>
+      (math.max(prev, known(txn, t)), txn, Some(seq))
+    }.drop(1)
+    val merged = Vector.newBuilder[(Long, String, Option[Long])]
+    var (i, j) = (0, 0)
+    while (i < a.size || j < r.size) {
+      val takeAppend =
+        j >= r.size || (i < a.size && Ordering[(Long, String)].lt((a(i)._1, a(i)._2), (r(j)._1, r(j)._2)))
+      if (takeAppend) { merged += a(i); i += 1 }
+      else { merged += r(j); j += 1 }
+    }
+    TableVersions(merged.result().zipWithIndex.map { case ((t, txn, seq), k) => TableVersion(k + 1L, txn, t, seq) })
+  }
+
+  /** What `txcommit.asOf` names: a transaction id, or a time. */
+  sealed trait AsOf { def text: String }
+  final case class AsOfTxn(text: String) extends AsOf
+  final case class AsOfTime(text: String, epochMs: Long) extends AsOf
+
+  /**
+   * `value` as a transaction id (16 characters of [0-9a-z], as HISTORY shows them) or an
+   * ISO-8601 time (`2026-11-27T20:00:00Z`, an offset, or a local date-time read as UTC, or a
+   * date: its start in UTC); None when it is neither.
+   */
+  def parseAsOf(value: String): Option[AsOf] = {
+    val v = value.trim
+    if (TxnId.isValid(v)) Some(AsOfTxn(v))
+    else parseTime(v).map(AsOfTime(v, _))
+  }
+
+  private def parseTime(v: String): Option[Long] = {
+    import java.time.{LocalDate, LocalDateTime, OffsetDateTime, ZoneOffset}
+    val iso = v.replace(' ', 'T')
+    Try(Instant.parse(iso).toEpochMilli)
+      .orElse(Try(OffsetDateTime.parse(iso).toInstant.toEpochMilli))
+      .orElse(Try(LocalDateTime.parse(iso).toInstant(ZoneOffset.UTC).toEpochMilli))
+      .orElse(Try(LocalDate.parse(iso).atStartOfDay(ZoneOffset.UTC).toInstant.toEpochMilli))
+      .toOption
+  }
+}

@@ -1,0 +1,150 @@
+package io.txcommit.spark
+
+import java.nio.file.{Files, Path => JPath}
+import java.time.Instant
+
+import org.apache.spark.sql.DataFrame
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.TimeTravelException
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.RecordCodec
+import io.txcommit.testing.PluginSessions
+
+/**
+ * Reads of a past snapshot (docs/protocol.md, I30) through Spark: `txcommit.asOf` with a
+ * transaction id or a time, SQL's `VERSION AS OF` / `TIMESTAMP AS OF` on files, the times the
+ * STORE gave the commits (a writer's clock an hour ahead changes nothing), clear errors for what
+ * names no snapshot, and a snapshot VACUUM has taken files of refused whole.
+ */
+class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private lazy val spark = PluginSessions.builder("txcommit-time-travel")
+    .config(TxCommitConf.CheckpointInterval, "0")
+    .getOrCreate()
+
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
+
+  /** A table after a write (4 rows), an append (3 rows) and an overwrite of partition k=0 (1 row). */
+  private final class Table {
+    val dir: JPath = Files.createTempDirectory("txcommit-time-travel").resolve("t")
+    val url: String = dir.toUri.toString.stripSuffix("/")
+    spark.createDataFrame(Seq((0L, 0), (1L, 1), (2L, 0), (3L, 1))).toDF("id", "k").write.partitionBy("k").parquet(url)
+    spark.createDataFrame(Seq((10L, 0), (11L, 1), (12L, 0))).toDF("id", "k").write.mode("append").partitionBy("k")
+      .parquet(url)
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try spark.createDataFrame(Seq((20L, 0))).toDF("id", "k").write.mode("overwrite").partitionBy("k").parquet(url)
+    finally spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+
+    /** HISTORY's committed rows: (version, txn, storeTime), in version order. */
+    def versions: Seq[(Long, String, Long)] = spark.sql(s"TXCOMMIT HISTORY '$url'").collect().toSeq
+      .filter(_.getAs[String]("state") == "committed")
+      .map(r => (r.getAs[Long]("version"), r.getAs[String]("txn"), r.getAs[Long]("storeTime")))
+
+    def ids(df: DataFrame): Seq[Long] = df.collect().toSeq.map(_.getAs[Long]("id")).sorted
+    def asOf(value: String): Seq[Long] = ids(spark.read.option("txcommit.asOf", value).parquet(url))
+  }
+
+  private val expected = Seq(Seq(0L, 1L, 2L, 3L), Seq(0L, 1L, 2L, 3L, 10L, 11L, 12L), Seq(1L, 3L, 11L, 20L))
+
+  private def iso(ms: Long): String = Instant.ofEpochMilli(ms).toString
+
+  test("each version, named by its transaction or by its store time, reads as it was committed") {
+    val t = new Table
+    val v = t.versions
+    assert(v.map(_._1) == Seq(1L, 2L, 3L), "HISTORY numbers the versions in commit order")
+    for (((_, txn, at), rows) <- v.zip(expected)) {
+      assert(t.asOf(txn) == rows, s"by txn $txn")
+      assert(t.asOf(iso(at)) == rows, s"by time ${iso(at)}")
+    }
+    assert(t.asOf(iso(v(1)._3 - 1)) == expected.head, "a time before a commit is the version before it")
+    assert(t.ids(spark.read.parquet(t.url)) == expected.last, "a read of now is unchanged")
+    // SQL on files: Spark's time-travel clauses.
+    for (((_, txn, at), rows) <- v.zip(expected)) {
+      assert(t.ids(spark.sql(s"SELECT * FROM parquet.`${t.url}` VERSION AS OF '$txn'")) == rows)
+      assert(t.ids(spark.sql(s"SELECT * FROM parquet.`${t.url}` TIMESTAMP AS OF '${iso(at)}'")) == rows)
+    }
+    assert(t.ids(spark.sql(s"SELECT * FROM parquet.`${t.url}/k=1` VERSION AS OF '${v.head._2}'")) == Seq(1L, 3L),
+      "a partition directory of the table reads its part of the version")
+  }
+
+  test("a catalog table over the table reads each version too: the option, VERSION AS OF, TIMESTAMP AS OF") {
+    val t = new Table
+    val v = t.versions
+    spark.sql(s"CREATE TABLE travel (id BIGINT, k INT) USING parquet PARTITIONED BY (k) LOCATION '${t.url}'")
+    try {
+      spark.sql("MSCK REPAIR TABLE travel")
+      for (((_, txn, at), rows) <- v.zip(expected)) {
+        assert(t.ids(spark.read.option("txcommit.asOf", txn).table("travel")) == rows, s"by txn $txn")
+        assert(t.ids(spark.sql(s"SELECT * FROM travel VERSION AS OF '$txn'")) == rows)
+        assert(t.ids(spark.sql(s"SELECT * FROM default.travel TIMESTAMP AS OF '${iso(at)}'")) == rows)
+      }
+      assert(t.ids(spark.table("travel")) == expected.last, "a read of now is unchanged")
+      val e = intercept[TimeTravelException](spark.read.option("versionAsOf", "1").table("travel").collect())
+      assert(e.getMessage.contains("versionAsOf") && e.getMessage.contains("txcommit.asOf"))
+    } finally spark.sql("DROP TABLE travel")
+  }
+
+  test("a writer whose clock is an hour ahead does not move its commit: the store's time names versions") {
+    val t = new Table
+    val v = t.versions
+    // The append's record claims a commit an hour ahead; the store dated it when it was written.
+    val record = t.dir.resolve(s"_txcommit/commits/${v(1)._2}.json")
+    val mtime = Files.getLastModifiedTime(record)
+    val r = RecordCodec.decode(Files.readAllBytes(record), record.toString, v(1)._2)
+    Files.write(record, RecordCodec.encode(r.copy(committedAt = r.committedAt + 3600L * 1000L)))
+    Files.setLastModifiedTime(record, mtime)
+    assert(t.versions == v)
+    assert(t.asOf(iso(v(1)._3)) == expected(1))
+    assert(t.asOf(iso(v(2)._3 - 1)) == expected(1))
+  }
+
+  private def refused(read: => Any): String = {
+    val e = intercept[Exception](read)
+    val chain = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq
+    chain.collectFirst { case x: TimeTravelException => x.getMessage }.getOrElse(throw e)
+  }
+
+  test("what names no snapshot fails, naming the table, the option and the value") {
+    val t = new Table
+    val unknown = io.txcommit.log.TxnId.generate()
+    val m1 = refused(t.asOf(unknown))
+    assert(m1.contains(unknown) && m1.contains("txcommit.asOf") && m1.contains("not committed") && m1.contains("/t"))
+    val m2 = refused(t.asOf("last tuesday"))
+    assert(m2.contains("'last tuesday'") && m2.contains("txcommit.asOf") && m2.contains("ISO-8601"))
+    val m3 = refused(t.asOf("2001-01-01T00:00:00Z"))
+    assert(m3.contains("2001-01-01T00:00:00Z") && m3.contains("no commit"))
+    val m4 = refused(spark.sql(s"SELECT * FROM parquet.`${t.url}` VERSION AS OF '$unknown'").collect())
+    assert(m4.contains("VERSION AS OF") && m4.contains(unknown))
+    for (delta <- Seq("versionAsOf", "timestampAsOf"))
+      assert(refused(spark.read.option(delta, "1").parquet(t.url).collect()).contains(s"option $delta"))
+    val plain = Files.createTempDirectory("txcommit-plain").toUri.toString
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.range(3).write.mode("overwrite").parquet(plain)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    val m5 = refused(spark.read.option("txcommit.asOf", t.versions.head._2).parquet(plain).collect())
+    assert(m5.contains("no txcommit table"))
+  }
+
+  test("a snapshot whose replaced files VACUUM deleted is refused, naming VACUUM's horizon; later ones read") {
+    val t = new Table
+    val v = t.versions
+    spark.sql(s"TXCOMMIT VACUUM '${t.url}' RETAIN 0 HOURS FORCE").collect()
+    val m = refused(t.asOf(v.head._2))
+    assert(m.contains(v.head._2) && m.contains("VACUUM") && m.contains("horizon") && m.contains("/t"))
+    assert(refused(t.asOf(v(1)._2)).contains("horizon"))
+    assert(t.asOf(v(2)._2) == expected(2))
+  }
+
+  test("a checkpoint that folds in later versions is not used for an older one") {
+    val t = new Table
+    val v = t.versions
+    assert(spark.sql(s"TXCOMMIT CHECKPOINT '${t.url}'").collect().head.getAs[Boolean](4))
+    for (((_, txn, _), rows) <- v.zip(expected)) assert(t.asOf(txn) == rows)
+    // Dates every record before the checkpoint: the checkpoint's versions are all in the snapshot.
+    assert(t.asOf(iso(System.currentTimeMillis())) == expected.last)
+  }
+}

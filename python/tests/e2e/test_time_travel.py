@@ -1,0 +1,102 @@
+"""Reads of a past snapshot from a JVM-less client (docs/readers.md, "Reading a past snapshot"):
+a write, an append by a writer whose clock runs an hour ahead, and an overwrite of one
+partition; then each version, named by its transaction and by the store's time of its commit
+(as TXCOMMIT HISTORY shows them), read by a DataFrame (``txcommit.asOf``), by SQL on the path
+(``VERSION AS OF``, ``TIMESTAMP AS OF``) and by ``txcommit.dataset(as_of=...)``; a value naming
+no snapshot fails typed; after VACUUM deleted the replaced files, the snapshots that held them
+are refused whole and the newest reads. On the local file system and S3, on the shared server."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+import txcommit
+from txcommit.errors import TimeTravelError
+from txcommit.maintenance import history as txcommit_history
+from txcommit.maintenance import vacuum
+from txcommit.table.names import generate_txn
+from txcommit.testing.local_s3 import LocalS3
+
+from support.tables import TableRef, dynamic_overwrite, reader_target
+
+HOUR_MS = 3600 * 1000
+EXPECTED = [[0, 1, 2, 3], [0, 1, 2, 3, 10, 11, 12], [1, 3, 11, 20]]
+
+
+def iso(ms: int) -> str:
+    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def ids(df: Any) -> list[int]:
+    return sorted(r["id"] for r in df.collect())
+
+
+def write_three_versions(spark: Any, table: TableRef) -> None:
+    def rows(*values: int) -> Any:
+        return spark.createDataFrame([(v,) for v in values], "id long").withColumn(
+            "k", (F.col("id") % 2).cast("int")
+        )
+
+    rows(0, 1, 2, 3).write.partitionBy("k").parquet(table.url)
+    time.sleep(1.1)  # S3 dates objects to the second: one version per second here
+    rows(10, 11, 12).write.mode("append").partitionBy("k").parquet(table.url)
+    # The append as a driver whose clock runs an hour ahead wrote it: its record says so, the
+    # store dates it now.
+    # (Txn ids are time-ordered: the append's is the higher.)
+    newest = max(k for k in table.objects() if k.startswith("_txcommit/commits/"))
+    record = json.loads(table.read(newest) or b"{}")
+    record["committedAt"] += HOUR_MS
+    table.write(newest, json.dumps(record).encode())
+    time.sleep(1.1)
+    with dynamic_overwrite(spark):
+        rows(20).write.mode("overwrite").partitionBy("k").parquet(table.url)
+
+
+@pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
+def test_every_version_reads_as_committed_by_txn_and_by_store_time(
+    spark, any_table: TableRef, local_s3: LocalS3
+):  # noqa: ANN001
+    table = any_table
+    table.prepare(spark)
+    write_three_versions(spark, table)
+    history = [r for r in txcommit_history(spark, table.url).collect() if r["state"] == "committed"]
+    assert [r["version"] for r in history] == [1, 2, 3]
+    url, options = reader_target(table, local_s3)
+    for r, rows in zip(history, EXPECTED, strict=True):
+        txn, at = r["txn"], iso(r["storeTime"])
+        for named in (txn, at):
+            assert ids(spark.read.option("txcommit.asOf", named).parquet(table.url)) == rows
+            arrow = txcommit.dataset(url, storage_options=options, as_of=named).to_table()
+            assert sorted(arrow["id"].to_pylist()) == rows, named
+        assert ids(spark.sql(f"SELECT * FROM parquet.`{table.url}` VERSION AS OF '{txn}'")) == rows
+        assert ids(spark.sql(f"SELECT * FROM parquet.`{table.url}` TIMESTAMP AS OF '{at}'")) == rows
+    # The append's driver said an hour later; the store's time names it all the same.
+    assert ids(spark.read.option("txcommit.asOf", iso(history[2]["storeTime"] - 1)).parquet(
+        table.url
+    )) == EXPECTED[1]  # fmt: skip
+
+    unknown = generate_txn()
+    with (
+        pytest.raises(TimeTravelError, match=f"txcommit.asOf '{unknown}' of table .*not committed"),
+        txcommit.typed_errors(),
+    ):
+        spark.read.option("txcommit.asOf", unknown).parquet(table.url).collect()
+    with pytest.raises(TimeTravelError, match="option versionAsOf"), txcommit.typed_errors():
+        spark.read.option("versionAsOf", 1).parquet(table.url).collect()
+
+    vacuum(spark, table.url, retain_hours=0, force=True).collect()
+    for r in history[:2]:
+        with pytest.raises(TimeTravelError, match="VACUUM has deleted"), txcommit.typed_errors():
+            spark.read.option("txcommit.asOf", r["txn"]).parquet(table.url).collect()
+        with pytest.raises(TimeTravelError, match="VACUUM has deleted"):
+            txcommit.dataset(url, storage_options=options, as_of=r["txn"])
+    assert (
+        ids(spark.read.option("txcommit.asOf", history[2]["txn"]).parquet(table.url)) == EXPECTED[2]
+    )
