@@ -25,6 +25,7 @@ TaskFileMissingError           TaskFileMissingException                    retry
 ListingChangedError            ListingChangedException                     retry the job
 StorePermissionError           StorePermissionException                    give up (fix access)
 SchemaMismatchError            SchemaMismatchException                     give up (fix the data)
+RestoreFilesMissingError       RestoreFilesMissingException                give up (VACUUM ran)
 =============================  ==========================================  =====================
 """
 
@@ -195,6 +196,12 @@ class SchemaMismatchError(TxCommitError):
     added columns, or an overwrite of the whole table to replace its schema."""
 
 
+class RestoreFilesMissingError(TxCommitError):
+    """A restore would re-add files that are no longer on the store (VACUUM deleted them once
+    their removal was older than its horizon) or that no committed transaction wrote: nothing
+    was published. The message names the files; the table cannot be restored to that version."""
+
+
 #: The server plugin's exception (simple name) -> its Python twin.
 SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "CommitConflictException": CommitConflictError,
@@ -211,6 +218,7 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "ListingChangedException": ListingChangedError,
     "StorePermissionException": StorePermissionError,
     "SchemaMismatchException": SchemaMismatchError,
+    "RestoreFilesMissingException": RestoreFilesMissingError,
 }
 
 # How pyspark shows a server error's class: "(io.txcommit.X) txcommit: why" (the message of

@@ -30,7 +30,8 @@ object NetRemovals {
   /** `base` (a checkpoint's net removals, or none) then `records`, in the order given (sequence order). */
   def fold(base: Seq[RemovedFile], records: Seq[CommitRecord]): NetRemovals = {
     val (removed, restored) =
-      records.foldLeft((base.iterator.map(f => f -> Option.empty[CommitRecord]).toVector, Map.empty[String, RemovedFile])) {
+      records.foldLeft(
+        (base.iterator.map(f => f -> Option.empty[CommitRecord]).toVector, Map.empty[String, RemovedFile])) {
         case ((removed, restored), r) =>
           val added = removed ++ r.removed.map(_ -> Some(r))
           val cancels = r.restored.groupBy(_.path)
