@@ -86,7 +86,7 @@ object CheckpointWriter {
     val committed = (listed.keySet ++ restored.keySet).iterator.map { t =>
       val own = listed.getOrElse(t, Vector.empty)
       val back = restored.getOrElse(t, Vector.empty).filterNot(f => own.exists(_.path == f.path))
-      t -> (own ++ back).filterNot(f => hidden(f.path))
+      t -> (own ++ back).filterNot(f => hidden(f.path)).sortBy(_.path) // in the order the codec writes
     }.toMap
     val removed = Removals.distinct(net.removed.map(_._1)).filterNot(f => txnOf(f.path).exists(committed.contains))
     (committed, removed)
