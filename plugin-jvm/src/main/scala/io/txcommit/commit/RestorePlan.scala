@@ -27,7 +27,7 @@ object RestorePlan {
     val shown = visible.groupBy(_.path)
     val restored = target.filterNot(t => shown.get(t.path).exists(_.exists(f => t.appliesTo(f.size, f.modifiedAt))))
     val uncommitted = restored.filter { t =>
-      TableFile(t.path, t.size, 0L).txn.exists(txn => !state.added(txn).exists(_.contains(t.path)))
+      t.txn.exists(txn => !state.added(txn).exists(_.contains(t.path)))
     }
     if (uncommitted.nonEmpty) throw new RestoreFilesMissingException(
       s"txcommit: restore of ${Paths.display(state.table)}: ${uncommitted.size} file(s) of the target are " +

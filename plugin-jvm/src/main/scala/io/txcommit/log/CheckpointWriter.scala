@@ -81,18 +81,16 @@ object CheckpointWriter {
     val latest = replaced.byTxn.map { case (t, r) => t -> r.added.toVector } // last sequence wins
     val listed = carried ++ appends ++ latest
     // A restored file of T is T's again, also where a checkpoint had dropped it from T's list.
-    val restored = net.restored.values.toVector.flatMap(f => txnOf(f.path).map(_ -> AddedFile(f.path, f.size)))
+    val restored = net.restored.values.toVector.flatMap(f => f.txn.map(_ -> AddedFile(f.path, f.size)))
       .groupMap(_._1)(_._2)
     val committed = (listed.keySet ++ restored.keySet).iterator.map { t =>
       val own = listed.getOrElse(t, Vector.empty)
       val back = restored.getOrElse(t, Vector.empty).filterNot(f => own.exists(_.path == f.path))
       t -> (own ++ back).filterNot(f => hidden(f.path)).sortBy(_.path) // in the order the codec writes
     }.toMap
-    val removed = Removals.distinct(net.removed.map(_._1)).filterNot(f => txnOf(f.path).exists(committed.contains))
+    val removed = Removals.distinct(net.removed.map(_._1)).filterNot(_.txn.exists(committed.contains))
     (committed, removed)
   }
-
-  private def txnOf(path: String): Option[String] = DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1))
 
   private def readAll[A](txns: Seq[String])(f: String => A): Seq[A] =
     if (txns.size <= 1) txns.map(f)

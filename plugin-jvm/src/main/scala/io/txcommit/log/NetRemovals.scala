@@ -25,7 +25,6 @@ final class NetRemovals private (val removed: Vector[(RemovedFile, Option[Commit
 }
 
 object NetRemovals {
-  val Empty: NetRemovals = new NetRemovals(Vector.empty, Map.empty)
 
   /** `base` (a checkpoint's net removals, or none) then `records`, in the order given (sequence order). */
   def fold(base: Seq[RemovedFile], records: Seq[CommitRecord]): NetRemovals = {
@@ -38,7 +37,7 @@ object NetRemovals {
           val kept =
             if (cancels.isEmpty) added
             else added.filterNot { case (f, _) => cancels.get(f.path).exists(_.exists(f.cancelledBy)) }
-          (kept, restored ++ r.restored.iterator.filter(_.hasTxn).map(f => f.path -> f))
+          (kept, restored ++ r.restored.iterator.filter(_.txn.isDefined).map(f => f.path -> f))
       }
     new NetRemovals(removed, restored)
   }

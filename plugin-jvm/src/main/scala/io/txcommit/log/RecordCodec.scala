@@ -134,7 +134,7 @@ object RecordCodec {
         if (declared != restored.size) {
           throw corrupt(s"it declares $declared restored files but lists ${restored.size}")
         }
-        restored.find(f => f.modifiedAt.isEmpty && !f.hasTxn).foreach { f =>
+        restored.find(f => f.modifiedAt.isEmpty && f.txn.isEmpty).foreach { f =>
           throw corrupt(s"it restores '${f.path}', a file without a txn id, without its 'modifiedAt'")
         }
         val removedPaths = removed.iterator.map(_.path).toSet

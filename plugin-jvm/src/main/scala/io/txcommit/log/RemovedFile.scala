@@ -17,8 +17,8 @@ final case class RemovedFile(path: String, size: Long, modifiedAt: Option[Long] 
   def appliesTo(size: Long, modifiedAtMs: Long): Boolean =
     modifiedAt.forall(m => size == this.size && Math.floorDiv(m, 1000L) == Math.floorDiv(modifiedAtMs, 1000L))
 
-  /** Whether its name carries a txn id (then the path alone is the file). */
-  def hasTxn: Boolean = DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1)).isDefined
+  /** The txn id its name carries (then the path alone is the file), None for a file written without txcommit. */
+  def txn: Option[String] = DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1))
 
   /** Whether a restore of `restored` cancels this removal: it hides the file `restored` names. */
   def cancelledBy(restored: RemovedFile): Boolean =
