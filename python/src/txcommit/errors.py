@@ -26,6 +26,7 @@ ListingChangedError            ListingChangedException                     retry
 StorePermissionError           StorePermissionException                    give up (fix access)
 SchemaMismatchError            SchemaMismatchException                     give up (fix the data)
 TimeTravelError                TimeTravelException                         give up (name another)
+RestoreFilesMissingError       RestoreFilesMissingException                give up (VACUUM ran)
 =============================  ==========================================  =====================
 """
 
@@ -204,6 +205,12 @@ class TimeTravelError(TxCommitError, ValueError):
     snapshot. The message names the table, the option and the value."""
 
 
+class RestoreFilesMissingError(TxCommitError):
+    """A restore would re-add files that are no longer on the store (VACUUM deleted them once
+    their removal was older than its horizon) or that no committed transaction wrote: nothing
+    was published. The message names the files; the table cannot be restored to that version."""
+
+
 #: The server plugin's exception (simple name) -> its Python twin.
 SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "CommitConflictException": CommitConflictError,
@@ -221,6 +228,7 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "StorePermissionException": StorePermissionError,
     "SchemaMismatchException": SchemaMismatchError,
     "TimeTravelException": TimeTravelError,
+    "RestoreFilesMissingException": RestoreFilesMissingError,
 }
 
 # How pyspark shows a server error's class: "(io.txcommit.X) txcommit: why" (the message of

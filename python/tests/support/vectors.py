@@ -27,6 +27,7 @@ def logical(n: dict[str, Any]) -> CommitRecord:
         scope=tuple(n["scope"]),
         removed=tuple(removed_file(f) for f in n["removed"]),
         schema=n.get("schema"),
+        restored=tuple(removed_file(f) for f in n.get("restored", [])),
     )
 
 
@@ -52,7 +53,8 @@ def logical_checkpoint(n: dict[str, Any]) -> Checkpoint:
 
 
 def removed_file(n: dict[str, Any]) -> RemovedFile:
-    """A ``removed`` entry: ``path``, ``size`` and, for a file without a txn id, ``modifiedAt``."""
+    """A ``removed`` or ``restored`` entry: ``path``, ``size`` and, for a file without a txn id,
+    ``modifiedAt``."""
     return RemovedFile(n["path"], n["size"], n.get("modifiedAt"))
 
 

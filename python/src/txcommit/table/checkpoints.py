@@ -44,9 +44,10 @@ class Checkpoint:
 
     ``through`` is the highest ``replace/`` sequence folded in (0: none). ``committed`` holds
     every transaction it covers, each with exactly its files still live after the replacing
-    commits up to ``through`` (possibly none: a fence, or every file replaced). ``removed``
-    holds the paths those replacing commits hide that no covered transaction accounts for
-    (files without a transaction id, files of transactions it does not cover). ``created_at``
+    commits up to ``through`` (possibly none: a fence, or every file replaced; a file a restore
+    re-added is back in its transaction's list). ``removed`` holds the net removals as of
+    ``through`` (restores folded in, I31) that no covered transaction accounts for (files
+    without a transaction id, files of transactions it does not cover). ``created_at``
     is when it was published (epoch milliseconds, its writer's clock). ``schema`` is the
     table's schema as of the transactions it covers (docs/protocol.md, I27): the mark of the
     covered record carrying a schema that committed last, or None when none carries one;

@@ -13,12 +13,15 @@ from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.errors import CorruptCommitRecordError
 from txcommit.paths import unsafe_relative_path
 from txcommit.table.jackson import long_field, pretty, strict_object, text_field
-from txcommit.table.names import is_valid_txn, is_valid_write_id
+from txcommit.table.names import is_valid_txn, is_valid_write_id, txn_of
 
 RECORD_FORMAT = "txcommit-commit-record"
 RECORD_FORMAT_VERSION = 2
-#: Versions a decoder accepts: 1 (appends only, before replacing commits) and 2.
-READABLE_FORMAT_VERSIONS = (1, 2)
+#: The version of a record that re-adds files (``restored``, docs/protocol.md I31): written only
+#: then, so a table without a restore stays readable by a txcommit that reads 1 and 2.
+RESTORE_FORMAT_VERSION = 3
+#: Versions a decoder accepts: 1 (appends only, before replacing commits), 2 and 3.
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
 #: ``operation`` of a record: ``append`` is the only one of version 1 records.
 OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id", "fence")
 #: Operations that need a sequence: replacing commits. A ``fence`` (VACUUM's claim on a
@@ -37,7 +40,8 @@ class AddedFile:
 
 @dataclass(frozen=True)
 class RemovedFile:
-    """One file a replacing transaction logically deletes, relative to the table directory.
+    """One file a replacing transaction logically deletes (``removed``) or re-adds
+    (``restored``, I31), relative to the table directory.
 
     A file named with a transaction id is removed by its path (no two transactions share a
     name). A file written without txcommit can be written again under the same name after
@@ -57,6 +61,18 @@ class RemovedFile:
             return True
         return size == self.size and self.modified_at // 1000 == modified_at_ms // 1000
 
+    @property
+    def has_txn(self) -> bool:
+        """Whether its name carries a txn id (then the path alone is the file)."""
+        return txn_of(self.path.rpartition("/")[2]) is not None
+
+    def cancelled_by(self, restored: RemovedFile) -> bool:
+        """Whether a restore of ``restored`` cancels this removal: it hides the file
+        ``restored`` names (``RemovedFile.cancelledBy``)."""
+        if self.path != restored.path:
+            return False
+        return restored.modified_at is None or self.applies_to(restored.size, restored.modified_at)
+
 
 class Removals:
     """The removals of a log (its checkpoint's and its replacing commits'), by path."""
@@ -70,6 +86,41 @@ class Removals:
         return any(f.applies_to(size, modified_at_ms) for f in self._by_path.get(path, ()))
 
 
+@dataclass(frozen=True)
+class NetRemovals:
+    """The reader rule's removals, folded once (``NetRemovals.scala``; docs/protocol.md, I11
+    and I31): a checkpoint's ``removed`` (net as of its ``through``), then each replacing
+    record in sequence order, adding its ``removed`` and then cancelling, for each of its
+    ``restored``, every removal so far that hides the file it names. ``removed``: the net
+    removals; ``restored``: the paths of files named with a txn id that a restore re-added
+    (visible although a checkpoint's list of their transaction dropped them)."""
+
+    removed: tuple[RemovedFile, ...]
+    restored: frozenset[str]
+
+    @property
+    def removals(self) -> Removals:
+        return Removals(self.removed)
+
+
+def fold_removals(base: Iterable[RemovedFile], records: Iterable[CommitRecord]) -> NetRemovals:
+    """``base`` (a checkpoint's net removals, or none), then ``records`` in the order given
+    (sequence order)."""
+    removed = list(base)
+    restored: set[str] = set()
+    for r in records:
+        removed += r.removed
+        if r.restored:
+            cancels: dict[str, list[RemovedFile]] = {}
+            for f in r.restored:
+                cancels.setdefault(f.path, []).append(f)
+            removed = [
+                d for d in removed if not any(d.cancelled_by(f) for f in cancels.get(d.path, ()))
+            ]
+            restored.update(f.path for f in r.restored if f.has_txn)
+    return NetRemovals(tuple(removed), frozenset(restored))
+
+
 def removed_entry(f: RemovedFile) -> list[tuple[str, Any]]:
     entry: list[tuple[str, Any]] = [("path", f.path), ("size", f.size)]
     if f.modified_at is not None:
@@ -78,12 +129,19 @@ def removed_entry(f: RemovedFile) -> list[tuple[str, Any]]:
 
 
 def removed_of(
-    entry: dict[str, Any], path: str, size: int, corrupt: Callable[[str], Exception]
+    entry: dict[str, Any],
+    path: str,
+    size: int,
+    corrupt: Callable[[str], Exception],
+    list_name: str = "removed",
 ) -> RemovedFile:
-    """A ``removed`` entry with its optional ``modifiedAt``, as the JVM's codecs read it."""
+    """A ``removed`` (or ``restored``) entry with its optional ``modifiedAt``, as the JVM's
+    codecs read it."""
     at = entry.get("modifiedAt")
     if at is not None and (not isinstance(at, int) or isinstance(at, bool) or at < 0):
-        raise corrupt("an entry of 'removed' has a 'modifiedAt' that is not a time in milliseconds")
+        raise corrupt(
+            f"an entry of '{list_name}' has a 'modifiedAt' that is not a time in milliseconds"
+        )
     return RemovedFile(path, size, at)
 
 
@@ -97,9 +155,11 @@ class CommitRecord:
     Version 2 fields: ``operation`` (one of :data:`OPERATIONS`), ``write_id``, and, for a
     *replacing* commit only (an overwrite, or any write with a write id), ``sequence`` (its
     number in ``replace/``), ``scope`` (the replaced directories relative to the table, ""
-    for the whole table) and ``removed`` (the files it logically deletes). ``schema``: the
-    table's schema as of this commit (Spark DDL), absent in records written before the schema
-    guard and for formats that give none (unknown: nothing is checked against it).
+    for the whole table) and ``removed`` (the files it logically deletes). Version 3 adds
+    ``restored``: the files a restore re-adds (I31), written only when there are some.
+    ``schema``: the table's schema as of this commit (Spark DDL), absent in records written
+    before the schema guard and for formats that give none (unknown: nothing is checked
+    against it).
     """
 
     txn: str
@@ -116,6 +176,7 @@ class CommitRecord:
     scope: tuple[str, ...] = field(default_factory=tuple)
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
     schema: str | None = None
+    restored: tuple[RemovedFile, ...] = field(default_factory=tuple)
 
     @property
     def files(self) -> int:
@@ -141,25 +202,36 @@ class CommitRecord:
         return sum(f.size for f in self.removed)
 
     @property
+    def restored_files(self) -> int:
+        return len(self.restored)
+
+    @property
+    def format_version(self) -> int:
+        """3 only for a record that restores files (I31), else 2."""
+        return RESTORE_FORMAT_VERSION if self.restored else RECORD_FORMAT_VERSION
+
+    @property
     def directories(self) -> tuple[str, ...]:
         """The distinct directories (relative to the table; "" is the table) holding files."""
         return tuple(sorted({f.path.rpartition("/")[0] for f in self.added}))
 
 
 def encode_record(record: CommitRecord) -> bytes:
-    """The record as the JVM's ``RecordCodec.encode`` writes it (format version 2), byte for
-    byte: the version 1 fields in their order, then ``operation``, ``writeId`` (only with a
-    write id) and, for a replacing commit only, ``sequence``, ``scope``, ``removedFiles``,
-    ``removedBytes`` and ``removed``; last ``schema``, when the record carries one."""
+    """The record as the JVM's ``RecordCodec.encode`` writes it (format version 2, or 3 when
+    it restores files), byte for byte: the version 1 fields in their order, then
+    ``operation``, ``writeId`` (only with a write id) and, for a replacing commit only,
+    ``sequence``, ``scope``, ``removedFiles``, ``removedBytes`` and ``removed``, then
+    ``restoredFiles`` and ``restored`` when it restores files; last ``schema``, when the record
+    carries one."""
     if record.operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}: {record.operation!r}")
     if record.operation in REPLACING_OPERATIONS and record.sequence is None:
         raise ValueError(f"the {record.operation} of {record.txn} has no sequence")
-    if record.sequence is None and (record.removed or record.scope):
-        raise ValueError(f"{record.txn} has a scope or removed files but no sequence")
+    if record.sequence is None and (record.removed or record.scope or record.restored):
+        raise ValueError(f"{record.txn} has a scope, removed or restored files but no sequence")
     fields: list[tuple[str, Any]] = [
         ("format", RECORD_FORMAT),
-        ("version", RECORD_FORMAT_VERSION),
+        ("version", record.format_version),
         ("txn", record.txn),
         ("token", record.token),
         ("jobId", record.job_id),
@@ -185,6 +257,11 @@ def encode_record(record: CommitRecord) -> bytes:
             ("removedBytes", record.removed_bytes),
             ("removed", [removed_entry(f) for f in record.removed]),
         ]
+        if record.restored:
+            fields += [
+                ("restoredFiles", record.restored_files),
+                ("restored", [removed_entry(f) for f in record.restored]),
+            ]
     if record.schema is not None:
         fields.append(("schema", record.schema))
     return pretty(fields, 0).encode("utf-8")
@@ -230,8 +307,8 @@ def decode_record(
     def files(list_name: str) -> tuple[AddedFile, ...]:
         return tuple(AddedFile(p, n) for p, n, _ in entries(list_name))
 
-    def removed_files() -> tuple[RemovedFile, ...]:
-        return tuple(removed_of(e, p, n, corrupt) for p, n, e in entries("removed"))
+    def removed_files(list_name: str = "removed") -> tuple[RemovedFile, ...]:
+        return tuple(removed_of(e, p, n, corrupt, list_name) for p, n, e in entries(list_name))
 
     def entries(list_name: str) -> list[tuple[str, int, dict[str, Any]]]:
         node = root.get(list_name)
@@ -288,13 +365,14 @@ def decode_record(
             raise corrupt("a version 1 record cannot be a replacing commit (it has no sequence)")
         return record
     return _decode_version_2(
-        root, record, expected_sequence, corrupt, text, long, removed_files, outside
+        root, record, version, expected_sequence, corrupt, text, long, removed_files, outside
     )
 
 
 def _decode_version_2(
     root: dict[str, Any],
     record: CommitRecord,
+    version: int,
     expected_sequence: int | None,
     corrupt: Any,
     text: Any,
@@ -302,8 +380,8 @@ def _decode_version_2(
     removed_files: Any,
     outside: Any,
 ) -> CommitRecord:
-    """The version 2 fields of ``root`` added to ``record`` (the helpers raise the errors of
-    :func:`decode_record`)."""
+    """The version 2 (and 3) fields of ``root`` added to ``record`` (the helpers raise the
+    errors of :func:`decode_record`)."""
     operation = text("operation")
     if operation not in OPERATIONS:
         raise corrupt(f"field 'operation' is '{operation}', not one of {', '.join(OPERATIONS)}")
@@ -317,6 +395,9 @@ def _decode_version_2(
             raise corrupt(
                 f"operation '{operation}' replaces data, but the record has no 'sequence'"
             )
+        restored_extra = [k for k in _RESTORED_FIELDS if k in root]
+        if restored_extra:
+            raise corrupt(f"it has '{restored_extra[0]}' but no 'sequence'")
         extra = [k for k in _REPLACING_FIELDS if k in root]
         if extra:
             raise corrupt(f"it has {', '.join(extra)} but no 'sequence'")
@@ -347,7 +428,44 @@ def _decode_version_2(
         sequence=sequence,
         scope=tuple(scope_node),
         removed=removed,
+        restored=_restored(root, version, removed, corrupt, long, removed_files),
     )
 
 
+def _restored(
+    root: dict[str, Any],
+    version: int,
+    removed: tuple[RemovedFile, ...],
+    corrupt: Any,
+    long: Any,
+    removed_files: Any,
+) -> tuple[RemovedFile, ...]:
+    """Format 3 (I31): the files a restore re-adds, each named like a removal; a file without
+    a txn id by its identity, and never one the same record removes."""
+    if version < RESTORE_FORMAT_VERSION:
+        for k in _RESTORED_FIELDS:
+            if k in root:
+                raise corrupt(
+                    f"it has '{k}', which needs format version {RESTORE_FORMAT_VERSION}, but is "
+                    f"version {version} (a reader of version {version} would not see the "
+                    "restored files)"
+                )
+        return ()
+    restored: tuple[RemovedFile, ...] = removed_files("restored")
+    declared = long(root, "restoredFiles")
+    if declared != len(restored):
+        raise corrupt(f"it declares {declared} restored files but lists {len(restored)}")
+    for f in restored:
+        if f.modified_at is None and not f.has_txn:
+            raise corrupt(
+                f"it restores '{f.path}', a file without a txn id, without its 'modifiedAt'"
+            )
+    removed_paths = {f.path for f in removed}
+    for f in restored:
+        if f.path in removed_paths:
+            raise corrupt(f"it both removes and restores '{f.path}'")
+    return restored
+
+
 _REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")
+_RESTORED_FIELDS = ("restored", "restoredFiles")

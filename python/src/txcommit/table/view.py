@@ -8,15 +8,19 @@ be the committed records of the table (``_txcommit/commits/*.json`` and
 
 * (a) its name carries a transaction id T and T is committed and F is in T's ``added``, or
   its name carries no transaction id (data written without txcommit, I7); and
-* (b) F is in the ``removed`` of no ``replace/`` record (every one, as the JVM's ReplaceLog; a
-  txn's own record is its highest-sequence ``replace/`` record, else its ``commits/`` one).
+* (b) F is not net-removed: the ``removed`` of the ``replace/`` records folded in sequence
+  order, each record's ``restored`` cancelling the removals before it of the files it names
+  (:func:`~txcommit.table.records.fold_removals`, the JVM's NetRemovals; a txn's own record is
+  its highest-sequence ``replace/`` record, else its ``commits/`` one). A file of T that a
+  restore re-added is visible by (a) too, whatever T's file list says (I31).
 
 A checkpoint (``_txcommit/checkpoints/<n>.json``, I20) changes what this costs, never what it
 shows. The view uses C, the newest checkpoint that decodes and whose ``through`` is within the
 ``replace/`` records listed (one that does not decode is skipped with a warning); then F of T is
-hidden if C or a ``replace/`` record after ``through`` removes it; else visible without a txn
-id; else judged by T's newest ``replace/`` record after ``through``; else, T covered by C, by
-C's list for T alone; else by T's ``commits/`` record (an append). So a view reads no record C
+hidden if it is net-removed, folding C's ``removed`` then the ``replace/`` records after
+``through``; else visible without a txn id or when a restore after ``through`` re-added it;
+else judged by T's newest ``replace/`` record after ``through``; else, T covered by C, by C's
+list for T alone; else by T's ``commits/`` record (an append). So a view reads no record C
 covers, unless the history is asked for (``with_markers``, :meth:`TableView.history`).
 
 Data files are the paths Spark 4.3 reads (:func:`is_data_path`, the cases of
@@ -70,7 +74,7 @@ from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
 from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.properties import TableProperties, decode_properties
-from txcommit.table.records import CommitRecord, Removals, decode_record
+from txcommit.table.records import CommitRecord, decode_record, fold_removals
 from txcommit.table.versions import AsOf, AsOfTxn, at_time, of_txn, order, parse_as_of
 
 #: Parallel reads of records and markers (S3 answers each GET in a round trip).
@@ -211,10 +215,8 @@ class _Log:
         tree nested by a version without the one-log-per-path check, may have one)."""
         through = self.checkpoint.through if self.checkpoint is not None else 0
         after = [r for r in self.replacements if (r.sequence or 0) > through]
-        removed = Removals(
-            [f for r in after for f in r.removed]
-            + list(self.checkpoint.removed if self.checkpoint is not None else ())
-        )
+        net = fold_removals(self.checkpoint.removed if self.checkpoint is not None else (), after)
+        removed = net.removals
         # A txn's newest replace/ record after the checkpoint judges it (last wins).
         replaced = {r.txn: {f.path for f in r.added} for r in after}
         covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
@@ -223,7 +225,7 @@ class _Log:
         def shown(f: TableFile) -> bool | None:
             if removed.hides(f.path, f.size, f.modified_at):
                 return False
-            if f.txn is None:
+            if f.txn is None or f.path in net.restored:
                 return True
             for judge in (replaced, covered, appended):
                 if f.txn in judge:

@@ -88,3 +88,10 @@ final class SchemaMismatchException(message: String, val columns: Seq[String]) e
  * the option and the value.
  */
 final class TimeTravelException(message: String) extends TxCommitException(message)
+
+/**
+ * A restore that would re-add files which are no longer on the store (VACUUM deleted them, as
+ * it may once their removal is older than its horizon), or which never were committed files of
+ * the table. Raised before the commit point: nothing was published. `missing` names the files.
+ */
+final class RestoreFilesMissingException(message: String, val missing: Seq[String]) extends TxCommitException(message)

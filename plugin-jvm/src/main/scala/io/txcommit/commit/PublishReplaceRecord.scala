@@ -23,10 +23,22 @@ import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Repl
  * another driver's commit of the same transaction (a conflict).
  */
 object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("publish-replace-record") {
-  override protected def execute(ctx: TxnContext, req: ReplaceRequest): CommitRecord = attempt(ctx, req, 0)
+  override protected def execute(ctx: TxnContext, req: ReplaceRequest): CommitRecord =
+    publish(ctx, req)((state, scope) => (toRemove(ctx, state, req, scope), Nil))
+
+  /**
+   * The publish loop of every replacing commit (an overwrite, a write-id run, a restore): at a
+   * fresh snapshot of the log, the conflict check, the schema guard, then `changes` (the files
+   * it removes and restores at that snapshot; it may throw, and then nothing is published), then
+   * the exclusive create of the next `replace/` number, tried again on a lost race.
+   */
+  private[commit] def publish(ctx: TxnContext, req: ReplaceRequest)(
+      changes: (TableState, Seq[String]) => (Seq[RemovedFile], Seq[RemovedFile])): CommitRecord =
+    attempt(ctx, req, changes, 0)
 
   @tailrec
-  private def attempt(ctx: TxnContext, req: ReplaceRequest, tries: Int): CommitRecord = {
+  private def attempt(ctx: TxnContext, req: ReplaceRequest,
+      changes: (TableState, Seq[String]) => (Seq[RemovedFile], Seq[RemovedFile]), tries: Int): CommitRecord = {
     val state = new TableState(ctx.table, ctx.store, ctx.conf)
     val replaced = state.replaceLog
     replaced.byTxn.get(ctx.txn) match {
@@ -44,13 +56,13 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
     val schema = CheckSchema.decide(ctx,
       SchemaCheck(req.record.schema.map(TableSchema.parse),
         req.intent.replacesTable, req.intent.mergeSchema, state, req.intent.enforceNotNull))
-    val removed = toRemove(ctx, state, req, scope)
+    val (removed, restored) = changes(state, scope)
     val seq = replaced.highest + 1
     val record = req.record.copy(
       operation = req.intent.operation,
       writeId = req.intent.writeId,
       committedAt = System.currentTimeMillis(),
-      replacement = Some(Replacement(seq, scope, removed)),
+      replacement = Some(Replacement(seq, scope, removed, restored)),
       schema = schema)
     val target = ctx.layout.replaceRecord(seq)
     val outcome: Option[CommitRecord] =
@@ -73,7 +85,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
       }
     outcome match {
       case Some(r) => r
-      case None => attempt(ctx, req, tries + 1)
+      case None => attempt(ctx, req, changes, tries + 1)
     }
   }
 
@@ -97,18 +109,16 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
   private def toRemove(ctx: TxnContext, state: TableState, req: ReplaceRequest,
       scope: Seq[String]): Seq[RemovedFile] = {
     val log = state.replaceLog
-    // Commits made after the job started are serialized after it: their files survive.
-    def committedBefore(txn: String): Boolean =
-      req.base.committedTxns(txn) || log.byTxn.get(txn).exists(_.sequence.exists(_ <= req.base.sequence))
     val inScope = scope.flatMap(d => state.dataFiles(d)).filter { f =>
       f.txn match {
         case Some(t) if t == ctx.txn => false
-        case Some(t) => committedBefore(t) && state.isVisible(f)
+        case Some(t) => req.base.precedes(t, log) && state.isVisible(f)
         case None => state.isVisible(f)
       }
-    }.map(f => RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None))
+    }.map(RemovedFile.of)
+    // Files of earlier runs still visible: never removed, or re-added by a restore since (I31).
     val byWriteId = req.intent.writeId.toSeq.flatMap(log.withWriteId).filter(_.txn != ctx.txn).flatMap(_.added)
-      .filterNot(f => log.removedPaths.contains(f.path))
+      .filterNot(f => log.net.removals.names(f.path))
       .map(f => RemovedFile(f.path, f.size))
     (inScope ++ byWriteId).groupBy(_.path).values.map(_.head).toSeq.sortBy(_.path)
   }

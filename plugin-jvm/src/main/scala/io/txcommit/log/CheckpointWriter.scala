@@ -68,19 +68,27 @@ object CheckpointWriter {
    * The committed state of `previous` (none: empty) after the appends `appends` (not covered by
    * it) and the replacing commits `replaced` (those after its `through`), by the reader rule of
    * docs/protocol.md: a transaction's files are those of its highest-sequence `replace/`
-   * record, else of its `commits/` record (else what `previous` kept), less every path a
-   * replacing commit removed. Removed paths no covered transaction accounts for stay listed.
+   * record, else of its `commits/` record (else what `previous` kept), plus those a restore
+   * re-added (I31), less every path still removed after the removals and restores folded in
+   * sequence order ([[NetRemovals]]). Removals no covered transaction accounts for stay listed;
+   * a removal a restore cancelled is gone, so the checkpoint keeps the restore.
    */
   def fold(previous: Option[Checkpoint], appends: Map[String, Vector[AddedFile]],
       replaced: ReplaceLog): (Map[String, Vector[AddedFile]], Vector[RemovedFile]) = {
-    val removedNow = replaced.records.flatMap(_.removed)
-    val earlierRemoved = previous.map(_.removed).getOrElse(Vector.empty)
-    val hidden = (removedNow.iterator ++ earlierRemoved.iterator).map(_.path).toSet
+    val net = NetRemovals.of(previous, replaced.records)
+    val hidden = net.removed.iterator.map(_._1.path).toSet
     val carried = previous.map(_.committed).getOrElse(Map.empty)
     val latest = replaced.byTxn.map { case (t, r) => t -> r.added.toVector } // last sequence wins
-    val committed = (carried ++ appends ++ latest).map { case (t, fs) => t -> fs.filterNot(f => hidden(f.path)) }
-    val removed = Removals.distinct(earlierRemoved ++ removedNow)
-      .filterNot(f => DataFileName.txnOf(f.path.substring(f.path.lastIndexOf('/') + 1)).exists(committed.contains))
+    val listed = carried ++ appends ++ latest
+    // A restored file of T is T's again, also where a checkpoint had dropped it from T's list.
+    val restored = net.restored.values.toVector.flatMap(f => f.txn.map(_ -> AddedFile(f.path, f.size)))
+      .groupMap(_._1)(_._2)
+    val committed = (listed.keySet ++ restored.keySet).iterator.map { t =>
+      val own = listed.getOrElse(t, Vector.empty)
+      val back = restored.getOrElse(t, Vector.empty).filterNot(f => own.exists(_.path == f.path))
+      t -> (own ++ back).filterNot(f => hidden(f.path)).sortBy(_.path) // in the order the codec writes
+    }.toMap
+    val removed = Removals.distinct(net.removed.map(_._1)).filterNot(_.txn.exists(committed.contains))
     (committed, removed)
   }
 

@@ -3,8 +3,9 @@ package io.txcommit.log
 /**
  * The commit record: the single point of truth for one transaction. Once the file
  * `_txcommit/commits/<txn>.json` exists (or, for a replacing commit, `_txcommit/replace/<seq>.json`
- * naming it), every file in `added` is visible, every file in `removed` is hidden, and nothing
- * else of that transaction ever is visible. It is immutable: nothing rewrites it.
+ * naming it), every file in `added` is visible, every file in `removed` is hidden, every file in
+ * `restored` is visible again (I31), and nothing else of that transaction ever is visible. It
+ * is immutable: nothing rewrites it.
  *
  * @param token a random id of the job attempt that wrote it, so a driver whose publish call
  *              failed ambiguously can tell its own record from a rival's.
@@ -34,6 +35,11 @@ final case class CommitRecord(
   def files: Int = added.size
   def bytes: Long = added.iterator.map(_.size).sum
   def removed: Seq[RemovedFile] = replacement.map(_.removed).getOrElse(Nil)
+  def restored: Seq[RemovedFile] = replacement.map(_.restored).getOrElse(Nil)
+
+  /** The format version its bytes carry: 3 only for a record that restores files (I31), so a
+   *  table without a restore stays readable by a txcommit that reads versions 1 and 2. */
+  def formatVersion: Int = if (restored.nonEmpty) CommitRecord.RestoreVersion else CommitRecord.FormatVersion
   def sequence: Option[Long] = replacement.map(_.sequence)
   def isReplacing: Boolean = replacement.isDefined
   def isFence: Boolean = operation == CommitRecord.Fence
@@ -56,7 +62,10 @@ object CommitRecord {
 
   val Format = "txcommit-commit-record"
   val FormatVersion = 2
-  val ReadableVersions: Set[Long] = Set(1L, 2L)
+
+  /** The version of a record that re-adds files (`restored`, I31). */
+  val RestoreVersion = 3
+  val ReadableVersions: Set[Long] = Set(1L, 2L, 3L)
 
   val Append = "append"
   val Overwrite = "overwrite"

@@ -21,7 +21,7 @@ object RecordCodec {
   def encode(r: CommitRecord): Array[Byte] = {
     val root = mapper.createObjectNode()
     root.put("format", CommitRecord.Format)
-    root.put("version", CommitRecord.FormatVersion)
+    root.put("version", r.formatVersion)
     root.put("txn", r.txn)
     root.put("token", r.token)
     root.put("jobId", r.jobId)
@@ -45,6 +45,11 @@ object RecordCodec {
       root.put("removedBytes", rep.removedBytes)
       val removed = root.putArray("removed")
       rep.removed.foreach(f => Removals.encode(f, removed.addObject()))
+      if (rep.restored.nonEmpty) {
+        root.put("restoredFiles", rep.restoredFiles)
+        val restored = root.putArray("restored")
+        rep.restored.foreach(f => Removals.encode(f, restored.addObject()))
+      }
     }
     r.schema.foreach(root.put("schema", _))
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
@@ -86,7 +91,7 @@ object RecordCodec {
     val version = long(root, "version")
     if (!CommitRecord.ReadableVersions.contains(version)) {
       throw corrupt(s"it has format version $version, which this txcommit " +
-        s"(reads versions ${CommitRecord.ReadableVersions.toSeq.sorted.mkString(" and ")}) does " +
+        s"(reads versions ${CommitRecord.ReadableVersions.toSeq.sorted.mkString(", ")}) does " +
         "not understand; upgrade the plugin")
     }
     val txn = text("txn")
@@ -114,6 +119,30 @@ object RecordCodec {
     if (declaredFiles != added.size) {
       throw corrupt(s"it declares $declaredFiles files but lists ${added.size}")
     }
+    // Format 3 (I31): the files a restore re-adds, each named like a removal; a file without a
+    // txn id by its identity, and never one the same record removes.
+    def restoredOf(removed: Seq[RemovedFile], named: String => Vector[RemovedFile]): Vector[RemovedFile] =
+      if (version < CommitRecord.RestoreVersion) {
+        restoredFields.find(f => root.has(f)).foreach { f =>
+          throw corrupt(s"it has '$f', which needs format version ${CommitRecord.RestoreVersion}, but is " +
+            s"version $version (a reader of version $version would not see the restored files)")
+        }
+        Vector.empty
+      } else {
+        val restored = named("restored")
+        val declared = long(root, "restoredFiles")
+        if (declared != restored.size) {
+          throw corrupt(s"it declares $declared restored files but lists ${restored.size}")
+        }
+        restored.find(f => f.modifiedAt.isEmpty && f.txn.isEmpty).foreach { f =>
+          throw corrupt(s"it restores '${f.path}', a file without a txn id, without its 'modifiedAt'")
+        }
+        val removedPaths = removed.iterator.map(_.path).toSet
+        restored.find(f => removedPaths(f.path)).foreach { f =>
+          throw corrupt(s"it both removes and restores '${f.path}'")
+        }
+        restored
+      }
     val (operation, writeId, replacement) =
       if (version == 1) (CommitRecord.Append, None, None)
       else {
@@ -138,18 +167,22 @@ object RecordCodec {
             }
             d
           }.toVector
-          val removed = entries("removed").map { case (p, s, n) =>
-            RemovedFile(p, s, Removals.modifiedAtOf(n).fold(why => throw corrupt(why), identity))
+          def named(field: String) = entries(field).map { case (p, s, n) =>
+            RemovedFile(p, s, Removals.modifiedAtOf(n, field).fold(why => throw corrupt(why), identity))
           }
+          val removed = named("removed")
           val declared = long(root, "removedFiles")
           if (declared != removed.size) {
             throw corrupt(s"it declares $declared removed files but lists ${removed.size}")
           }
           long(root, "removedBytes")
-          Replacement(seq, scope, removed)
+          Replacement(seq, scope, removed, restoredOf(removed, named))
         }
         if (CommitRecord.Replacing(op) && rep.isEmpty) {
           throw corrupt(s"operation '$op' replaces data, but the record has no 'sequence'")
+        }
+        if (rep.isEmpty) restoredFields.find(f => root.has(f)).foreach { f =>
+          throw corrupt(s"it has '$f' but no 'sequence'")
         }
         (op, wid, rep)
       }
@@ -175,6 +208,8 @@ object RecordCodec {
       replacement = replacement,
       schema = schema)
   }
+
+  private val restoredFields = Seq("restored", "restoredFiles")
 
   /** A small JSON object from string/number pairs (pending and aborted markers). */
   def marker(fields: (String, Any)*): Array[Byte] = {

@@ -1,7 +1,8 @@
 package io.txcommit.log
 
 /**
- * One file a replacing transaction logically deletes, relative to the table directory.
+ * One file a replacing transaction logically deletes (`removed`), or re-adds (`restored`, I31),
+ * relative to the table directory.
  *
  * A file named with a transaction id is removed by its path: no two transactions share a
  * name, so the name is the file. A file written without txcommit (`part-0.parquet`, Hive's
@@ -15,6 +16,19 @@ final case class RemovedFile(path: String, size: Long, modifiedAt: Option[Long] 
   /** Whether this removal hides the file now at `path` with `size` and `modifiedAtMs`. */
   def appliesTo(size: Long, modifiedAtMs: Long): Boolean =
     modifiedAt.forall(m => size == this.size && Math.floorDiv(m, 1000L) == Math.floorDiv(modifiedAtMs, 1000L))
+
+  /** The txn id its name carries (then the path alone is the file), None for a file written without txcommit. */
+  def txn: Option[String] = DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1))
+
+  /** Whether a restore of `restored` cancels this removal: it hides the file `restored` names. */
+  def cancelledBy(restored: RemovedFile): Boolean =
+    path == restored.path && restored.modifiedAt.forall(appliesTo(restored.size, _))
+}
+
+object RemovedFile {
+
+  /** The entry naming `f` as it is now: by path, and with its identity when it has no txn id. */
+  def of(f: TableFile): RemovedFile = RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None)
 }
 
 /**
@@ -53,10 +67,11 @@ object Removals {
   }
 
   /** The optional `modifiedAt` of an entry, or why it is not valid. */
-  def modifiedAtOf(entry: com.fasterxml.jackson.databind.JsonNode): Either[String, Option[Long]] =
+  def modifiedAtOf(entry: com.fasterxml.jackson.databind.JsonNode,
+      field: String = "removed"): Either[String, Option[Long]] =
     Option(entry.get("modifiedAt")) match {
       case None => Right(None)
       case Some(n) if n.isIntegralNumber && n.canConvertToLong && n.asLong() >= 0 => Right(Some(n.asLong()))
-      case Some(_) => Left("an entry of 'removed' has a 'modifiedAt' that is not a time in milliseconds")
+      case Some(_) => Left(s"an entry of '$field' has a 'modifiedAt' that is not a time in milliseconds")
     }
 }

@@ -15,9 +15,8 @@ final case class ReplaceLog(records: Seq[CommitRecord]) {
   val highest: Long = records.lastOption.flatMap(_.sequence).getOrElse(0L)
   lazy val byTxn: Map[String, CommitRecord] = records.map(r => r.txn -> r).toMap
 
-  /** Every path some replacing commit logically deleted (the file there then, see [[Removals]]). */
-  lazy val removedPaths: Set[String] = records.iterator.flatMap(_.removed.iterator.map(_.path)).toSet
-  lazy val removals: Removals = Removals(records.iterator.flatMap(_.removed))
+  /** The removals of these records by the reader rule (restores cancel earlier removals). */
+  lazy val net: NetRemovals = NetRemovals.fold(Nil, records)
   def after(sequence: Long): Seq[CommitRecord] = records.filter(_.sequence.exists(_ > sequence))
   def withWriteId(id: String): Seq[CommitRecord] = records.filter(_.writeId.contains(id))
 }
@@ -28,7 +27,7 @@ object ReplaceLog {
   /** At most this many file entries (added plus removed) of decoded records stay cached. */
   val CacheMaxFiles: Long = 1000000L
   private[txcommit] val cache = new BoundedCache[(String, Long, Long), CommitRecord](CacheMaxFiles,
-    r => 1L + r.added.size + r.removed.size)
+    r => 1L + r.added.size + r.removed.size + r.restored.size)
 
   /** Whether this JVM holds the decoded record listed as `st` (reading it costs nothing). */
   def isCached(st: FileStatus): Boolean = cache.get((st.getPath.toString, st.getLen, st.getModificationTime)).isDefined

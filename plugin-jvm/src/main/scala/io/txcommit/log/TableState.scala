@@ -85,9 +85,9 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
 
   /** The reader rule for one data file (path relative to the table). */
   def isVisible(f: TableFile): Boolean =
-    !replaceLog.removals.hides(f) && (f.txn match {
+    !replaceLog.net.removals.hides(f) && (f.txn match {
       case None => true
-      case Some(t) => added(t).exists(_.contains(f.path))
+      case Some(t) => added(t).exists(_.contains(f.path)) || replaceLog.net.isRestored(f.path)
     })
 
   /** Data files (names Spark lists) under `dir` ("" = the whole table), recursively. */

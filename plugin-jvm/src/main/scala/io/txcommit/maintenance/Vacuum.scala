@@ -86,8 +86,9 @@ object Vacuum {
     val horizon = now - (opts.retainHours * 3600 * 1000).toLong
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: horizon ${Instant.ofEpochMilli(horizon)} " +
       s"(${opts.retainHours} h)${if (opts.dryRun) ", dry run" else ""}")
-    val removedBy: Map[String, Seq[(RemovedFile, CommitRecord)]] =
-      state.replaceLog.records.flatMap(r => r.removed.map(f => f -> r)).groupBy(_._1.path)
+    // Net removals only: a file a restore re-added (I31) is visible again, never garbage.
+    val removedBy: String => Seq[(RemovedFile, CommitRecord)] =
+      path => state.replaceLog.net.removedBy(path).flatMap { case (f, r) => r.map(f -> _) }
     def finished(txn: String): Boolean = state.isCommitted(txn)
 
     val files = state.allFiles()
@@ -206,10 +207,10 @@ object Vacuum {
       }
     }
 
-  private def dataFile(f: TableFile, state: TableState, removedBy: Map[String, Seq[(RemovedFile, CommitRecord)]],
+  private def dataFile(f: TableFile, state: TableState, removedBy: String => Seq[(RemovedFile, CommitRecord)],
       horizon: Long, old: String => Boolean): Option[(TableFile, String, String)] = {
     // Only the file the commit removed: a file written anew under its name is another file.
-    val removal = removedBy.getOrElse(f.path, Nil).collectFirst {
+    val removal = removedBy(f.path).collectFirst {
       case (e, r) if e.appliesTo(f.size, f.modifiedAt) && r.committedAt < horizon => r
     }.map { r =>
       (f, "data",
@@ -218,7 +219,7 @@ object Vacuum {
     }
     f.txn match {
       case Some(t) => state.added(t) match {
-          case Some(paths) if !paths.contains(f.path) =>
+          case Some(paths) if !paths.contains(f.path) && !state.replaceLog.net.isRestored(f.path) =>
             Some((f, "data", s"file of a failed attempt of committed txn $t"))
           case Some(_) => removal
           case None if old(t) =>

@@ -61,10 +61,10 @@ object ManifestWriter {
     }
   }
 
-  /** The partition directories a commit changed: where it added files and where it removed some. */
+  /** The partition directories a commit changed: where it added, removed or restored files. */
   def partitionsOf(record: CommitRecord): Set[String] =
     (record.added.iterator.map(f => CommitRecord.dirOf(f.path)) ++
-      record.removed.iterator.map(f => CommitRecord.dirOf(f.path))).toSet
+      (record.removed.iterator ++ record.restored.iterator).map(f => CommitRecord.dirOf(f.path))).toSet
 
   /**
    * `plan` chooses the first round's scope from the record names listed, and whether the

@@ -13,8 +13,8 @@ import io.txcommit.log.{
   CheckpointLog,
   DataFileName,
   LogLayout,
+  NetRemovals,
   RecordCodec,
-  Removals,
   ReplaceLog
 }
 import io.txcommit.store.Adapters
@@ -56,11 +56,12 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
         case Some(rel) =>
           val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(root, t)))
           val txn = DataFileName.txnOf(file.getName)
-          if (TableLogReader.removed(conf, s.removals, rel, file))
+          if (TableLogReader.removed(conf, s.net.removals, rel, file))
             // A nested log judges a file without a txn id alone (its table's removals only).
             txn.isEmpty && nestedBelow(root, file.getParent) && fallback().isVisible(file)
           else txn match {
             case None => true
+            case Some(_) if s.net.isRestored(rel) => true
             case Some(id) => committedFiles(root, s, id) match {
                 case Some(files) => files.contains(rel)
                 case None if nestedBelow(root, file.getParent) => fallback().isVisible(file)
@@ -138,11 +139,10 @@ object LogFirstReader {
   private final case class Loaded(checkpoint: Option[Checkpoint], replaced: ReplaceLog, appends: Set[String]) {
     lazy val replacedAdds: Map[String, Set[String]] =
       replaced.byTxn.map { case (txn, r) => txn -> r.added.iterator.map(_.path).toSet }
-    lazy val removals: Removals =
-      Removals(replaced.records.iterator.flatMap(_.removed) ++ checkpoint.iterator.flatMap(_.removed))
+    lazy val net: NetRemovals = NetRemovals.of(checkpoint, replaced.records)
     def weight: Long =
       1L + appends.size + checkpoint.fold(0L)(c => c.files.toLong + c.committed.size + c.removed.size) +
-        replaced.records.iterator.map(r => 1L + r.added.size + r.removed.size).sum
+        replaced.records.iterator.map(r => 1L + r.added.size + r.removed.size + r.restored.size).sum
   }
 
   /**

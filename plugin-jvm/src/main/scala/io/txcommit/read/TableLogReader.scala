@@ -14,6 +14,7 @@ import io.txcommit.log.{
   CommitRecord,
   DataFileName,
   LogLayout,
+  NetRemovals,
   RecordCodec,
   Removals,
   ReplaceLog
@@ -74,9 +75,10 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       case None => false
       case Some(rel) =>
         val snapshot = snapshotOf(root)
-        if (TableLogReader.removed(conf, snapshot.removals, rel, file)) false
+        if (TableLogReader.removed(conf, snapshot.net.removals, rel, file)) false
         else DataFileName.txnOf(file.getName) match {
           case None => true
+          case Some(_) if snapshot.net.isRestored(rel) => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
               case Some(files) => files.contains(rel)
               case None => rootOf(root.getParent, plain).exists(visibleIn(_, file, plain))
@@ -292,8 +294,7 @@ object TableLogReader {
    * checkpoint up to the agreed sequence) of `listed` (the records after the checkpoint listed).
    */
   private final case class Snapshot(checkpoint: Option[Checkpoint], replaced: ReplaceLog, listed: ReplaceLog) {
-    lazy val removals: Removals =
-      Removals(replaced.records.iterator.flatMap(_.removed) ++ checkpoint.iterator.flatMap(_.removed))
+    lazy val net: NetRemovals = NetRemovals.of(checkpoint, replaced.records)
   }
 
   /** A tree listing made at most once (the first caller lists; others wait for its answer). */

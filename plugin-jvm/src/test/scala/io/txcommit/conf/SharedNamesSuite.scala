@@ -48,7 +48,8 @@ class SharedNamesSuite extends AnyFunSuite {
       CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties,
       CollectManifests, CheckWriteId,
       SkipTransaction, CheckConflicts, CheckSchema, PublishData, PublishCommitRecord, PublishReplaceRecord,
-      CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, WriteManifests, CleanupAttempts, CleanupStaging,
+      PublishRestoreRecord, CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, WriteManifests, CleanupAttempts,
+      CleanupStaging,
       AbortTransaction,
       ClaimStreamingBatch)
     assert(entries("stages") == stages.map(s => s.getClass.getSimpleName.stripSuffix("$") -> s.name).toMap)

@@ -16,7 +16,7 @@ import io.txcommit.testing.TempTable
 
 /**
  * Checkpoints (protocol invariant I20): a reader that uses one judges every file exactly as the
- * records alone would, reads no record the checkpoint covers, never uses one published after its
+ * records alone would (restores included, I31), reads no record the checkpoint covers, never uses one published after its
  * read began, and skips one it cannot decode.
  */
 class CheckpointSuite extends AnyFunSuite {
@@ -42,8 +42,14 @@ class CheckpointSuite extends AnyFunSuite {
     private var sequence = 0L
     private var n = 0
     private val dirs = Seq("", "k=1", "k=2", "k=3")
-    def live: Seq[String] = new TableState(t.table, t.store, t.conf).dataFiles().filter(
-      new TableState(t.table, t.store, t.conf).isVisible).map(_.path)
+    def live: Seq[String] = version.map(_.path)
+    private def version: Seq[RemovedFile] = {
+      val s = new TableState(t.table, t.store, t.conf)
+      s.dataFiles().filter(s.isVisible).map(RemovedFile.of)
+    }
+    // The table's versions so far (its visible files after each step), for restores.
+    private val versions = scala.collection.mutable.ArrayBuffer.empty[Seq[RemovedFile]]
+    var restores = 0
 
     private def newFiles(txn: String): Seq[String] = (0 until 1 + rnd.nextInt(3)).map { _ =>
       n += 1
@@ -51,7 +57,9 @@ class CheckpointSuite extends AnyFunSuite {
       t.touch(f); f
     }
 
-    def step(): Unit = rnd.nextInt(6) match {
+    def step(): Unit = { change(); versions += version }
+
+    private def change(): Unit = rnd.nextInt(7) match {
       case 0 | 1 => // an append, with a failed attempt's file now and then
         val txn = TxnId.generate()
         val files = newFiles(txn)
@@ -71,10 +79,17 @@ class CheckpointSuite extends AnyFunSuite {
           replacement = Some(Replacement(sequence, Seq(dir), removed.map(RemovedFile(_, 3L)))))
         t.store.createExclusive(t.layout.replaceRecord(sequence), RecordCodec.encode(r))
         if (rnd.nextBoolean()) t.store.createExclusive(t.layout.commitRecord(txn), RecordCodec.encode(r))
-      case _ => // a fence on a transaction that wrote files
+      case 5 => // a fence on a transaction that wrote files
         val txn = TxnId.generate()
         newFiles(txn)
         t.commit(t.record(txn).copy(committedAt = now, operation = CommitRecord.Fence))
+      case _ if versions.nonEmpty => // a restore to an earlier version (I31): exactly its files again
+        val target = versions(rnd.nextInt(versions.size))
+        Thread.sleep(2)
+        sequence = io.txcommit.maintenance.Restore.run(t.table, t.store, t.conf, target).sequence.get
+        restores += 1
+        assert(live.sorted == target.map(_.path).sorted, "a restore shows exactly its target")
+      case _ =>
     }
 
     def checkpoint(): CheckpointWriter.Outcome = { Thread.sleep(2); CheckpointWriter.write(t.table, t.store, None) }
@@ -89,6 +104,7 @@ class CheckpointSuite extends AnyFunSuite {
   }
 
   test("a reader with a checkpoint sees exactly what the records alone show, whatever the history") {
+    var restores = 0
     for (seed <- 1L to 12L) {
       val x = new RandomTable(seed)
       for (round <- 1 to 6) {
@@ -98,7 +114,9 @@ class CheckpointSuite extends AnyFunSuite {
         assert(x.read().sorted == expected, s"seed $seed, round $round")
       }
       assert(CheckpointLog.list(x.t.layout, x.t.store.list).highest > 0, s"seed $seed wrote no checkpoint")
+      restores += x.restores
     }
+    assert(restores > 10, "the histories restore earlier versions")
   }
 
   test("a cold reader reads no record a checkpoint covers") {

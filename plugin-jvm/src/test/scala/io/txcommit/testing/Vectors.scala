@@ -50,7 +50,7 @@ object Vectors {
       writeId = text(n, "writeId"),
       replacement = long(n, "sequence").map(seq =>
         Replacement(seq, elements(n.get("scope")).map(_.asText()),
-          removedFiles(n.get("removed")))),
+          removedFiles(n.get("removed")), Option(n.get("restored")).map(removedFiles).getOrElse(Nil))),
       schema = text(n, "schema"))
   }
 
@@ -72,7 +72,7 @@ object Vectors {
         else Some(SchemaMark(m.get("txn").asText(), m.get("committedAt").asLong(), m.get("ddl").asText()))))
   }
 
-  /** `removed` entries: `path`, `size` and, for a file without a txn id, its `modifiedAt`. */
+  /** `removed` (or `restored`) entries: `path`, `size` and, for a file without a txn id, its `modifiedAt`. */
   def removedFiles(node: JsonNode): Seq[RemovedFile] = elements(node).map { f =>
     RemovedFile(f.get("path").asText(), f.get("size").asLong(),
       Option(f.get("modifiedAt")).filterNot(_.isNull).map(_.asLong()))
