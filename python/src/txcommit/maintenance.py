@@ -9,6 +9,7 @@ DataFrame. The statement runs on the server exactly once, when the function is c
     history(spark, "s3a://bucket/table").show()
     generate_manifest(spark, "s3a://bucket/table").show()
     set_manifests(spark, "s3a://bucket/table", True).show()  # every writer writes them from now on
+    restore(spark, "s3a://bucket/table", "<txn from history>").show()  # the table as it was then
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 VACUUM_COLUMNS = ("path", "kind", "reason", "bytes", "deleted")
 MANIFEST_COLUMNS = ("partition", "files", "manifest", "deleted")
 PROPERTY_COLUMNS = ("property", "value", "number")
+RESTORE_COLUMNS = ("txn", "sequence", "version", "versionTxn", "removedFiles", "restoredFiles")
 HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
     "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
@@ -121,6 +123,28 @@ def set_manifests(spark: Any, path: str, enabled: bool) -> Any:
     return spark.sql(alter_statement(path, {"manifests": "true" if enabled else "false"}))
 
 
+def restore_statement(path: str, to: str) -> str:
+    """The ``TXCOMMIT RESTORE '<path>' TO '<txn or time>'`` statement."""
+    if not isinstance(to, str) or not to.strip():
+        raise ValueError(
+            "txcommit: restore needs the version to restore to: a transaction id from "
+            "history(), or an ISO-8601 time such as 2026-11-27T20:00:00Z"
+        )
+    return f"TXCOMMIT RESTORE {quote(path)} TO {_quoted(to.strip())}"
+
+
+def restore(spark: Any, path: str, to: str) -> Any:
+    """Makes the table at ``path`` what it was at version ``to`` (a transaction id from
+    :func:`history`, or an ISO-8601 time: the newest version the store dated at or before it),
+    with no data copied: one replacing commit that removes what later commits added and re-adds
+    what they removed (docs/protocol.md, I31). It conflicts like an overwrite of the whole
+    table. Raises :class:`~txcommit.errors.TimeTravelError` when ``to`` names no version or
+    VACUUM deleted files of it, :class:`~txcommit.errors.RestoreFilesMissingError` when a file it
+    needs is gone; nothing is written then. Returns a one-row DataFrame of
+    :data:`RESTORE_COLUMNS`."""
+    return spark.sql(restore_statement(path, to))
+
+
 def committed_files(spark: Any, path: str) -> Any:
     """The files of the table at ``path`` that readers see: path, size, txn."""
     return spark.sql(f"TXCOMMIT FILES {quote(path)}")
@@ -128,6 +152,7 @@ def committed_files(spark: Any, path: str) -> Any:
 
 __all__ = [
     "HISTORY_COLUMNS",
+    "RESTORE_COLUMNS",
     "MANIFEST_COLUMNS",
     "PROPERTY_COLUMNS",
     "alter_statement",
@@ -137,6 +162,8 @@ __all__ = [
     "generate_manifest",
     "history",
     "quote",
+    "restore",
+    "restore_statement",
     "set_manifests",
     "vacuum",
     "vacuum_statement",

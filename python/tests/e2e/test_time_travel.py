@@ -3,8 +3,9 @@ a write, an append by a writer whose clock runs an hour ahead, and an overwrite 
 partition; then each version, named by its transaction and by the store's time of its commit
 (as TXCOMMIT HISTORY shows them), read by a DataFrame (``txcommit.asOf``), by SQL on the path
 (``VERSION AS OF``, ``TIMESTAMP AS OF``) and by ``txcommit.dataset(as_of=...)``; a value naming
-no snapshot fails typed; after VACUUM deleted the replaced files, the snapshots that held them
-are refused whole and the newest reads. On the local file system and S3, on the shared server."""
+no snapshot fails typed; ``TXCOMMIT RESTORE`` back to version 2 and forward to 3 again;
+after VACUUM deleted the replaced files, the snapshots that held them are refused whole (a
+restore to one too) and the newest reads. On the local file system and S3, on the shared server."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.errors import TimeTravelError
 from txcommit.maintenance import history as txcommit_history
-from txcommit.maintenance import vacuum
+from txcommit.maintenance import restore, vacuum
 from txcommit.table.names import generate_txn
 from txcommit.testing.local_s3 import LocalS3
 
@@ -91,7 +92,24 @@ def test_every_version_reads_as_committed_by_txn_and_by_store_time(
     with pytest.raises(TimeTravelError, match="option versionAsOf"), txcommit.typed_errors():
         spark.read.option("versionAsOf", 1).parquet(table.url).collect()
 
+    # Restores, copying nothing: back to version 2, then forward to version 3 again; each is a
+    # version of its own, read the same by Spark and by the Python readers.
+    for r, rows in ((history[1], EXPECTED[1]), (history[2], EXPECTED[2])):
+        [done] = restore(spark, table.url, r["txn"]).collect()
+        assert done["versionTxn"] == r["txn"] and done["version"] == r["version"]
+        assert ids(spark.read.parquet(table.url)) == rows
+        assert (
+            sorted(txcommit.dataset(url, storage_options=options).to_table()["id"].to_pylist())
+            == rows
+        )
+    assert [r["operation"] for r in txcommit_history(spark, table.url).collect()][3:] == [
+        "overwrite"
+    ] * 2
+
     vacuum(spark, table.url, retain_hours=0, force=True).collect()
+    with pytest.raises(TimeTravelError, match="VACUUM has deleted"), txcommit.typed_errors():
+        restore(spark, table.url, history[0]["txn"]).collect()
+    assert ids(spark.read.parquet(table.url)) == EXPECTED[2], "a refused restore writes nothing"
     for r in history[:2]:
         with pytest.raises(TimeTravelError, match="VACUUM has deleted"), txcommit.typed_errors():
             spark.read.option("txcommit.asOf", r["txn"]).parquet(table.url).collect()

@@ -759,16 +759,20 @@ def _log_as_of(
             f"transaction {as_of.text} never committed: VACUUM fenced it, so it has no snapshot"
         )
     kept = [r for r in replacements if (r.sequence or 0) <= through]
-    gone_before = {f.path for r in kept for f in r.removed}
+    gone_before = {f.path for f in fold_removals((), kept).removed}
 
     def in_snapshot(path: str) -> bool:
         txn = txn_of(path.rpartition("/")[2])
         return path not in gone_before and (txn is None or txn in held)
 
+    # Removals still in force after every record (a restore may have re-added the file, I31),
+    # as VACUUM judges them: each entry is its record's own object.
+    still_removed = {id(f) for f in fold_removals((), replacements).removed}
     removers = [
         r
         for r in replacements
-        if (r.sequence or 0) > through and any(in_snapshot(f.path) for f in r.removed)
+        if (r.sequence or 0) > through
+        and any(id(f) in still_removed and in_snapshot(f.path) for f in r.removed)
     ]
     if any(r.committed_at < listed.vacuum_horizon for r in removers):
         raise fail(

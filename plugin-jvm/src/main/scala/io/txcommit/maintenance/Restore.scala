@@ -4,7 +4,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
-import io.txcommit.Paths
+import io.txcommit.{MaintenanceException, Paths}
 import io.txcommit.commit.{
   CopyReplaceRecord,
   PublishRestoreRecord,
@@ -13,8 +13,10 @@ import io.txcommit.commit.{
   StageTimings,
   TxnContext
 }
-import io.txcommit.log.{CommitRecord, RemovedFile, TableState, TxnId}
-import io.txcommit.store.CommitStore
+import io.txcommit.log.{CommitRecord, RemovedFile, TableState, TableVersion, TxnId}
+import io.txcommit.log.TableVersions.AsOf
+import io.txcommit.read.{LogFirstReader, SnapshotAsOf, SnapshotHandle}
+import io.txcommit.store.{Adapters, CommitStore}
 
 /**
  * Restores a table to a set of files without copying data (docs/protocol.md, I31): one
@@ -45,5 +47,28 @@ object Restore {
           "readers do not need it and the next write rolls it forward")
     }
     record
+  }
+
+  /**
+   * Restores the table at `table` to the version `asOf` names (a transaction id or a time, as
+   * `txcommit.asOf` takes them: docs/protocol.md, I30): its target is exactly what a read as of
+   * that version shows, and its schema the one in force then. Fails with a
+   * `TimeTravelException` when `asOf` names no version or VACUUM deleted files of it, and with
+   * `RestoreFilesMissingException` when a file it needs is gone; nothing is published then.
+   */
+  def toVersion(table: Path, conf: Configuration, asOf: AsOf, statement: String): (TableVersion, CommitRecord) = {
+    val store = Adapters.open(table, conf)
+    val resolved = SnapshotAsOf.resolve(table, store, asOf, statement, ignoreCorrupt = false).getOrElse(
+      throw new MaintenanceException(s"$statement: ${Paths.display(table)} has no committed transaction; " +
+        "nothing was written. Check the path."))
+    val as = new LogFirstReader(conf, false,
+      SnapshotHandle(java.util.UUID.randomUUID().toString,
+        Vector(resolved.snapshot)), () => throw new IllegalStateException("every file is inside the table"))
+    val state = new TableState(table, store, conf)
+    val target = state.dataFiles().filter(f => as.isVisible(new Path(table, f.path)))
+      .map(f => RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None))
+    val schema = resolved.versions.upTo(resolved.version).reverseIterator.flatMap(v => state.record(v.txn))
+      .flatMap(_.schema).nextOption()
+    (resolved.version, run(table, store, conf, target, schema))
   }
 }

@@ -8,9 +8,9 @@ import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.log.{
   Checkpoint,
   CheckpointLog,
-  CommitRecord,
   DataFileName,
   LogLayout,
+  NetRemovals,
   RecordCodec,
   ReplaceLog,
   TableVersion,
@@ -107,16 +107,19 @@ object SnapshotAsOf {
 
   /**
    * VACUUM's highest horizon, when a file of the snapshot (of transactions `held`, `replace/`
-   * records up to `through`) is one VACUUM may have deleted: removed by a later replacing commit
-   * that committed before the horizon (VACUUM's own rule, [[io.txcommit.maintenance.Vacuum]]).
+   * records up to `through`) is one VACUUM may have deleted: still removed after every record
+   * (a restore may have re-added it, I31), by a replacing commit that committed before the
+   * horizon (VACUUM's own rule, [[io.txcommit.maintenance.Vacuum]]).
    */
   private def vacuumed(store: CommitStore, layout: LogLayout, held: Set[String], replaced: ReplaceLog,
       through: Long): Option[Long] = {
-    val goneBefore = replaced.records.filter(_.sequence.exists(_ <= through)).flatMap(_.removed.map(_.path)).toSet
+    val (upTo, later) = replaced.records.partition(_.sequence.exists(_ <= through))
+    val goneBefore = NetRemovals.fold(Nil, upTo).removals
     def inSnapshot(path: String): Boolean =
-      !goneBefore(path) && DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1)).forall(held)
-    val removers: Seq[CommitRecord] =
-      replaced.records.filter(r => r.sequence.exists(_ > through) && r.removed.exists(f => inSnapshot(f.path)))
+      !goneBefore.names(path) && DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1)).forall(held)
+    val removers = NetRemovals.fold(Nil, replaced.records).removed.collect {
+      case (f, Some(r)) if later.contains(r) && inSnapshot(f.path) => r
+    }
     if (removers.isEmpty) None
     else {
       val horizon = store.list(layout.vacuumDir).flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))

@@ -7,14 +7,14 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
 import io.txcommit.{MaintenanceException, Paths, SparkApp}
-import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties}
-import io.txcommit.maintenance.{History, Vacuum, VacuumOptions}
+import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties, TableVersions}
+import io.txcommit.maintenance.{History, Restore, Vacuum, VacuumOptions}
 import io.txcommit.manifest.ManifestWriter
 import io.txcommit.store.Adapters
 
 /**
  * The maintenance commands of `TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST
- * | ALTER '<path>'` (see [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command
+ * | ALTER | RESTORE '<path>'` (see [[TxCommitSqlParser]]). They are commands, not queries: Spark runs a command
  * once, when the statement executes (over Spark Connect, `spark.sql(...)` runs it eagerly and
  * returns its rows as a DataFrame), never during analysis or planning. They use the session's Hadoop conf, so
  * the session's S3 and txcommit settings apply.
@@ -132,5 +132,29 @@ final case class AlterCommand(path: String, changes: Seq[(String, String)]) exte
       ManifestWriter.generate(table, store, conf)
     }
     now.values.toSeq.sortBy(_._1).map { case (k, v) => Row(k, v, now.number) }
+  }
+}
+
+/**
+ * `TXCOMMIT RESTORE '<path>' TO '<txn or time>'`: one replacing commit that makes the table what
+ * it was at that version, re-adding the files later commits removed, with no data copied
+ * (docs/protocol.md, I31). One row: the restore's transaction, its sequence, the version restored
+ * to, the files it removed and re-added.
+ */
+final case class RestoreCommand(path: String, to: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = MaintenanceCommands.attrs(
+    "txn" -> StringType, "sequence" -> LongType, "version" -> LongType, "versionTxn" -> StringType,
+    "removedFiles" -> LongType, "restoredFiles" -> LongType)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val statement = "TXCOMMIT RESTORE ... TO"
+    val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    MaintenanceCommands.requireTable("TXCOMMIT RESTORE", table, conf)
+    val asOf = TableVersions.parseAsOf(to).getOrElse(throw new MaintenanceException(s"TXCOMMIT RESTORE " +
+        s"'$path' TO '$to': '$to' is neither a transaction id (as TXCOMMIT HISTORY shows) nor an ISO-8601 time " +
+        "(such as 2026-11-27T20:00:00Z); nothing was written"))
+    val (version, record) = Restore.toVersion(table, conf, asOf, statement)
+    Seq(Row(record.txn, record.sequence.getOrElse(0L), version.number, version.txn, record.removed.size.toLong,
+        record.restored.size.toLong))
   }
 }

@@ -19,6 +19,7 @@ import io.txcommit.maintenance.{Vacuum, VacuumOptions}
  * TXCOMMIT FILES '<path>'
  * TXCOMMIT GENERATE MANIFEST '<path>'
  * TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>' [, ...])
+ * TXCOMMIT RESTORE '<path>' TO '<transaction id or ISO-8601 time>'
  * }}}
  *
  * A quote inside the path is written twice (`'it''s'`). Every other statement goes to Spark's
@@ -29,17 +30,20 @@ final class TxCommitSqlParser(delegate: ParserInterface) extends DelegatingParse
 }
 
 object TxCommitSqlParser {
-  private val Statement = "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES|GENERATE\\s+MANIFEST|ALTER)\\b(.*)$".r
+  private val Statement =
+    "(?is)^\\s*TXCOMMIT\\s+(VACUUM|CHECKPOINT|HISTORY|FILES|GENERATE\\s+MANIFEST|ALTER|RESTORE)\\b(.*)$".r
   private val PathThenRest = "(?s)^\\s*'((?:[^']|'')*)'(.*)$".r
   private val VacuumOpts =
     "(?is)^(?:\\s+RETAIN\\s+([0-9]+(?:\\.[0-9]+)?)\\s+HOURS?)?(\\s+DRY\\s+RUN)?(\\s+FORCE)?\\s*;?\\s*$".r
   private val Nothing = "(?s)^\\s*;?\\s*$".r
   private val SetList = "(?is)^\\s+SET\\s*\\((.*)\\)\\s*;?\\s*$".r
+  private val RestoreTo = "(?is)^\\s+TO\\s+'((?:[^']|'')*)'\\s*;?\\s*$".r
   private val Pair = "(?s)^\\s*'((?:[^']|'')*)'\\s*=\\s*'((?:[^']|'')*)'\\s*(?:,(.*))?$".r
 
   val Usage: String = "TXCOMMIT VACUUM '<path>' [RETAIN <n> HOURS] [DRY RUN] [FORCE], " +
     "TXCOMMIT CHECKPOINT '<path>', TXCOMMIT HISTORY '<path>', TXCOMMIT FILES '<path>', " +
-    "TXCOMMIT GENERATE MANIFEST '<path>' or TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>')"
+    "TXCOMMIT GENERATE MANIFEST '<path>', TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>') or " +
+    "TXCOMMIT RESTORE '<path>' TO '<transaction id or time>'"
 
   /** The command for a txcommit statement; None for any other SQL. */
   def ours(sqlText: String): Option[LogicalPlan] = sqlText match {
@@ -72,6 +76,10 @@ object TxCommitSqlParser {
                 pairs(list).getOrElse(throw bad("SET takes " +
                     "('<property>' = '<value>'), pairs separated by commas, each quoted")))
             case _ => throw bad(s"expected SET ('<property>' = '<value>') after the path, not '${tail.trim}'")
+          }
+        case "RESTORE" => tail match {
+            case RestoreTo(to) => RestoreCommand(path, to.replace("''", "'"))
+            case _ => throw bad(s"expected TO '<transaction id or time>' after the path, not '${tail.trim}'")
           }
         case "GENERATE MANIFEST" => tail match {
             case Nothing() => GenerateManifestCommand(path)

@@ -3,6 +3,8 @@ package io.txcommit.spark
 import java.nio.file.{Files, Path => JPath}
 import java.time.Instant
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.DataFrame
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
@@ -87,6 +89,34 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally spark.sql("DROP TABLE travel")
   }
 
+  test("TXCOMMIT RESTORE makes the table what it was at a version, and back again, copying nothing") {
+    val t = new Table
+    val v = t.versions
+    def restore(to: String) = spark.sql(s"TXCOMMIT RESTORE '${t.url}' TO '$to'").collect().head
+    def dataFiles = Files.walk(t.dir).iterator().asScala.count(p => p.getFileName.toString.startsWith("part-"))
+    val files = dataFiles
+    val back = restore(v(1)._2)
+    val overwrite = spark.sql(s"TXCOMMIT HISTORY '${t.url}'").collect().find(_.getAs[String]("txn") == v(2)._2).get
+    assert(back.getAs[Long]("version") == 2L && back.getAs[String]("versionTxn") == v(1)._2)
+    assert(back.getAs[Long]("restoredFiles") == overwrite.getAs[Long]("removedFiles"),
+      "it re-adds what the overwrite removed")
+    assert(back.getAs[Long]("removedFiles") == overwrite.getAs[Long]("files"), "and removes what it added")
+    assert(t.ids(spark.read.parquet(t.url)) == expected(1), "the table reads as version 2 did")
+    assert(dataFiles == files, "no data file was written or copied")
+    assert(t.versions.size == 4, "the restore is a version of its own")
+    // By time, to the first version; then forward again to the version before the first restore.
+    restore(iso(v.head._3))
+    assert(t.ids(spark.read.parquet(t.url)) == expected.head)
+    restore(v(2)._2)
+    assert(t.ids(spark.read.parquet(t.url)) == expected(2), "files two restores removed are re-added")
+    assert(t.ids(spark.read.option("txcommit.asOf", back.getAs[String]("txn")).parquet(t.url)) == expected(1),
+      "a restore's version reads as what it restored")
+    val bad = intercept[io.txcommit.MaintenanceException](restore("yesterday"))
+    assert(bad.getMessage.contains("'yesterday'") && bad.getMessage.contains("nothing was written"))
+    val none = intercept[TimeTravelException](restore("0000000000000000"))
+    assert(none.getMessage.contains("0000000000000000") && t.versions.size == 6, "a failed restore writes nothing")
+  }
+
   test("a writer whose clock is an hour ahead does not move its commit: the store's time names versions") {
     val t = new Table
     val v = t.versions
@@ -137,6 +167,9 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(m.contains(v.head._2) && m.contains("VACUUM") && m.contains("horizon") && m.contains("/t"))
     assert(refused(t.asOf(v(1)._2)).contains("horizon"))
     assert(t.asOf(v(2)._2) == expected(2))
+    // A restore to such a version is refused the same way, and writes nothing.
+    val r = intercept[TimeTravelException](spark.sql(s"TXCOMMIT RESTORE '${t.url}' TO '${v(1)._2}'").collect())
+    assert(r.getMessage.contains("horizon") && t.versions.size == 3 && t.ids(spark.read.parquet(t.url)) == expected(2))
   }
 
   test("a checkpoint that folds in later versions is not used for an older one") {
