@@ -25,6 +25,7 @@ RESTORE_COLUMNS = ("txn", "sequence", "version", "versionTxn", "removedFiles", "
 HISTORY_COLUMNS = (
     "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
     "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
+    "restoredFiles",
 )  # fmt: skip
 
 

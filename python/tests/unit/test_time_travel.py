@@ -1,20 +1,26 @@
 """Past snapshots outside Spark (docs/protocol.md, I30): what a version is and what ``as_of``
 names, by the golden vectors the JVM's TableVersionsSuite loads too
-(``conformance/vectors/versions.json``), then ``txcommit.dataset(path, as_of=...)`` on a table
-laid out on disk with the store times its records' modification times give."""
+(``conformance/vectors/versions.json``), then ``txcommit.dataset(path, as_of=...)``,
+``txcommit ls --as-of`` and the ``txcommit+`` file systems' ``as_of`` on a table laid out
+on disk with the store times its records' modification times give."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from txcommit.cli.log import main as log_main
+from txcommit.cli.ls import main as ls_main
 from txcommit.errors import TimeTravelError
 from txcommit.readers import dataset
 from txcommit.table.checkpoints import encode_checkpoint
@@ -104,6 +110,20 @@ class Table:
         self.write_record(f"commits/{txn}.json", r, store_time + 5)
         return txn
 
+    def restore(self, store_time: int, removed: list[str], restored: list[str]) -> str:
+        """A restore as ``TXCOMMIT RESTORE`` writes it: no data, files removed and re-added."""
+        txn = generate_txn(store_time)
+        self.sequence += 1
+        r = CommitRecord(
+            txn, "t", "j", store_time, store_time, (),
+            operation="overwrite", sequence=self.sequence, scope=("",),
+            removed=tuple(RemovedFile(p, (self.root / p).stat().st_size) for p in removed),
+            restored=tuple(RemovedFile(p, (self.root / p).stat().st_size) for p in restored),
+        )  # fmt: skip
+        self.write_record(f"replace/{replace_record_name(self.sequence)}", r, store_time)
+        self.write_record(f"commits/{txn}.json", r, store_time + 5)
+        return txn
+
     def files(self) -> list[str]:
         return sorted(str(p.relative_to(self.root)) for p in self.root.glob("k=0/*.parquet"))
 
@@ -141,6 +161,47 @@ def test_each_version_by_txn_and_by_store_time(table: tuple[Table, list[str]]) -
         (1, T0),
         (2, T0 + 1000),
         (3, T0 + 2000),
+    ]
+
+
+def test_history_shows_what_a_restore_re_added(
+    table: tuple[Table, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    t, txns = table
+    older = [f for f in t.files() if txns[2] not in f]
+    back = t.restore(T0 + 3000, [f for f in t.files() if txns[2] in f], older)
+    assert t.ids() == [1, 2, 3]
+    assert log_main([str(t.root), "--json"]) == 0
+    rows = {r["txn"]: r for r in json.loads(capsys.readouterr().out)}
+    assert (rows[back]["restoredFiles"], rows[back]["removedFiles"], rows[back]["version"]) == (
+        2,
+        1,
+        4,
+    )
+    assert rows[txns[2]]["restoredFiles"] == 0 and rows[txns[0]]["restoredFiles"] == 0
+    assert log_main([str(t.root)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "RESTORED" in lines[0] and "VERSION" in lines[0]
+
+
+def test_ls_and_the_fsspec_file_system_list_a_past_snapshot(
+    table: tuple[Table, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    t, txns = table
+    before_overwrite = sorted(f for f in t.files() if txns[2] not in f)
+    assert ls_main([str(t.root), "--json", "--as-of", txns[1]]) == 0
+    assert sorted(f["path"] for f in json.loads(capsys.readouterr().out)) == before_overwrite
+    assert ls_main([str(t.root), "--json", "--as-of", _iso(T0 + 2000)]) == 0
+    assert [f["txn"] for f in json.loads(capsys.readouterr().out)] == [txns[2]]
+    assert ls_main([str(t.root), "--as-of", "yesterday"]) == 1
+    assert "yesterday" in capsys.readouterr().err
+    fs = fsspec.filesystem("txcommit+file", as_of=txns[0])
+    assert [posixpath.basename(p) for p in fs.find(str(t.root))] == [
+        posixpath.basename(f) for f in t.files() if txns[0] in f
+    ]
+    now = fsspec.filesystem("txcommit+file")
+    assert [posixpath.basename(p) for p in now.find(str(t.root))] == [
+        posixpath.basename(f) for f in t.files() if txns[2] in f
     ]
 
 

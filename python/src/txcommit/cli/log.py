@@ -1,10 +1,10 @@
 """``txcommit log PATH``: the transaction history of a table, newest first, as a table in the
 terminal or as JSON (``--json``): each transaction's id, state (committed, pending, aborted),
 start and commit time, operation, write id, files, bytes, rows (as Spark counted them, recorded
-just after the commit; "not counted" where Spark counted none), what it removed, its
-replace sequence and, where the commit changed the table's schema, the schema it set. Below the
-table, the table's properties in force (``manifests=true``: every commit writes the symlink
-manifests), when any was set.
+just after the commit; "not counted" where Spark counted none), what it removed, what a
+restore re-added, its version, its replace sequence and, where the commit changed the table's
+schema, the schema it set. Below the table, the table's properties in force
+(``manifests=true``: every commit writes the symlink manifests), when any was set.
 
     txcommit log /data/events
     txcommit log s3://bucket/events --endpoint http://127.0.0.1:9000 --json
@@ -51,11 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="txcommit log",
         description="Show the transaction history of a txcommit table, newest first "
-        "(times in UTC). Columns: TXN, STATE (committed / pending / aborted), STARTED, "
+        "(times in UTC). Columns: TXN, STATE (committed / pending / aborted), VERSION (the "
+        "commit's place in the table's versions, what --as-of and txcommit.asOf name), STARTED, "
         "COMMITTED, OPERATION (append, overwrite, overwrite-partitions, write-id), WRITE ID, "
         "FILES and BYTES added, ROWS (as Spark counted them; 'not counted' for a streaming "
         "batch or a driver that died right after the commit point), "
-        "REMOVED files and bytes, SEQ (the replace sequence of a replacing commit), "
+        "REMOVED files and bytes, RESTORED (the files a restore re-added), "
+        "SEQ (the replace sequence of a replacing commit), "
         "SCHEMA (the schema a commit set, where it changed the table's schema).",
     )
     add_table_arguments(parser)
@@ -79,12 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.json:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
         return 0
-    headers = ["TXN", "STATE", "STARTED", "COMMITTED", "OPERATION", "WRITE ID", "FILES"]
-    headers += ["BYTES", "ROWS", "REMOVED", "SEQ", "SCHEMA"]
+    headers = ["TXN", "STATE", "VERSION", "STARTED", "COMMITTED", "OPERATION", "WRITE ID"]
+    headers += ["FILES", "BYTES", "ROWS", "REMOVED", "RESTORED", "SEQ", "SCHEMA"]
     table = [
         [
             r.txn,
             r.state,
+            _text(r.version),
             _time(r.started_at),
             _time(r.committed_at),
             _text(r.operation),
@@ -93,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             human_bytes(r.bytes),
             _rows(r),
             _removed(r.removed_files, r.removed_bytes),
+            _text(r.restored_files or None),
             _text(r.sequence),
             _text(r.schema),
         ]

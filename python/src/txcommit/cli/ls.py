@@ -97,6 +97,7 @@ def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableV
             ignore_corrupt_records=ns.ignore_corrupt_records,
             with_markers=with_markers,
             progress=progress,
+            as_of=getattr(ns, "as_of", None),
         )
     finally:
         progress.done()
@@ -155,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
         "files removed by an overwrite or a write-id re-run are not listed).",
     )
     add_table_arguments(parser)
+    parser.add_argument(
+        "--as-of",
+        metavar="TXN_OR_TIME",
+        help="list a past snapshot: a transaction id from `txcommit log` (the table right after "
+        "it committed) or an ISO-8601 time (every commit the store dated at or before it), "
+        "as spark.read.option('txcommit.asOf', ...) reads it",
+    )
     return parser
 
 

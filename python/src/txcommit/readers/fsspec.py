@@ -10,7 +10,9 @@ They are registered with fsspec by the ``fsspec.specs`` entry points of the txco
 distribution (and again when ``txcommit`` is imported), so any fsspec-aware reader (pandas,
 pyarrow, polars, dask) can use them by URL. Options are those of the plain store (S3:
 ``endpoint``, ``region``, ``access_key_id``, ``secret_access_key``, ``session_token``,
-``path_style``, ``allow_http``, ``max_retries``; unset ones come from the AWS environment).
+``path_style``, ``allow_http``, ``max_retries``; unset ones come from the AWS environment),
+plus ``as_of``: read every table as of a past snapshot (a transaction id or an ISO-8601 time,
+as ``txcommit.dataset(path, as_of=...)``; docs/readers.md, "Reading a past snapshot").
 
 Inside a txcommit table (the nearest directory at or above a path holding ``_txcommit/``, as
 the JVM's read filter finds it) every listing, ``info`` and ``open`` follows the reader rule
@@ -71,8 +73,11 @@ class _CommittedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
 
     cachable = False
 
-    def __init__(self, **storage_options: Any) -> None:
-        super().__init__(**storage_options)
+    def __init__(self, as_of: str | None = None, **storage_options: Any) -> None:
+        super().__init__(as_of=as_of, **storage_options)
+        # ``as_of`` is not the store's: every table read through this file system is read as
+        # of that snapshot (a transaction id or an ISO-8601 time, as ``dataset(as_of=)``).
+        self._as_of = as_of
         self._options = dict(storage_options)
         self._lock = threading.Lock()
         self._tables: dict[str, str | None] = {}
@@ -127,7 +132,9 @@ class _CommittedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         with self._lock:
             index = self._indexes.get(table)
         if index is None:
-            index = _TableIndex(table, open_table(self._url(table), self._options))
+            index = _TableIndex(
+                table, open_table(self._url(table), self._options, as_of=self._as_of)
+            )
             with self._lock:
                 index = self._indexes.setdefault(table, index)
         return index

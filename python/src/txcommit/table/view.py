@@ -142,6 +142,8 @@ class HistoryRow:
     #: gave its commit point (epoch ms): what ``as_of`` names.
     version: int | None = None
     store_time: int | None = None
+    #: The files a restore re-added (docs/protocol.md, I31).
+    restored_files: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The row with the history's column names (shared with the JVM's history)."""
@@ -161,6 +163,7 @@ class HistoryRow:
             "schema": self.schema,
             "version": self.version,
             "storeTime": self.store_time,
+            "restoredFiles": self.restored_files,
         }
 
 
@@ -402,6 +405,7 @@ class TableView:
                     schema=changed.get(txn),
                     version=versions[txn].number if txn in versions else None,
                     store_time=versions[txn].store_time if txn in versions else None,
+                    restored_files=len(r.restored) if replacing else 0,
                 )
             )
         for state, markers in (("aborted", self.aborted), ("pending", self.pending)):

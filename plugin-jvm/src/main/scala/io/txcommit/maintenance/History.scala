@@ -26,7 +26,7 @@ object History {
         r.writeId,
         Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
         r.replacement.map(_.removedBytes), r.sequence, changed.get(r.txn), byTxn.get(r.txn).map(_.number),
-        byTxn.get(r.txn).map(_.storeTime))
+        byTxn.get(r.txn).map(_.storeTime), r.replacement.map(_.restored.size.toLong))
     }.sortBy(r => (r.version.getOrElse(Long.MaxValue), r.txn))
     val done = committed.map(_.txn).toSet
     val others = (state.pendingTxns ++ state.abortedTxns).toSeq.filterNot(done).map { t =>

@@ -69,7 +69,7 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
     "txn" -> StringType, "state" -> StringType, "startedAt" -> LongType, "committedAt" -> LongType,
     "operation" -> StringType, "writeId" -> StringType, "files" -> LongType, "bytes" -> LongType,
     "rows" -> LongType, "removedFiles" -> LongType, "removedBytes" -> LongType, "sequence" -> LongType,
-    "schema" -> StringType, "version" -> LongType, "storeTime" -> LongType)
+    "schema" -> StringType, "version" -> LongType, "storeTime" -> LongType, "restoredFiles" -> LongType)
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
@@ -78,7 +78,7 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
     History.rows(table, conf).map(r =>
       Row(r.txn, r.state, r.startedAt, n(r.committedAt),
         r.operation.orNull, r.writeId.orNull, n(r.files), n(r.bytes), n(r.rows), n(r.removedFiles),
-        n(r.removedBytes), n(r.sequence), r.schema.orNull, n(r.version), n(r.storeTime)))
+        n(r.removedBytes), n(r.sequence), r.schema.orNull, n(r.version), n(r.storeTime), n(r.restoredFiles)))
   }
 }
 

@@ -104,6 +104,11 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(t.ids(spark.read.parquet(t.url)) == expected(1), "the table reads as version 2 did")
     assert(dataFiles == files, "no data file was written or copied")
     assert(t.versions.size == 4, "the restore is a version of its own")
+    val restoreRow =
+      spark.sql(s"TXCOMMIT HISTORY '${t.url}'").collect().find(_.getAs[String]("txn") == back.getAs[String]("txn")).get
+    assert(restoreRow.getAs[Long]("restoredFiles") == back.getAs[Long]("restoredFiles"),
+      "HISTORY shows what the restore re-added")
+    assert(overwrite.isNullAt(overwrite.fieldIndex("restoredFiles")) || overwrite.getAs[Long]("restoredFiles") == 0L)
     // By time, to the first version; then forward again to the version before the first restore.
     restore(iso(v.head._3))
     assert(t.ids(spark.read.parquet(t.url)) == expected.head)
