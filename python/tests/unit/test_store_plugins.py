@@ -262,3 +262,21 @@ def test_a_broken_entry_point_is_named_with_its_store(
     assert "Traceback" not in err
     assert conformance_main(["--store", str(tmp_path)]) == 2
     assert "the store 'broken' cannot be loaded" in capsys.readouterr().err
+
+
+def test_a_store_name_two_distributions_register_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = _distribution(tmp_path, "other_s3", f"[{GROUP}]\ns3 = other_s3:S3\n", {})
+    monkeypatch.syspath_prepend(str(where))
+    monkeypatch.setattr(
+        metadata,
+        "entry_points",
+        lambda group: metadata.EntryPoints(
+            [metadata.EntryPoint("s3", plugin.BUILTIN["s3"], GROUP)]
+            + [ep for d in metadata.distributions(path=[str(where)]) for ep in d.entry_points]
+            + [metadata.EntryPoint("s3", plugin.BUILTIN["s3"], GROUP)]  # seen twice: once
+        ).select(group=group),
+    )
+    with pytest.raises(StorePluginError, match="the store 's3' is registered twice.*other_s3:S3"):
+        store_plugins()

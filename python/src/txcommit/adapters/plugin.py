@@ -146,10 +146,19 @@ class StorePlugin:
 
 
 def _entry_points() -> list[metadata.EntryPoint]:
-    found = list(metadata.entry_points(group=GROUP))
-    named = {ep.name for ep in found}
-    found += [metadata.EntryPoint(n, v, GROUP) for n, v in BUILTIN.items() if n not in named]
-    return found
+    """One entry point per store; the same one seen twice (a distribution on sys.path twice,
+    as an editable install next to a checkout) counts once, two for one name are refused."""
+    found: dict[str, metadata.EntryPoint] = {}
+    for ep in metadata.entry_points(group=GROUP):
+        seen = found.setdefault(ep.name, ep)
+        if seen.value != ep.value:
+            raise StorePluginError(
+                f"the store '{ep.name}' is registered twice in the entry-point group {GROUP}: "
+                f"as {seen.value} and as {ep.value}. Uninstall one of the distributions."
+            )
+    for name, value in BUILTIN.items():
+        found.setdefault(name, metadata.EntryPoint(name, value, GROUP))
+    return list(found.values())
 
 
 def _load(ep: metadata.EntryPoint) -> StorePlugin:
