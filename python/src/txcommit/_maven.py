@@ -1,5 +1,7 @@
 """The third-party jars a store adapter needs on the server, and the one-machine HDFS its
-emulator runs, fetched once from Maven.
+emulator runs, fetched once from Maven. Which store needs which is its descriptor's
+(``StorePlugin.connectors``, ``txcommit.stores.<name>``); the coordinates per Spark line are
+here.
 
 Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The gcs adapter
 needs Google's Cloud Storage connector (shaded); the Azure adapter needs Hadoop's ABFS
@@ -127,18 +129,6 @@ MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster"
 #: whose shaded jar Maven Central serves; Hadoop 3.5's own hadoop-gcp cannot be pointed at an
 #: emulator.
 GCS_ARTIFACTS = (Artifact("com.google.cloud.bigdataoss", "gcs-connector", "4.0.4", "shaded"),)
-STORES = ("local", "s3", "s3-multipart", "hdfs", "gcs", "azure")
-
-
-def store_artifacts(store: str, line: str) -> tuple[Artifact, ...]:
-    """The connector jars ``store`` needs on a server of Spark ``line``."""
-    if store in ("s3", "s3-multipart"):
-        return s3_artifacts(line)
-    if store == "azure":
-        return azure_artifacts(line)
-    if store == "gcs":
-        return GCS_ARTIFACTS
-    return ()  # local; hdfs: Spark's own Hadoop client speaks HDFS
 
 
 def cache_dir() -> Path:
@@ -166,23 +156,6 @@ def _download(url: str, dest: Path) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def jars_for(
-    store: str, *, line: str | None = None, fetch: bool = True, log: bool = True
-) -> list[Path]:
-    """Local paths of the jars ``store`` needs on a server of Spark ``line`` (default: the
-    installed pyspark's), downloading the missing ones if ``fetch``."""
-    if store not in STORES:
-        known = ", ".join(sorted(STORES))
-        raise ServerStartError(f"unknown store '{store}'; known stores: {known}")
-    line = line or installed_spark_line()
-    # Another Hadoop's connectors go into their own folder: a build or tool that puts every jar
-    # of the cache folder on a classpath must not get two AWS SDKs.
-    hadoop = SPARK_LINES[line].hadoop
-    sub = "" if hadoop == HADOOP_VERSION or store == "gcs" else f"hadoop-{hadoop}"
-    return fetched(store_artifacts(store, line), f"the {store} jars for Spark {line}",
-                   f"txcommit jars --store {store}", fetch=fetch, log=log, subdir=sub)  # fmt: skip
 
 
 def fetched(

@@ -116,6 +116,11 @@ class InvalidDeclarationError(UnsupportedStoreError):
     file and the bad key or value."""
 
 
+class StorePluginError(UnsupportedStoreError):
+    """A store registered in the ``txcommit.adapters`` entry-point group whose descriptor
+    cannot be loaded; the message names the store and the entry point."""
+
+
 class CorruptCommitRecordError(TxCommitError):
     """A commit record that cannot be trusted: truncated, not JSON, wrong shape or unsafe.
     The message names the record file."""

@@ -89,10 +89,10 @@ def test_the_shipped_declarations_load_with_their_promises() -> None:
 def test_the_declared_implementations_match_what_each_side_ships() -> None:
     """A declaration says where the adapter exists: the Python registry has exactly the
     adapters declaring ``python``, and sbt packages exactly those declaring ``jvm``."""
-    from txcommit.adapters.registry import _IMPLEMENTATIONS
+    from txcommit.adapters.plugin import python_stores
 
     declared = {d.name: d for d in known_adapters()}
-    assert sorted(_IMPLEMENTATIONS) == sorted(n for n, d in declared.items() if d.in_python)
+    assert sorted(python_stores()) == sorted(n for n, d in declared.items() if d.in_python)
     sbt = (REPO / "build.sbt").read_text()
     packaged = re.findall(r"declarations\((\"[^)]*)\)", sbt)
     in_sbt = sorted(n.strip().strip('"') for group in packaged for n in group.split(","))

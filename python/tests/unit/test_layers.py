@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("table",),
     ("readers", "maintenance"),
     ("testing",),
+    ("stores",),
     ("server",),
     ("client",),
     ("",),

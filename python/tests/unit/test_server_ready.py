@@ -38,7 +38,7 @@ def held_port() -> Iterator[int]:
 
 def _server(proc: subprocess.Popen[bytes], port: int, log: Path) -> RunningServer:
     log.write_text("java.net.BindException: Failed to bind to address localhost/127.0.0.1\n")
-    return RunningServer(proc, "localhost", port, log, None, None, None, None)
+    return RunningServer(proc, "localhost", port, log)
 
 
 def test_a_port_another_process_listens_on_is_not_the_server_being_ready(

@@ -210,9 +210,22 @@ def _sorted(children: Iterable[Traversable]) -> list[Traversable]:
 
 
 @functools.lru_cache(maxsize=1)
-def known_adapters() -> tuple[AdapterDeclaration, ...]:
+def shipped_adapters() -> tuple[AdapterDeclaration, ...]:
     """Every adapter declaration shipped with txcommit, sorted by name."""
     return load_declarations()
+
+
+def known_adapters() -> tuple[AdapterDeclaration, ...]:
+    """Every adapter declaration, sorted by name: txcommit's own and those of the stores other
+    distributions register (:mod:`txcommit.adapters.plugin`) with their own ``adapter.json``."""
+    from txcommit.adapters.plugin import store_plugins
+
+    found = {d.name: d for d in shipped_adapters()}
+    for plugin in store_plugins():
+        file = plugin.declaration_file
+        if file is not None and plugin.name not in found:
+            found[plugin.name] = parse_declaration(file.read_bytes(), str(file), plugin.name)
+    return tuple(sorted(found.values(), key=lambda d: d.name))
 
 
 def known_summary(declarations: tuple[AdapterDeclaration, ...] | None = None) -> str:
@@ -235,6 +248,7 @@ __all__ = [
     "declaration_named",
     "known_adapters",
     "known_summary",
+    "shipped_adapters",
     "DEFAULT_IMPLEMENTATIONS",
     "FORMAT",
     "IMPLEMENTATIONS",

@@ -9,7 +9,6 @@ adapter name, or an override naming an adapter that does not serve the scheme is
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,19 +20,10 @@ from txcommit.adapters.declarations import (
     known_adapters,
     known_summary,
 )
+from txcommit.adapters.plugin import python_stores
 from txcommit.errors import UnknownAdapterError, UnsupportedStoreError
 from txcommit.paths import display_url
 
-#: Adapters with a Python mirror: name -> (module, class). Exactly the declarations whose
-#: ``implementations`` list ``python`` (a test keeps the two in step).
-_IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
-    "azure": ("txcommit.adapters.azure", "AzureBlobStore"),
-    "gcs": ("txcommit.adapters.gcs", "GcsStore"),
-    "hdfs": ("txcommit.adapters.hdfs", "HdfsStore"),
-    "local": ("txcommit.adapters.local", "LocalStore"),
-    "s3": ("txcommit.adapters.s3", "S3Store"),
-    "s3-multipart": ("txcommit.adapters.s3", "S3MultipartStore"),
-}
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
 
@@ -94,17 +84,18 @@ def adapter_for(url_or_path: str, overrides: Mapping[str, str] | None = None) ->
 
 
 def implementation(declaration: AdapterDeclaration) -> type[Store]:
-    """The Python class mirroring ``declaration``'s adapter."""
-    found = _IMPLEMENTATIONS.get(declaration.name)
+    """The Python class mirroring ``declaration``'s adapter: its store's descriptor names it
+    (:mod:`txcommit.adapters.plugin`)."""
+    stores = python_stores()
+    found = stores.get(declaration.name)
     if found is None:
-        python = ", ".join(sorted(_IMPLEMENTATIONS))
+        python = ", ".join(sorted(stores))
         raise UnsupportedStoreError(
             f"txcommit: adapter '{declaration.name}' ({declaration.primitive}) has no Python "
             f"implementation yet (Python has: {python}); use the table through Spark, where "
             "the JVM plugin serves it."
         )
-    module, cls = found
-    store_class: type[Store] = getattr(importlib.import_module(module), cls)
+    store_class: type[Store] = found.store_class()
     return store_class
 
 

@@ -2,7 +2,7 @@
 
     txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
                     [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
-                    [--timeout 120] [--store local|s3|s3-multipart|hdfs|gcs|azure]
+                    [--timeout 120] [--store local|s3|s3-multipart|hdfs|gcs|azure|...]
                     [--no-local-s3] [--no-local-hdfs] [--no-local-gcs] [--no-local-azure]
                     [--no-plugin] [--dry-run]
     txcommit jars --store s3
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import os
 import signal
@@ -34,15 +35,15 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from txcommit import __version__
 from txcommit._console import leave
+from txcommit.adapters.plugin import store_names, store_plugin, store_plugins
 from txcommit.errors import TxCommitError
 from txcommit.server import (
     DEFAULT_PORT,
     PLUGIN_JAR_NAME,
-    STORES,
     RunningServer,
     ServerConfig,
     build_command,
@@ -121,7 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in PASSTHROUGH:
         return _run_passthrough(args[0], args[1:])
-    parser = _build_parser()
+    try:
+        parser = _build_parser()  # loads the stores' descriptors (--store choices)
+    except TxCommitError as exc:
+        print(f"txcommit: {exc}", file=sys.stderr)
+        return 1
     ns = parser.parse_args(args)
     if ns.version:
         print(f"txcommit {__version__}")
@@ -157,7 +162,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "and print their paths, one per line: put them on every Spark JVM's classpath "
         "(spark.driver.extraClassPath / spark.executor.extraClassPath).",
     )
-    jars.add_argument("--store", choices=STORES, required=True)
+    jars.add_argument("--store", choices=store_names(), required=True)
     jars.add_argument(
         "--spark-line",
         choices=("4.0", "4.1", "4.2", "4.3"),
@@ -203,38 +208,18 @@ def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="JARS",
         help="extra jars (comma-separated, repeatable), added after the plugin jar",
     )
+    stores = "; ".join(f"{plugin.name}: {plugin.summary}" for plugin in store_plugins())
     p.add_argument(
         "--store",
-        choices=STORES,
+        choices=store_names(),
         default="local",
-        help="store adapter to set up: s3 (conditional put) or s3-multipart add Hadoop's S3A "
-        "connector (fetched once into ~/.cache/txcommit/jars) and, unless --no-local-s3, a "
-        "local S3 endpoint (moto) with bucket 'txcommit'; hdfs starts a one-machine HDFS "
-        "unless --no-local-hdfs; gcs adds Google's Cloud Storage connector and, unless "
-        "--no-local-gcs, a local fake-gcs-server with bucket 'txcommit'; azure adds Hadoop's "
-        "ABFS connector and, unless --no-local-azure, an Azurite (Azure Blob emulator) with "
-        "container 'txcommit' (default: local)",
+        help=f"store adapter to set up (default: local). {stores}",
     )
-    p.add_argument(
-        "--no-local-gcs",
-        action="store_true",
-        help="with --store gcs: reach Google Cloud Storage with your fs.gs.* confs instead",
-    )
-    p.add_argument(
-        "--no-local-azure",
-        action="store_true",
-        help="with --store azure: reach a real storage account with your fs.azure.* confs",
-    )
-    p.add_argument(
-        "--no-local-hdfs",
-        action="store_true",
-        help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",
-    )
-    p.add_argument(
-        "--no-local-s3",
-        action="store_true",
-        help="with --store s3*: reach a real bucket with your fs.s3a.* confs instead",
-    )
+    # One switch per store emulator (s3 and s3-multipart share theirs): --no-local-s3.
+    flags = {plugin.emulator.flag: plugin.emulator.help for plugin in store_plugins()
+             if plugin.emulator is not None}  # fmt: skip
+    for flag, help_text in flags.items():
+        p.add_argument(flag, action="store_true", help=help_text)
     p.add_argument("--spark-conf-dir", help="directory with spark-defaults.conf to merge with")
     p.add_argument("--log-file", help="server log (default: a new file in the temp directory)")
     p.add_argument(
@@ -273,13 +258,28 @@ def _server_config(ns: argparse.Namespace) -> ServerConfig:
         plugin=not ns.no_plugin,
         startup_timeout=ns.timeout,
         store=ns.store,
-        local_s3=not ns.no_local_s3,
-        local_hdfs=not ns.no_local_hdfs,
-        local_gcs=not ns.no_local_gcs,
-        local_azure=not ns.no_local_azure,
         # If this command is killed outright, take the server down with it.
         die_with_parent=True,
+        **_emulator_switches(ns),
     )
+
+
+def _emulator_switches(ns: argparse.Namespace) -> dict[str, Any]:
+    """ServerConfig's emulator switches from the ``--no-local-*`` options: a field of its own
+    (``local_s3``) where ServerConfig has one, else an entry of ``local_emulators``."""
+    fields = {f.name for f in dataclasses.fields(ServerConfig)}
+    switches: dict[str, Any] = {}
+    others: dict[str, bool] = {}
+    for plugin in store_plugins():
+        if plugin.emulator is None:
+            continue
+        option = plugin.emulator.option
+        wanted = not getattr(ns, "no_" + option)
+        if option in fields:
+            switches[option] = wanted
+        else:
+            others[option] = wanted
+    return {**switches, "local_emulators": others}
 
 
 def _cmd_server(ns: argparse.Namespace) -> int:
@@ -303,30 +303,10 @@ def _run_server(config: ServerConfig) -> int:
     server: RunningServer | None = None
     try:
         server = start(config)  # stops the half-started server itself if interrupted
-        if server.local_s3 is not None:
-            print(
-                f"txcommit: local S3 (moto) at {server.local_s3.endpoint}, bucket "
-                f"s3a://{config.local_s3_bucket}/ (any credentials)",
-                flush=True,
-            )
-        if server.local_gcs is not None:
-            print(
-                f"txcommit: local GCS (fake-gcs-server) at {server.local_gcs.endpoint}, bucket "
-                f"gs://{config.local_gcs_bucket}/ (no credentials)",
-                flush=True,
-            )
-        if server.local_hdfs is not None:
-            print(
-                f"txcommit: local HDFS (MiniDFSCluster) at {server.local_hdfs.endpoint}/ "
-                f"(WebHDFS: {server.local_hdfs.webhdfs})",
-                flush=True,
-            )
-        if server.local_azure is not None:
-            print(
-                f"txcommit: local Azure Blob (Azurite) at {server.local_azure.endpoint}, "
-                f"container {server.local_azure.abfs_url} (Azurite's public development key)",
-                flush=True,
-            )
+        spec = store_plugin(config.store).emulator
+        started = server.emulator(spec.option) if spec is not None else None
+        if spec is not None and started is not None:
+            print(f"txcommit: {spec.banner(started, config)}", flush=True)
         print(
             f"txcommit: Spark Connect server ready at {server.url} (log: {server.log_path})",
             flush=True,
@@ -368,9 +348,7 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 
 
 def _cmd_jars(ns: argparse.Namespace) -> int:
-    from txcommit._maven import jars_for
-
-    paths = jars_for(ns.store, line=ns.spark_line)
+    paths = store_plugin(ns.store).jars(ns.spark_line)
     if not paths:
         print(f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
               "Spark's own Hadoop client reaches it", file=sys.stderr)  # fmt: skip

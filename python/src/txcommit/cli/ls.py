@@ -20,6 +20,8 @@ from typing import Any
 
 from txcommit._console import Progress, text
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
+from txcommit.adapters.plugin import schemes_taking
+from txcommit.adapters.registry import scheme_of
 from txcommit.errors import TxCommitError
 from txcommit.paths import LOG_DIR_NAME
 from txcommit.table.view import TableView, open_table
@@ -68,27 +70,27 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-#: Schemes besides S3 whose store takes --endpoint (an emulator, a WebHDFS address).
-ENDPOINT_SCHEMES = ("hdfs://", "gs://", "az://", "abfs://", "abfss://")
+def store_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """--endpoint and --region, for a path whose store takes them (its descriptor says which
+    schemes take which, :func:`~txcommit.adapters.plugin.schemes_taking`)."""
+    scheme = scheme_of(ns.path)
+    region, endpoint = schemes_taking("region"), schemes_taking("endpoint")
+    if ns.region and scheme not in region and scheme in endpoint:
+        raise TxCommitError(f"--region is for {_shown(region)} tables, not {ns.path}")
+    if (ns.endpoint and scheme not in endpoint) or (ns.region and scheme not in region):
+        raise TxCommitError(
+            f"--endpoint and --region are for {_shown(region)} tables (--endpoint also for "
+            f"{_shown(tuple(s for s in endpoint if s not in region))}), not {ns.path}"
+        )
+    return {k: v for k, v in (("endpoint", ns.endpoint), ("region", ns.region)) if v}
+
+
+def _shown(schemes: tuple[str, ...]) -> str:
+    return ", ".join(f"{s}://" for s in schemes)
 
 
 def open_from_args(ns: argparse.Namespace, with_markers: bool = False) -> TableView:
-    options: dict[str, Any] = {}
-    if ns.path.startswith(("s3://", "s3a://")):
-        if ns.endpoint:
-            options["endpoint"] = ns.endpoint
-        if ns.region:
-            options["region"] = ns.region
-    elif ns.path.startswith(ENDPOINT_SCHEMES):
-        if ns.endpoint:
-            options["endpoint"] = ns.endpoint
-        if ns.region:
-            raise TxCommitError(f"--region is for s3:// tables, not {ns.path}")
-    elif ns.endpoint or ns.region:
-        raise TxCommitError(
-            f"--endpoint and --region are for s3:// tables (--endpoint also for hdfs://, gs://, "
-            f"az:// and abfs[s]://), not {ns.path}"
-        )
+    options = store_options(ns)
     progress = Progress(sys.stderr.isatty() if ns.progress is None else ns.progress)
     try:
         return open_table(

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Sequence
 
 from txcommit.adapters.local import LocalStore
+from txcommit.adapters.plugin import schemes_taking, store_names
 from txcommit.adapters.registry import adapter_for, open_store, scheme_of
 from txcommit.conformance.protocol import VISIBLE_AFTER_HALT, run_level2, scenarios, target_for
 from txcommit.conformance.runner import (
@@ -32,12 +33,7 @@ from txcommit.conformance.runner import (
 )
 from txcommit.errors import TxCommitError
 from txcommit.paths import display_url, join
-from txcommit.server import STORES
 from txcommit.testing.checks import CHECKS
-
-_S3_SCHEMES = ("s3", "s3a")
-#: Stores reached at an --endpoint: S3-compatibles, GCS emulators, Azurite or custom domains.
-_ENDPOINT_SCHEMES = (*_S3_SCHEMES, "gs", "az", "abfs", "abfss", "hdfs")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         default="1",
         help="1: the primitive against the store (seconds; default); 2: the protocol through "
         "Spark, fault scenarios and the reader check (minutes; needs txcommit[server], Java "
-        f"17 and an adapter with a JVM implementation: {', '.join(STORES)}); all: both",
+        f"17 and an adapter with a JVM implementation: {', '.join(store_names())}); all: both",
     )
     p.add_argument(
         "--halt-points",
@@ -140,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as e:  # --help (0) or a usage error (2): a code, not an exception
         return e.code if isinstance(e.code, int) else EXIT_USAGE
+    except TxCommitError as e:  # a store whose descriptor cannot be loaded
+        return _usage(str(e))
     if ns.writers < 2:
         return _usage(f"--writers must be at least 2 (a race needs two writers), got {ns.writers}")
     if ns.large_mib < 1:
@@ -157,13 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = str(ns.store)
     scheme = scheme_of(url)
     options: dict[str, str] = {}
-    if ns.region and scheme not in _S3_SCHEMES:
-        return _usage(f"--region applies to s3:// stores only, not {scheme}:")
-    if ns.endpoint and scheme not in _ENDPOINT_SCHEMES:
-        return _usage(
-            f"--endpoint applies to s3://, gs://, az:// (abfs://) and hdfs:// stores only, "
-            f"not {scheme}:"
-        )
+    # Stores reached at an --endpoint: S3-compatibles, GCS emulators, Azurite, WebHDFS.
+    for option, given in (("region", ns.region), ("endpoint", ns.endpoint)):
+        takes = schemes_taking(option)
+        if given and scheme not in takes:
+            shown = ", ".join(f"{s}://" for s in takes)
+            return _usage(f"--{option} applies to {shown} stores only, not {scheme}:")
     if ns.endpoint:
         options["endpoint"] = ns.endpoint
     if ns.region:

@@ -1,7 +1,8 @@
 """Level 2 of the conformance kit: the commit protocol, end to end, through Spark on the store.
 
 A real Spark Connect server with the txcommit plugin is started on the store (the adapter's
-JVM implementation: every store ``txcommit server --store`` serves, ``txcommit.server.STORES``)
+JVM implementation: every store ``txcommit server --store`` serves, the registered
+:func:`~txcommit.adapters.plugin.store_plugins`)
 with fault injection allowed, and a Spark Connect client (pyspark's, in the same environment:
 the kit runs where ``txcommit[server]`` is installed) runs these scenarios against tables below
 the run's scratch root:
@@ -31,7 +32,6 @@ the test suite's fixtures (and more: a standalone cluster, random kills).
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 import threading
@@ -56,13 +56,17 @@ from txcommit._names import (
 )
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
+from txcommit.adapters.plugin import (
+    root_as_spark_names_it,
+    store_names,
+    store_plugin,
+    store_plugins,
+)
 from txcommit.paths import is_data_path, join
-from txcommit.server import STORES
 from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.records import decode_record
 from txcommit.testing.checks import CheckFailed
-from txcommit.testing.local_s3 import DEFAULT_REGION, s3a_confs
 
 #: The fault points Level 2 kills the driver at (``HaltPoint.scala``; every point is in
 #: ``txcommit._names.HALT_POINTS``), and whether the interrupted job must be visible afterwards:
@@ -108,21 +112,12 @@ def unavailable_reason(declaration: AdapterDeclaration) -> str | None:
             f"not available: no JVM adapter ('{declaration.name}' is implemented in "
             f"{', '.join(declaration.implementations)} only), so Spark cannot write through it"
         )
-    if declaration.name not in STORES:
+    if declaration.name not in store_names():
         return (
             f"not available: the kit cannot start a server for adapter '{declaration.name}' "
-            f"(it starts servers for {', '.join(STORES)})"
+            f"(it starts servers for {', '.join(store_names())})"
         )
     return None
-
-
-def spark_url(store_root: str) -> str:
-    """The URL Spark (Hadoop) uses for a store root: S3 through S3A, local paths as they are."""
-    if store_root.startswith("s3://"):
-        return "s3a://" + store_root[len("s3://") :]
-    if store_root.startswith("file:"):
-        return urlsplit(store_root).path
-    return store_root
 
 
 # --- the running server and sessions --------------------------------------------------------
@@ -163,10 +158,10 @@ class Level2Context:
             port=free_port(),
             master=self.target.master,
             store=self.target.server_store,
-            local_s3=False,
-            local_gcs=False,
-            local_azure=False,
-            local_hdfs=False,  # the kit certifies the NameNode it was given
+            # The kit certifies the store it was given (a NameNode, a bucket), not an emulator.
+            local_emulators={
+                p.emulator.option: False for p in store_plugins() if p.emulator is not None
+            },
             confs={
                 ALLOW_FAULT_INJECTION_CONF: "true",
                 "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
@@ -630,62 +625,22 @@ def target_for(
     server_confs: Mapping[str, str] | None = None,
     session_confs: Mapping[str, str] | None = None,
 ) -> ProtocolTarget:
-    """The Level 2 target of an open store (the kit's scratch root)."""
+    """The Level 2 target of an open store (the kit's scratch root): where Spark reaches it
+    and the server confs for it, as its store's descriptor says (``level2_target``)."""
     name = store.declaration.name
-    confs: dict[str, str] = {}
-    if name in ("s3", "s3-multipart"):
-        # The store's own settings (from its arguments or AWS_ENDPOINT_URL/AWS_REGION).
-        endpoint = endpoint or getattr(store, "endpoint", None)
-        region = region or getattr(store, "region", None) or os.environ.get("AWS_REGION")
-        confs.update(s3a_confs(endpoint, region or DEFAULT_REGION, local=False))
-    if name == "gcs":
-        from txcommit.server import gcs_emulator_confs
-
-        # An emulator (the store's endpoint or STORAGE_EMULATOR_HOST) without credentials;
-        # Google Cloud itself through the cluster's own fs.gs.* settings.
-        endpoint = endpoint or getattr(store, "endpoint", None)
-        if endpoint:
-            confs.update(gcs_emulator_confs(endpoint))
-    spark_root = spark_url(store.root_url)
-    if name == "azure":
-        spark_root, azure = _abfs_target(store)
-        confs.update(azure)
-    confs.update(server_confs or {})
+    known = name in store_names()
+    if known:
+        spark_root, confs = store_plugin(name).level2_target(store, endpoint, region)
+    else:  # unavailable_reason says why Level 2 cannot run
+        spark_root, confs = root_as_spark_names_it(store, endpoint, region)
+    confs = {**confs, **(server_confs or {})}
     return ProtocolTarget(
         store=store,
         spark_root=spark_root,
-        server_store=name if name in STORES else "local",
+        server_store=name if known else "local",
         server_confs=confs,
         session_confs=dict(session_confs or {}),
     )
-
-
-def _abfs_target(store: Store) -> tuple[str, dict[str, str]]:
-    """Where Spark reaches an Azure store through ABFS, and the ABFS settings for it: the
-    store's endpoint (an emulator's ``http://host:port/<account>``) and its shared key.
-    ABFS reads the key from a conf only, so the server's command line carries it (its log
-    shows the command redacted)."""
-    from txcommit.adapters.azure import AzureBlobStore
-
-    assert isinstance(store, AzureBlobStore)
-    confs: dict[str, str] = {}
-    scheme = "abfss"
-    if store.endpoint:
-        from txcommit.testing.emulators import abfs_confs
-
-        parts = urlsplit(store.endpoint)
-        confs.update(abfs_confs(parts.netloc))
-        if parts.scheme == "http":
-            scheme = "abfs"
-        else:
-            confs["spark.hadoop.fs.azure.always.use.https"] = "true"
-    host = f"{store.account}.dfs.core.windows.net"
-    key = store.account_key()
-    if key is not None:
-        confs[f"spark.hadoop.fs.azure.account.key.{host}"] = key
-        confs["spark.hadoop.fs.azure.account.auth.type"] = "SharedKey"
-    root = f"{scheme}://{store.container}@{host}" + (f"/{store.prefix}" if store.prefix else "")
-    return root, confs
 
 
 __all__ = [

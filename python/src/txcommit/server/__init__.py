@@ -25,44 +25,26 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from txcommit._names import (
     EXTENSIONS_CLASS,
     EXTENSIONS_CONF,
     PLUGIN_CLASS,
     PLUGINS_CONF,
-    adapter_conf,
 )
 from txcommit._spark_home import is_pure_client, pyspark_dir
-from txcommit.errors import ServerStartError
+from txcommit.adapters.plugin import Emulator, StorePlugin, store_plugin
+from txcommit.errors import ServerStartError, UnknownAdapterError
 from txcommit.server.ports import listens_on
 
-if TYPE_CHECKING:
-    from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs
-    from txcommit.testing.local_s3 import LocalS3
+# Imported from here by the end-to-end tests; it belongs to the gcs store's descriptor.
+from txcommit.stores.gcs import gcs_emulator_confs as gcs_emulator_confs
 
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
-S3_ADAPTER_JAR_NAME = "txcommit-s3.jar"
-GCS_ADAPTER_JAR_NAME = "txcommit-gcs.jar"
-AZURE_ADAPTER_JAR_NAME = "txcommit-azure.jar"
-STORES = ("local", "s3", "s3-multipart", "hdfs", "gcs", "azure")
-#: The stores reached through Hadoop's S3A connector.
-S3_STORES = ("s3", "s3-multipart")
 LOCAL_S3_BUCKET = "txcommit"
 LOCAL_GCS_BUCKET = "txcommit"
 LOCAL_AZURE_CONTAINER = "txcommit"
-#: Google's Cloud Storage connector (gcs-connector, shaded) serves gs:// for the gcs adapter.
-GCS_CONNECTOR_CONFS = {
-    "spark.hadoop.fs.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
-    "spark.hadoop.fs.AbstractFileSystem.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS",
-    # Hadoop 3.5's core-default.xml says 64m (for its own GCS module); the connector reads the
-    # key as a plain number and fails to start on "64m" (reported upstream as
-    # GoogleCloudDataproc/hadoop-connectors#1730).
-    "spark.hadoop.fs.gs.block.size": "67108864",
-}
-
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SERVER_APP_NAME = "txcommit Connect server"
 DEFAULT_PORT = 15002
@@ -72,9 +54,6 @@ ADDRESS_CONF = "spark.connect.grpc.binding.address"
 _SENSITIVE_KEY = re.compile(
     r"secret|password|token|credential|access\.key|account\.key", re.IGNORECASE
 )
-#: Spark's default redaction pattern plus ABFS's account keys (fs.azure.account.key.<host>),
-#: which Spark's default would show in its UI and logs.
-AZURE_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|account[.]key"
 _REDACTED = "*********(redacted)"
 _WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]"}
 
@@ -87,11 +66,13 @@ class ServerConfig:
     ``spark_conf_dir`` (else ``$SPARK_CONF_DIR``) holds the ``spark-defaults.conf`` to merge
     with. ``plugin=False`` runs a plain Connect server without txcommit (for debugging).
     ``die_with_parent`` (Linux) makes the server get SIGTERM when the starting thread dies.
-    ``store`` adds a store adapter: ``s3`` (conditional put) or ``s3-multipart`` put Hadoop's
-    S3A connector on the classpath and make that adapter the default for s3a:// and s3://;
-    with ``local_s3`` (the default for them) a moto S3 endpoint is started on loopback for
-    the server's lifetime, with bucket ``local_s3_bucket``; without it, pass the usual
-    ``spark.hadoop.fs.s3a.*`` confs (or spark-defaults.conf) to reach a real bucket.
+    ``store`` adds a store adapter (any of :func:`~txcommit.adapters.plugin.store_names`; what
+    each adds is its descriptor's, ``txcommit.stores.<name>``): ``s3`` (conditional put) or
+    ``s3-multipart`` put Hadoop's S3A connector on the classpath and make that adapter the
+    default for s3a:// and s3://; with ``local_s3`` (the default for them) a moto S3 endpoint
+    is started on loopback for the server's lifetime, with bucket ``local_s3_bucket``; without
+    it, pass the usual ``spark.hadoop.fs.s3a.*`` confs (or spark-defaults.conf) to reach a
+    real bucket.
     ``hdfs`` needs no jar (Spark's Hadoop client speaks HDFS); with ``local_hdfs`` (its
     default) a one-machine HDFS (MiniDFSCluster) runs for the server's lifetime, else the
     cluster's own Hadoop configuration reaches a real NameNode.
@@ -101,7 +82,8 @@ class ServerConfig:
     ``azure`` puts Hadoop's ABFS connector on the classpath; with ``local_azure`` (its default)
     an Azurite (Azure Blob emulator) runs on loopback for the server's lifetime with container
     ``local_azure_container``, else the usual ``spark.hadoop.fs.azure.*`` confs reach a real
-    storage account.
+    storage account. ``local_emulators`` turns the emulator of a store registered by another
+    distribution on or off, by its option name (``local_<store>``; default on).
     """
 
     port: int = DEFAULT_PORT
@@ -122,6 +104,13 @@ class ServerConfig:
     local_gcs_bucket: str = LOCAL_GCS_BUCKET
     local_azure: bool = True
     local_azure_container: str = LOCAL_AZURE_CONTAINER
+    local_emulators: dict[str, bool] = field(default_factory=dict)
+
+    def wants_emulator(self, option: str) -> bool:
+        """Whether the emulator switched by ``option`` (``local_s3``) is to be started."""
+        if option in self.local_emulators:
+            return self.local_emulators[option]
+        return bool(getattr(self, option, True))
 
 
 # ---------------------------------------------------------------------------- locating
@@ -194,31 +183,18 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     connector and its 690 MB AWS SDK go on the JVMs' own classpath (extraClassPath), so
     executors read them from local disk instead of downloading them from the driver.
     """
-    if config.store not in STORES:
-        raise ServerStartError(f"unknown store '{config.store}'; choose one of {', '.join(STORES)}")
-    from txcommit._maven import jars_for
+    plugin = server_store(config.store)
+    jars = [str(find_adapter_jar(plugin.adapter_jar))] if plugin.adapter_jar else []
+    classpath = [str(p) for p in plugin.jars()]
+    return jars, classpath, dict(plugin.server_confs)
 
-    if config.store == "azure":
-        azure = [str(p) for p in jars_for("azure")]
-        return (
-            [str(find_adapter_jar(AZURE_ADAPTER_JAR_NAME))],
-            azure,
-            {"spark.redaction.regex": AZURE_REDACTION_REGEX},
-        )
 
-    if config.store == "gcs":
-        classpath = [str(p) for p in jars_for("gcs")]
-        return [str(find_adapter_jar(GCS_ADAPTER_JAR_NAME))], classpath, dict(GCS_CONNECTOR_CONFS)
-    if config.store not in S3_STORES:
-        return [], [], {}  # local and HDFS: Spark's own Hadoop client
-    classpath = [str(p) for p in jars_for(config.store)]
-    confs = {
-        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-        "spark.hadoop.fs.s3a.committer.magic.enabled": "true",
-        adapter_conf("s3a"): config.store,
-        adapter_conf("s3"): config.store,
-    }
-    return [str(find_adapter_jar(S3_ADAPTER_JAR_NAME))], classpath, confs
+def server_store(name: str) -> StorePlugin:
+    """The store ``txcommit server --store name`` sets up; ServerStartError when unknown."""
+    try:
+        return store_plugin(name)
+    except UnknownAdapterError as e:
+        raise ServerStartError(str(e)) from e
 
 
 def with_store(config: ServerConfig, defaults: Mapping[str, str]) -> ServerConfig:
@@ -419,23 +395,19 @@ class RunningServer:
         host: str,
         port: int,
         log_path: Path,
-        local_s3: LocalS3 | None = None,
-        local_hdfs: MiniHdfs | None = None,
-        local_gcs: FakeGcs | None = None,
-        local_azure: Azurite | None = None,
+        emulators: Mapping[str, Emulator] | None = None,
     ):
         self.process = process
         self.host = host
         self.port = port
         self.log_path = log_path
-        #: The loopback S3 endpoint started for this server (``--store s3``), if any.
-        self.local_s3 = local_s3
-        #: The one-machine HDFS started for this server (``--store hdfs``), if any.
-        self.local_hdfs = local_hdfs
-        #: The loopback fake-gcs-server started for this server (``--store gcs``), if any.
-        self.local_gcs = local_gcs
-        #: The Azurite started for this server (``--store azure``), if any.
-        self.local_azure = local_azure
+        #: The emulators started for this server, by the option that switched them on
+        #: (``local_s3``: the loopback S3 endpoint of ``--store s3``); stopped with it.
+        self.emulators: dict[str, Emulator] = dict(emulators or {})
+
+    def emulator(self, option: str) -> Emulator | None:
+        """The emulator started for this server under ``option`` (``local_s3``), if any."""
+        return self.emulators.get(option)
 
     @property
     def url(self) -> str:
@@ -508,14 +480,8 @@ class RunningServer:
                 self.process.wait()
         # Python workers the JVM started share the group; do not leave them behind.
         self._signal_group(signal.SIGKILL)
-        if self.local_s3 is not None:
-            self.local_s3.stop()
-        if self.local_hdfs is not None:
-            self.local_hdfs.stop()
-        if self.local_gcs is not None:
-            self.local_gcs.stop()
-        if self.local_azure is not None:
-            self.local_azure.stop()
+        for emulator in self.emulators.values():
+            emulator.stop()
         return self.process.returncode
 
     def kill(self) -> int:
@@ -541,36 +507,6 @@ class RunningServer:
     def __repr__(self) -> str:
         state = "running" if self.alive() else f"exited {self.process.returncode}"
         return f"RunningServer(url={self.url!r}, pid={self.pid}, {state}, log={self.log_path})"
-
-
-def start_local_s3(bucket: str) -> tuple[LocalS3, dict[str, str]]:
-    """Start a moto S3 endpoint on loopback with ``bucket``; return it and the S3A confs."""
-    try:
-        from txcommit.testing.local_s3 import LocalS3, s3a_confs
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise ServerStartError(
-            "a local S3 endpoint needs moto: pip install 'txcommit[server,s3-local]'"
-        ) from e
-    s3 = LocalS3().start()
-    s3.create_bucket(bucket)
-    return s3, s3a_confs(s3.endpoint)
-
-
-def gcs_emulator_confs(endpoint: str) -> dict[str, str]:
-    """The connector's confs for a GCS JSON API emulator at ``endpoint`` (no credentials)."""
-    return {
-        "spark.hadoop.fs.gs.storage.root.url": endpoint.rstrip("/") + "/",
-        "spark.hadoop.fs.gs.auth.type": "UNAUTHENTICATED",
-        "spark.hadoop.fs.gs.project.id": "txcommit-local",
-    }
-
-
-def start_local_gcs(bucket: str) -> tuple[FakeGcs, dict[str, str]]:
-    """Start fake-gcs-server on loopback with ``bucket``; return it and the connector's confs."""
-    from txcommit.testing.emulators import FakeGcs
-
-    gcs = FakeGcs(bucket).start()
-    return gcs, gcs_emulator_confs(gcs.endpoint)
 
 
 def _default_log_path(port: int) -> Path:
@@ -603,28 +539,16 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    local_s3 = local_hdfs = local_gcs = local_azure = None
-    if config.store == "gcs" and config.local_gcs:
-        local_gcs, gcs_confs = start_local_gcs(config.local_gcs_bucket)
-        config = replace(config, confs={**gcs_confs, **config.confs})
-    if config.store in S3_STORES and config.local_s3:
-        local_s3, s3_confs = start_local_s3(config.local_s3_bucket)
-        config = replace(config, confs={**s3_confs, **config.confs})
-    if config.store == "hdfs" and config.local_hdfs:
-        from txcommit.testing.emulators import MiniHdfs
-
-        local_hdfs = MiniHdfs().start()
-    if config.store == "azure" and config.local_azure:
-        from txcommit.testing.emulators import Azurite
-
-        local_azure = Azurite(config.local_azure_container).start()
-        config = replace(config, confs={**local_azure.abfs_confs(), **config.confs})
+    emulators: dict[str, Emulator] = {}
+    spec = server_store(config.store).emulator
+    if spec is not None and config.wants_emulator(spec.option):
+        emulators[spec.option], emulator_confs = spec.start(config)
+        config = replace(config, confs={**emulator_confs, **config.confs})
     try:
         cmd = build_command(config, home)
     except BaseException:
-        for started in (local_s3, local_hdfs, local_gcs, local_azure):
-            if started is not None:
-                started.stop()
+        for started in emulators.values():
+            started.stop()
         raise
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise ServerStartError("Java 17 or newer is needed: put `java` on PATH or set JAVA_HOME.")
@@ -652,10 +576,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
         config.host,
         config.port,
         log_path,
-        local_s3,
-        local_hdfs,
-        local_gcs,
-        local_azure,
+        emulators,
     )
     try:
         server.wait_ready(config.startup_timeout)

@@ -1,0 +1,33 @@
+"""The ``hdfs`` store: Spark's own Hadoop client speaks HDFS (no jar); a one-machine HDFS
+(MiniDFSCluster) runs for ``txcommit server --store hdfs`` unless ``--no-local-hdfs``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from txcommit.adapters.plugin import Emulator, LocalEmulator, StorePlugin
+
+
+def start_local_hdfs(config: Any) -> tuple[Emulator, dict[str, str]]:
+    """Start a one-machine HDFS; the server reaches it by its hdfs:// URL, no conf needed."""
+    from txcommit.testing.emulators import MiniHdfs
+
+    return MiniHdfs().start(), {}
+
+
+def _banner(hdfs: Any, config: Any) -> str:
+    return f"local HDFS (MiniDFSCluster) at {hdfs.endpoint}/ (WebHDFS: {hdfs.webhdfs})"
+
+
+HDFS = StorePlugin(
+    name="hdfs",
+    summary="starts a one-machine HDFS unless --no-local-hdfs",
+    python_store="txcommit.adapters.hdfs:HdfsStore",
+    emulator=LocalEmulator(
+        option="local_hdfs",
+        help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",
+        start=start_local_hdfs,
+        banner=_banner,
+    ),
+    options={"endpoint": ("hdfs",)},
+)
