@@ -189,12 +189,12 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
                 adopted = [line for line in server_log(server) if ADOPTED in line]
                 assert adopted, "the batch cut short at the halt point was replayed and adopted"
             if round_ == 0:
-                # Restart the queries with the halt point set (a running query keeps the confs
-                # it started with): the first batch to commit halts the server.
+                # Restart the queries, the last with the halt point set (a running query keeps
+                # the confs it started with): its first batch to commit halts the server. Only
+                # the last: a query started after the halt would find no server.
                 for query in queries:
                     query.stop()
-                for spark in sessions:
-                    spark.conf.set("spark.txcommit.test.haltAt", HALT)
+                sessions[-1].conf.set("spark.txcommit.test.haltAt", HALT)
                 for spark, st in zip(sessions, streams, strict=True):
                     start_query(spark, st.ckpt, st.out)
                 server.wait_dead(timeout=180)
