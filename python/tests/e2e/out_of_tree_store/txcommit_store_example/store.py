@@ -57,12 +57,15 @@ class ExampleStore(Store):
             os.fsync(f.fileno())
         return tmp
 
-    def _sync_dir(self, directory: Path) -> None:
-        fd = os.open(directory, os.O_RDONLY)
+    def _sync_dir(self, key: str, directory: Path) -> None:
         try:
-            os.fsync(fd)  # the new name survives a power loss too
-        finally:
-            os.close(fd)
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # the new name survives a power loss too
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise self._failed("publish", key, e) from None
 
     def create_exclusive(self, key: str, data: bytes) -> None:
         target = self._path(key)
@@ -79,7 +82,7 @@ class ExampleStore(Store):
             raise self._failed("publish", key, e) from None
         finally:
             tmp.unlink(missing_ok=True)
-        self._sync_dir(target.parent)
+        self._sync_dir(key, target.parent)
 
     def write_replacing(self, key: str, data: bytes) -> None:
         target = self._path(key)
@@ -89,7 +92,7 @@ class ExampleStore(Store):
             os.replace(tmp, target)
         except OSError as e:
             raise self._failed("write", key, e) from None
-        self._sync_dir(target.parent)
+        self._sync_dir(key, target.parent)
 
     def read(self, key: str) -> bytes | None:
         self.requests.add("GET")
@@ -113,6 +116,7 @@ class ExampleStore(Store):
             raise self._failed("list", prefix, e) from None
         for entry in entries:
             with contextlib.suppress(FileNotFoundError):  # deleted since the listing
+                # Dot names are the temporary files of writes still in flight.
                 if entry.is_file(follow_symlinks=False) and not entry.name.startswith("."):
                     st = entry.stat()
                     key = f"{prefix}/{entry.name}" if prefix else entry.name

@@ -103,7 +103,7 @@ final class ExampleCommitStore implements CommitStore {
     List<FileStatus> found = new ArrayList<>();
     File[] entries = local(dir).toFile().listFiles();
     for (File f : entries == null ? new File[0] : entries) { // null: no such directory
-      if (f.isFile() && !f.getName().startsWith(".")) {
+      if (f.isFile() && !f.getName().startsWith(".")) { // dot names: writes still in flight
         found.add(new FileStatus(f.length(), false, 1, 0, f.lastModified(), new Path(dir, f.getName())));
       }
     }
