@@ -17,7 +17,7 @@ import txcommit
 from txcommit.conformance import NOT_DECLARED, PASS
 from txcommit.table.records import decode_record
 
-from support.servers import ServerProcess, new_session, running, server_python
+from support.servers import ServerProcess, new_session, server_python
 
 DISTRIBUTION = Path(__file__).resolve().parent / "out_of_tree_store"
 JAR = "txcommit-store-example.jar"
@@ -96,11 +96,14 @@ def test_a_store_of_another_distribution_is_certified_and_commits_appends(tmp_pa
     table = f"example://{root}/t"
     server = ServerProcess(tmp_path / "server", extra_args=["--store", "example"],
                            env={"PYTHONPATH": env["PYTHONPATH"]})  # fmt: skip
-    for live in running(server):
-        spark = new_session(live.url)
+    server.start()
+    try:
+        spark = new_session(server.url)
         txcommit.enable(spark)
         spark.range(0, 10, 1, 2).write.mode("append").parquet(table)
         assert sorted(r.id for r in spark.read.parquet(table).collect()) == list(range(10))
+    finally:
+        server.stop()
     commits = list((root / "t" / "_txcommit" / "commits").iterdir())
     assert len(commits) == 1, commits
     record = decode_record(commits[0].read_bytes(), str(commits[0]), commits[0].stem)
