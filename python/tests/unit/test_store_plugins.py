@@ -22,7 +22,7 @@ from txcommit.cli import _build_parser, _server_config
 from txcommit.cli import main as cli_main
 from txcommit.conformance.cli import main as conformance_main
 from txcommit.conformance.protocol import target_for, unavailable_reason
-from txcommit.errors import StorePluginError
+from txcommit.errors import ServerStartError, StorePluginError
 from txcommit.server import ServerConfig, store_settings
 
 REPO = Path(__file__).resolve().parents[3]
@@ -196,6 +196,22 @@ def test_a_store_registered_elsewhere_is_a_server_store_choice(
     assert confs == {"spark.hadoop.fs.mem.impl": "org.example.MemFileSystem"}
     assert cli_main(["jars", "--store", "memfs"]) == 0
     assert "the memfs adapter needs no jar" in capsys.readouterr().err
+
+
+def test_a_store_registered_elsewhere_brings_its_own_adapter_jar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The jar is a file of the other distribution, not one of txcommit's _jars/.
+    jar = tmp_path / "site" / "memfs_store" / "memfs-adapter.jar"
+    own = StorePlugin(name="memfs", summary="memfs", adapter_jar_file=jar)
+    monkeypatch.setattr(plugin, "store_plugins", lambda: (own,))
+    with pytest.raises(ServerStartError, match=r"the store 'memfs' names its adapter jar .*memfs-"
+                       r"adapter\.jar, which does not exist\. Reinstall"):  # fmt: skip
+        store_settings(ServerConfig(store="memfs"))
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"PK")
+    jars, classpath, _ = store_settings(ServerConfig(store="memfs"))
+    assert (jars, classpath) == ([str(jar.resolve())], [])
 
 
 def test_a_store_registered_elsewhere_is_in_the_registry_and_the_conformance_kit(

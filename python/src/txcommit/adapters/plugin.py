@@ -4,7 +4,8 @@ A store is a :class:`StorePlugin` registered in the ``txcommit.adapters`` entry-
 (``[project.entry-points."txcommit.adapters"]`` of a distribution's pyproject.toml, the name
 being the adapter's). txcommit's own six are declared in its pyproject.toml and live in
 ``txcommit.stores``; a store of another distribution is the same: its descriptor, its
-``adapter.json`` and its Python mirror, with no edit to txcommit. The launcher, the command
+``adapter.json``, its Python mirror and its adapter jar (``adapter_jar_file``), with no edit
+to txcommit (docs/adapters.md, "A store from outside txcommit"). The launcher, the command
 line, ``txcommit jars`` and the conformance kit loop over :func:`store_plugins`.
 
 This module imports no other part of ``txcommit.adapters`` (the declarations ask it for the
@@ -107,6 +108,10 @@ class StorePlugin:
     #: The adapter's jar among those the package carries per Spark line
     #: (``_jars/spark-<line>/``); None when the plugin jar serves the store (local, hdfs).
     adapter_jar: str | None = None
+    #: The adapter's jar shipped by a store not built with txcommit, as a file of its own
+    #: distribution (``importlib.resources.files("mystore") / "mystore-adapter.jar"``): it
+    #: joins the plugin jar in the server's class loader, as ``adapter_jar`` does.
+    adapter_jar_file: Traversable | Path | None = None
     #: The Maven connectors a server of a Spark line needs on its classpath.
     connectors: Callable[[str], tuple[Artifact, ...]] = no_connectors
     #: Whether the connectors follow the line's Hadoop version (kept in a folder per Hadoop).

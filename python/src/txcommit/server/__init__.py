@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import TracebackType
 
@@ -162,6 +163,18 @@ def find_adapter_jar(name: str, line: str | None = None) -> Path:
     return _bundled(name, line)
 
 
+def shipped_adapter_jar(store: str, jar: Traversable | Path) -> Path:
+    """The adapter jar another distribution ships for ``store`` (``adapter_jar_file``)."""
+    path = Path(str(jar))
+    if not path.is_file():
+        raise ServerStartError(
+            f"the store '{store}' names its adapter jar {path}, which does not exist. "
+            "Reinstall the distribution that provides the store (its jar must be installed "
+            "as a file, not inside a zip)."
+        )
+    return path.resolve()
+
+
 def _bundled(name: str, line: str | None) -> Path:
     folder = bundled_jar_dir(line)
     if (folder / name).is_file():
@@ -185,6 +198,8 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     """
     plugin = server_store(config.store)
     jars = [str(find_adapter_jar(plugin.adapter_jar))] if plugin.adapter_jar else []
+    if plugin.adapter_jar_file is not None:
+        jars.append(str(shipped_adapter_jar(plugin.name, plugin.adapter_jar_file)))
     classpath = [str(p) for p in plugin.jars()]
     return jars, classpath, dict(plugin.server_confs)
 
