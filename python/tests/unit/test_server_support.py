@@ -61,3 +61,20 @@ def test_kill_jvm_reaches_only_the_recorded_jvm(
     server.kill_jvm()
     time.sleep(0.2)
     assert _alive(other), "kill_jvm() killed a process it did not start"
+
+
+def test_a_session_on_a_server_that_is_gone_fails_soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test's session gives up on a server that does not answer after a few retries: a server
+    that died under a test fails the test, instead of pyspark retrying for ten minutes."""
+    from pyspark.errors.exceptions.connect import SparkConnectGrpcException
+
+    import support.servers as servers
+
+    monkeypatch.setattr(servers, "_MAX_RETRIES", 2)
+    monkeypatch.setattr(servers, "_MAX_BACKOFF_MS", 100)
+    started = time.monotonic()
+    with pytest.raises(SparkConnectGrpcException, match="UNAVAILABLE|Connection refused"):
+        session = servers.new_session(f"sc://localhost:{servers.free_port()}")
+        session.range(1).collect()
+    assert time.monotonic() - started < 60, "pyspark's own retries (ten minutes) were used"
+    servers.abandon_sessions()
