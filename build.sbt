@@ -148,6 +148,8 @@ lazy val testSettings: Seq[Setting[_]] = Seq(
   // 48 MB for compiled code, and a JVM that fills it runs interpreted: 240 MB, as tiered has.
   Test / javaOptions ++= Seq("-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=240m",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    // Hive's SerDe reads (HiveSerDeReadsSuite) reach into java.net.URI, as spark-submit allows.
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
     s"-Duser.home=${sys.props("user.home")}"),
   // Durations, and a test still running after 5 minutes named every 2 (a hang says where).
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD", "-W", "300", "120"))

@@ -15,8 +15,11 @@ import io.txcommit.conf.TxCommitConf
  *
  * A read the SQL extension reached carries a log-first snapshot of each table it reads (the
  * read option [[TxCommitConf.SnapshotOption]], see [[LogFirstSnapshot]]): its files are judged
- * against that ([[LogFirstReader]]), with no clock. Every other read (RDD APIs, Hive sessions on
- * Spark 4.0-4.2, catalog tables, roots the extension does not resolve) is judged by a clock cut:
+ * against that ([[LogFirstReader]]), with no clock. So is a listing by a Hadoop input format (RDD
+ * reads, Hive SerDe tables): the configuration it creates the filter with names its input
+ * directories, and the filter lists their logs then, before the input format lists any data.
+ * Every other read (Hive sessions on Spark 4.0-4.2, the streaming file source, globs, roots
+ * no snapshot found a table for) is judged by a clock cut:
  * Spark creates one filter per listing, on the driver, just before the listing begins: that
  * moment is the read's [[ReadCut]]. Spark may list on executors (past 32 paths), so the filter
  * is Serializable: it carries its configuration and its cut, and rebuilds its caches after
@@ -25,6 +28,9 @@ import io.txcommit.conf.TxCommitConf
 class CommittedFilesFilter extends PathFilter with Configurable with Serializable {
   private var serializableConf: SerializableConfiguration = _
   private var cut: Option[ReadCut] = None
+  // The log-first snapshot of an input format's listing (its input directories are in the
+  // configuration it creates this filter with), taken then, before it lists anything.
+  private var inputSnapshot: Option[SnapshotHandle] = None
 
   @transient private lazy val settings: CommittedFilesFilter.Settings = {
     val conf = getConf
@@ -36,7 +42,7 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
     val handle = Option(conf.get(TxCommitConf.SnapshotOption)).map(v =>
       SnapshotHandle.decode(v).fold(bad =>
           throw new io.txcommit.InvalidConfException(TxCommitConf.SnapshotOption, bad, "a snapshot set by txcommit"),
-        identity)).flatten
+        identity)).flatten.orElse(inputSnapshot)
     CommittedFilesFilter.Settings(
       enabled = TxCommitConf.bool(conf, TxCommitConf.ReadFilter, default = true),
       delegate = delegate,
@@ -57,6 +63,7 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
   override def setConf(conf: Configuration): Unit = {
     serializableConf = new SerializableConfiguration(conf)
     if (cut.isEmpty) cut = Some(ReadCut.begin(TxCommitConf.maxClockSkewMs(conf)))
+    if (inputSnapshot.isEmpty) inputSnapshot = CommittedFilesFilter.inputSnapshot(conf)
   }
 
   override def getConf: Configuration =
@@ -72,4 +79,26 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
 
 object CommittedFilesFilter {
   private final case class Settings(enabled: Boolean, delegate: Option[PathFilter], judge: Path => Boolean)
+
+  /** FileInputFormat's input directories: comma-separated, each escaped (`FileInputFormat.setInputPaths`). */
+  private val InputDirs = "mapreduce.input.fileinputformat.inputdir"
+
+  /**
+   * The log-first snapshot of the read a Hadoop input format is about to list: Hadoop's
+   * `FileInputFormat.listStatus` (RDD reads such as `textFile` and `hadoopFile`, Hive SerDe
+   * tables) creates this filter with a configuration naming its input directories, before it
+   * lists any of them. None for a listing that names none (Spark's own file index: its reads get
+   * their snapshot from the SQL extension, or keep the clock cut), one the SQL extension already
+   * gave a snapshot, or when log-first reads are off.
+   */
+  private def inputSnapshot(conf: Configuration): Option[SnapshotHandle] =
+    Option(conf.get(InputDirs)).map(_.trim).filter(_.nonEmpty)
+      .filter(_ => conf.get(TxCommitConf.SnapshotOption) == null)
+      .filter(_ =>
+        Seq(TxCommitConf.ReadFilter, TxCommitConf.LogFirst).forall(TxCommitConf.bool(conf, _, default = true)))
+      .flatMap { dirs =>
+        val roots = org.apache.hadoop.util.StringUtils.split(dirs).toSeq
+          .map(d => new Path(org.apache.hadoop.util.StringUtils.unEscapeString(d)))
+        LogFirstSnapshot.forRoots(roots, conf)
+      }
 }

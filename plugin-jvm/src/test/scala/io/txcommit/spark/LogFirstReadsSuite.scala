@@ -76,6 +76,28 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     finally spark.conf.unset(key)
   }
 
+  test("an RDD read through a Hadoop input format lists the log first: a writer an hour ahead hides nothing") {
+    val (dir, url) = newTable()
+    spark.range(100).selectExpr("cast(id as string)").write.text(url)
+    spark.range(7).selectExpr("cast(id as string)").write.mode("overwrite").text(url)
+    val replace = dir.resolve("_txcommit/replace/00000000000000000001.json")
+    val r = RecordCodec.decodeReplacement(Files.readAllBytes(replace), replace.toString, 1L)
+    val ahead = RecordCodec.encode(r.copy(committedAt = System.currentTimeMillis() + 3600L * 1000L,
+        appId = Some("app-with-a-fast-clock")))
+    Files.write(replace, ahead)
+    Files.write(dir.resolve(s"_txcommit/commits/${r.txn}.json"), ahead)
+    val sc = spark.sparkContext
+    assert(sc.textFile(url).count() == 7, "the old API (HadoopRDD) reads the overwrite at once")
+    assert(sc.newAPIHadoopFile(url, classOf[org.apache.hadoop.mapreduce.lib.input.TextInputFormat],
+        classOf[org.apache.hadoop.io.LongWritable], classOf[org.apache.hadoop.io.Text]).count() == 7,
+      "so does the new API (NewHadoopRDD)")
+    // A commit after the input format listed is not in that listing's snapshot, and is in the next.
+    val rdd = sc.textFile(url)
+    assert(rdd.partitions.nonEmpty && rdd.count() == 7)
+    spark.range(3).selectExpr("cast(id as string)").write.mode("append").text(url)
+    assert(rdd.count() == 7 && sc.textFile(url).count() == 10)
+  }
+
   test("a read of a directory without a log carries an empty snapshot and reads every file") {
     val (dir, url) = newTable()
     writeWithoutTxCommit(url)
