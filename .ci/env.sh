@@ -23,6 +23,22 @@ NPM_PREFIX="$CACHE/npm"
 log() { printf '\033[1m[txcommit]\033[0m %s\n' "$*" >&2; }
 die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
 
+# The stores with a JVM module of their own (adapters/<store>/jvm), one name a line, sorted;
+# sbt names a store's projects after it: `adapter_project s3` is adapterS3 (4.3's; another
+# line's adds its id: adapterS340). local and hdfs live in the plugin jar (plugin-jvm).
+jvm_adapters() {
+  local dir
+  for dir in "$ROOT"/adapters/*/jvm; do
+    if [ -d "$dir" ]; then basename "$(dirname "$dir")"; fi
+  done
+}
+adapter_project() {
+  local part name="" parts
+  IFS=- read -r -a parts <<<"$1"
+  for part in "${parts[@]}"; do name+="${part^}"; done
+  printf 'adapter%s\n' "$name"
+}
+
 spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'; }
 
 # Runs sbt through the launcher fetched from Maven Central, with Maven Central as its only
@@ -64,9 +80,9 @@ package_line_jars() {
   local line=$1 sub="" dest="$ROOT/python/src/txcommit/_jars/spark-$1"
   [ "$line" = 4.3 ] || sub="lines/spark-$line/"
   mkdir -p "$dest"
-  local jar
-  for jar in "$ROOT/plugin-jvm/${sub}target/txcommit-plugin.jar" "$ROOT/adapters/s3/jvm/${sub}target/txcommit-s3.jar" \
-    "$ROOT/adapters/gcs/jvm/${sub}target/txcommit-gcs.jar" "$ROOT/adapters/azure/jvm/${sub}target/txcommit-azure.jar"; do
+  local jar jars=("$ROOT/plugin-jvm/${sub}target/txcommit-plugin.jar") store
+  for store in $(jvm_adapters); do jars+=("$ROOT/adapters/$store/jvm/${sub}target/txcommit-$store.jar"); done
+  for jar in "${jars[@]}"; do
     # Replaced by a rename, and only when it changed: servers of tests running beside this may
     # have the old jar open, and a jar rewritten in place under a running JVM breaks it.
     cmp -s "$jar" "$dest/${jar##*/}" || { cp "$jar" "$dest/.${jar##*/}.$$" && mv "$dest/.${jar##*/}.$$" "$dest/${jar##*/}"; }

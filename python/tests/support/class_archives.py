@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from support.servers import ServerProcess, with_test_jvm_opts
+from support.stores import server_args
 
 #: --store and the confs a server of that store needs to start; the dump writes to the local
 #: file system only, so the endpoints are never reached.
@@ -31,7 +32,6 @@ FAMILIES: dict[str, dict[str, str]] = {
     "gcs": {},
     "azure": {},
 }
-EXTRA_ARGS = {"s3": ["--no-local-s3"], "gcs": ["--no-local-gcs"], "azure": ["--no-local-azure"]}
 
 
 def dump(store: str, base: Path) -> str:
@@ -40,7 +40,7 @@ def dump(store: str, base: Path) -> str:
     server = ServerProcess(
         base / store,
         confs=FAMILIES[store],
-        extra_args=["--store", store, *EXTRA_ARGS.get(store, [])],
+        extra_args=server_args(store),
         env=with_test_jvm_opts(dict(os.environ)),
     ).start()
     assert server.jvm is not None

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from txcommit.conformance.protocol import pause_at
 
 from support.tables import TableRef, txn_of
 from support.waiting import wait_for
+
+#: The keys showing that a task of a store wrote its output, where they are not its data
+#: files: s3-multipart stages its upload (the `.pending` file S3A leaves under the magic path
+#: when the task's writer closes).
+TASK_OUTPUT: dict[str, Callable[[TableRef], list[str]]] = {
+    "s3-multipart": lambda t: [k for k in t.objects() if k.endswith(".pending")],
+}
 
 
 class SlowAppend:
@@ -35,10 +43,7 @@ class SlowAppend:
         self._thread.start()
 
         def first_task_done() -> bool:
-            if self.table.store == "s3-multipart":
-                keys = [k for k in self.table.objects() if k.endswith(".pending")]
-            else:
-                keys = self.table.data_files()
+            keys = TASK_OUTPUT.get(self.table.store, TableRef.data_files)(self.table)
             return any(txn_of(k) not in (None, *known_txns) for k in keys)
 
         wait_for(first_task_done, 120, "the job's first task to write its file")

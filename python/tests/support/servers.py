@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from txcommit._names import ALLOW_FAULT_INJECTION_CONF
 from txcommit.testing.local_s3 import LocalS3, s3a_confs
 
+from support.stores import server_args
+
 if TYPE_CHECKING:
     from txcommit.testing.emulators import Azurite, FakeGcs
 
@@ -358,7 +360,7 @@ def server_with_s3(
     return ServerProcess(
         workdir,
         confs={**FAULTS_ALLOWED, **s3a_confs(local_s3.endpoint), **(confs or {})},
-        extra_args=["--store", "s3", "--no-local-s3"],
+        extra_args=server_args("s3"),
         **kwargs,
     )
 
@@ -372,7 +374,7 @@ def server_with_gcs(
     return ServerProcess(
         workdir,
         confs={**FAULTS_ALLOWED, **gcs_emulator_confs(fake_gcs.endpoint), **(confs or {})},
-        extra_args=["--store", "gcs", "--no-local-gcs"],
+        extra_args=server_args("gcs"),
         **kwargs,
     )
 
@@ -384,7 +386,7 @@ def server_with_azure(
     return ServerProcess(
         workdir,
         confs={**FAULTS_ALLOWED, **azurite.abfs_confs(), **(confs or {})},
-        extra_args=["--store", "azure", "--no-local-azure"],
+        extra_args=server_args("azure"),
         **kwargs,
     )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+from support.stores import session_confs
+
 MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"
 
@@ -14,8 +16,8 @@ def configure(spark, store: str) -> None:  # noqa: ANN001 - a Connect SparkSessi
     spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", MANAGER)
     spark.conf.set("spark.sql.streaming.commitProtocolClass", SINK_PROTOCOL)
     spark.conf.set("spark.sql.shuffle.partitions", "2")
-    if store != "local":
-        spark.conf.set("spark.txcommit.adapter.s3a", store)
+    for key, value in session_confs(store).items():
+        spark.conf.set(key, value)
 
 
 def rate_to_parquet(spark, ckpt_url: str, out_url: str):  # noqa: ANN001, ANN201 - a StreamingQuery

@@ -15,7 +15,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +32,7 @@ from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.scale import SOAK
+from support.stores import session_confs
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 STORES = ("local", "s3", "s3-multipart")
@@ -191,8 +192,8 @@ class TableRef:
     def prepare(self, spark) -> None:  # noqa: ANN001 - a Connect SparkSession
         """Switch txcommit on for this table's store in `spark`."""
         txcommit.enable(spark)
-        if self.store in ("s3", "s3-multipart"):
-            spark.conf.set("spark.txcommit.adapter.s3a", self.store)
+        for key, value in session_confs(self.store).items():
+            spark.conf.set(key, value)
 
     def child(self, name: str) -> TableRef:
         if self.local is not None:
@@ -306,54 +307,79 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None, azure=None) -> TableRef:  # noqa: ANN001, E501
-    """A fresh table on ``store``: a directory below ``workdir``, a prefix of the test bucket
-    read through ``s3_client``, a directory on ``hdfs`` (a MiniHdfs), a prefix of the
-    bucket of ``gcs`` (a FakeGcs), or a prefix of the container of ``azure`` (an Azurite)."""
-    name = next_table_name()
-    if store == "local":
-        path = workdir / "tables" / name
-        return TableRef(store, str(path), local=path)
-    if store == "hdfs":
-        prefix = f"tables/{name}"
-        webhdfs = fsspec.filesystem(
-            "webhdfs", host="127.0.0.1", port=hdfs.http_port, user=getpass.getuser()
-        )
-        return TableRef(store, f"{hdfs.endpoint}/{prefix}", prefix=prefix, hdfs=webhdfs)
-    if store == "gcs":
-        # The JSON API only (gcsfs' default class first asks a gRPC API emulators lack).
-        from gcsfs.core import GCSFileSystem
+def _local_table(store: str, name: str, workdir: Path, **_: Any) -> TableRef:
+    path = workdir / "tables" / name
+    return TableRef(store, str(path), local=path)
 
-        prefix = f"tables/{name}"
-        fs = GCSFileSystem(
-            endpoint_url=gcs.endpoint, token="anon", skip_instance_cache=True,
-            use_listings_cache=False,
-        )  # fmt: skip
-        return TableRef(
-            store, f"gs://{gcs.bucket}/{prefix}", bucket=gcs.bucket, prefix=prefix, hdfs=fs,
-            fs_root=f"{gcs.bucket}/{prefix}",
-        )  # fmt: skip
-    if store == "azure":
-        # Read raw with obstore's fsspec file system (not through txcommit).
-        from obstore.fsspec import FsspecStore
 
-        from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
-
-        prefix = f"tables/{name}"
-        fs = FsspecStore(
-            "azure",
-            config={"account_name": EMULATOR_ACCOUNT, "account_key": EMULATOR_KEY,
-                    "endpoint": azure.endpoint},
-            client_options={"allow_http": True},
-        )  # fmt: skip
-        return TableRef(
-            store, f"{azure.abfs_url}{prefix}", bucket=azure.container, prefix=prefix, hdfs=fs,
-            fs_root=f"{azure.container}/{prefix}", folder_markers=True,
-        )  # fmt: skip
+def _s3_table(store: str, name: str, s3_client, **_: Any) -> TableRef:  # noqa: ANN001
     prefix = f"tables/{store}/{name}"
     return TableRef(
         store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix
     )
+
+
+def _hdfs_table(store: str, name: str, hdfs, **_: Any) -> TableRef:  # noqa: ANN001
+    prefix = f"tables/{name}"
+    webhdfs = fsspec.filesystem(
+        "webhdfs", host="127.0.0.1", port=hdfs.http_port, user=getpass.getuser()
+    )
+    return TableRef(store, f"{hdfs.endpoint}/{prefix}", prefix=prefix, hdfs=webhdfs)
+
+
+def _gcs_table(store: str, name: str, gcs, **_: Any) -> TableRef:  # noqa: ANN001
+    # The JSON API only (gcsfs' default class first asks a gRPC API emulators lack).
+    from gcsfs.core import GCSFileSystem
+
+    prefix = f"tables/{name}"
+    fs = GCSFileSystem(
+        endpoint_url=gcs.endpoint, token="anon", skip_instance_cache=True,
+        use_listings_cache=False,
+    )  # fmt: skip
+    return TableRef(
+        store, f"gs://{gcs.bucket}/{prefix}", bucket=gcs.bucket, prefix=prefix, hdfs=fs,
+        fs_root=f"{gcs.bucket}/{prefix}",
+    )  # fmt: skip
+
+
+def _azure_table(store: str, name: str, azure, **_: Any) -> TableRef:  # noqa: ANN001
+    # Read raw with obstore's fsspec file system (not through txcommit).
+    from obstore.fsspec import FsspecStore
+
+    from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
+
+    prefix = f"tables/{name}"
+    fs = FsspecStore(
+        "azure",
+        config={"account_name": EMULATOR_ACCOUNT, "account_key": EMULATOR_KEY,
+                "endpoint": azure.endpoint},
+        client_options={"allow_http": True},
+    )  # fmt: skip
+    return TableRef(
+        store, f"{azure.abfs_url}{prefix}", bucket=azure.container, prefix=prefix, hdfs=fs,
+        fs_root=f"{azure.container}/{prefix}", folder_markers=True,
+    )  # fmt: skip
+
+
+#: How a test table is laid out on each store's emulator and read raw around txcommit.
+TABLE_MAKERS: dict[str, Callable[..., TableRef]] = {
+    "local": _local_table,
+    "s3": _s3_table,
+    "s3-multipart": _s3_table,
+    "hdfs": _hdfs_table,
+    "gcs": _gcs_table,
+    "azure": _azure_table,
+}
+
+
+def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None, azure=None) -> TableRef:  # noqa: ANN001, E501
+    """A fresh table on ``store``: a directory below ``workdir``, a prefix of the test bucket
+    read through ``s3_client``, a directory on ``hdfs`` (a MiniHdfs), a prefix of the
+    bucket of ``gcs`` (a FakeGcs), or a prefix of the container of ``azure`` (an Azurite)."""
+    return TABLE_MAKERS[store](
+        store, next_table_name(), workdir=workdir, s3_client=s3_client, hdfs=hdfs, gcs=gcs,
+        azure=azure,
+    )  # fmt: skip
 
 
 def replace_records(table: TableRef) -> list[dict[str, Any]]:
