@@ -6,8 +6,7 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.RecordCodec
-import io.txcommit.testing.PluginSessions
+import io.txcommit.testing.{FastClock, PluginSessions}
 
 /**
  * A Hive SerDe table over a txcommit table (Spark's Hive support reads it through Hadoop's
@@ -40,12 +39,7 @@ class HiveSerDeReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     val url = dir.toUri.toString.stripSuffix("/")
     spark.range(100).selectExpr("cast(id as string)").write.text(url)
     spark.range(7).selectExpr("cast(id as string)").write.mode("overwrite").text(url)
-    val replace = dir.resolve("_txcommit/replace/00000000000000000001.json")
-    val r = RecordCodec.decodeReplacement(Files.readAllBytes(replace), replace.toString, 1L)
-    val ahead = RecordCodec.encode(r.copy(committedAt = System.currentTimeMillis() + 3600L * 1000L,
-        appId = Some("app-with-a-fast-clock")))
-    Files.write(replace, ahead)
-    Files.write(dir.resolve(s"_txcommit/commits/${r.txn}.json"), ahead)
+    FastClock.dateReplaceAnHourAhead(dir)
     spark.sql(s"CREATE TABLE serde (s STRING) STORED AS TEXTFILE LOCATION '$url'")
     try {
       val plan = spark.sql("SELECT * FROM serde").queryExecution.executedPlan.toString

@@ -6,10 +6,9 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.testing.PluginSessions
+import io.txcommit.testing.{FastClock, PluginSessions}
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.RecordCodec
 
 /**
  * The SQL extension's log-first reads through Spark itself: DataFrame reads and SQL on files
@@ -37,12 +36,7 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     val (dir, url) = newTable()
     spark.range(100).selectExpr("id", "cast(id % 4 as int) as k").write.partitionBy("k").parquet(url)
     spark.range(7).selectExpr("id", "cast(id % 4 as int) as k").write.mode("overwrite").partitionBy("k").parquet(url)
-    val replace = dir.resolve("_txcommit/replace/00000000000000000001.json")
-    val r = RecordCodec.decodeReplacement(Files.readAllBytes(replace), replace.toString, 1L)
-    val ahead = RecordCodec.encode(r.copy(committedAt = System.currentTimeMillis() + 3600L * 1000L,
-        appId = Some("app-with-a-fast-clock")))
-    Files.write(replace, ahead)
-    Files.write(dir.resolve(s"_txcommit/commits/${r.txn}.json"), ahead)
+    FastClock.dateReplaceAnHourAhead(dir)
     (dir, url)
   }
 
@@ -80,12 +74,7 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     val (dir, url) = newTable()
     spark.range(100).selectExpr("cast(id as string)").write.text(url)
     spark.range(7).selectExpr("cast(id as string)").write.mode("overwrite").text(url)
-    val replace = dir.resolve("_txcommit/replace/00000000000000000001.json")
-    val r = RecordCodec.decodeReplacement(Files.readAllBytes(replace), replace.toString, 1L)
-    val ahead = RecordCodec.encode(r.copy(committedAt = System.currentTimeMillis() + 3600L * 1000L,
-        appId = Some("app-with-a-fast-clock")))
-    Files.write(replace, ahead)
-    Files.write(dir.resolve(s"_txcommit/commits/${r.txn}.json"), ahead)
+    FastClock.dateReplaceAnHourAhead(dir)
     val sc = spark.sparkContext
     assert(sc.textFile(url).count() == 7, "the old API (HadoopRDD) reads the overwrite at once")
     assert(sc.newAPIHadoopFile(url, classOf[org.apache.hadoop.mapreduce.lib.input.TextInputFormat],
