@@ -3,6 +3,8 @@ package io.txcommit.read
 import java.net.{URLDecoder, URLEncoder}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
+import java.util.concurrent.{ExecutionException, Executors, ThreadFactory}
+import java.util.concurrent.atomic.AtomicInteger
 
 import scala.util.{Failure, Try}
 
@@ -113,11 +115,18 @@ object LogFirstSnapshot {
 
   /**
    * The snapshot of the table at `dir`, listed now; None when `dir` holds no committed record
-   * (one LIST: a plain directory costs a read this and nothing more). Listing order matters:
-   * `commits/` first, then `checkpoints/`, then `replace/`, so the checkpoint's `through` is
-   * listed and a replacing commit's `commits/` copy (written after its `replace/` record) is
-   * always matched by that record. The checkpoint and the `replace/` records read here (cached
-   * JVM-wide by listed file) are kept for read `readId`, so the driver's listing reads none again.
+   * (one LIST: a plain directory costs a read this and nothing more).
+   *
+   * The three listings may run in any order, and at once: every record any of them returns was
+   * complete before the data listing that follows begins, and what one listing finds without
+   * the other still judges whole. A checkpoint whose `through` is beyond the `replace/` listing
+   * is not used (an older one, or the records, serve). A replacing commit's `commits/` copy
+   * listed without its `replace/` record adds nothing ([[LogFirstReader]]: a copy commits nothing
+   * by itself), so that commit is out of the snapshot entirely. `commits/` goes first only for a
+   * directory not known to be a table, so that a plain directory costs one LIST; a known table
+   * root (one never stops being one) lists all three at once: one round trip. The checkpoint
+   * and the `replace/` records read here (cached JVM-wide by listed file) are kept for read
+   * `readId`, so the driver's listing reads none again.
    */
   def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None): Option[TableSnapshot] =
     Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
@@ -132,11 +141,17 @@ object LogFirstSnapshot {
 
   private def takeNow(dir: Path, conf: Configuration, readId: String, store: CommitStore): Option[TableSnapshot] = {
     val layout = LogLayout(dir)
-    val committed = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
+    def commits() = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
+    def others() = atOnce(CheckpointLog.list(layout, store.list), store.list(layout.replaceDir))
+    val (committed, (checkpoints, replaceListing)) =
+      if (TableLogReader.Roots.get(dir.toString).isDefined) atOnce(commits(), others())
+      else {
+        val c = commits()
+        (c, if (c.isEmpty) (CheckpointLog(Nil), Nil) else others())
+      }
     if (committed.isEmpty) None
     else {
-      val checkpoints = CheckpointLog.list(layout, store.list)
-      val replaceListing = store.list(layout.replaceDir)
+      TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
       val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
         .foldLeft(0L)(math.max)
       val checkpoint = CheckpointLog.newest(checkpoints, read(store), Paths.display, _.through <= through)
@@ -152,4 +167,28 @@ object LogFirstSnapshot {
   }
 
   private def read(store: CommitStore): Path => Option[Array[Byte]] = p => store.read(p)
+
+  /** Listings of a table's log directories running at once (idle threads end after a minute). */
+  private val listings = Executors.newCachedThreadPool(new ThreadFactory {
+    private val count = new AtomicInteger()
+    def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, s"txcommit-log-listing-${count.incrementAndGet()}")
+      t.setDaemon(true)
+      t
+    }
+  })
+
+  /** `a` and `b` at once: `a` on a listing thread, `b` on the caller's; the first failure is thrown. */
+  private def atOnce[A, B](a: => A, b: => B): (A, B) = {
+    val first = listings.submit[A](() => a)
+    val second =
+      try b
+      catch {
+        case e: Throwable =>
+          first.cancel(true)
+          throw e
+      }
+    try (first.get(), second)
+    catch { case e: ExecutionException => throw e.getCause }
+  }
 }

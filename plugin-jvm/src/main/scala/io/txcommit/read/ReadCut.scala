@@ -18,16 +18,23 @@ import io.txcommit.log.CommitRecord
  * committed before the read began has every file in every listing of the read, and applying
  * it (its files, and the files a replacing commit removes) can never show part of it.
  *
- * `committedAt` is the writer's driver clock and `startedAt` the reader's: equal clocks when
- * both are one Spark application (one Connect server). A record of another application counts
- * `maxClockSkewMs` later, so a writer clock behind the reader's by up to that much cannot make
- * a transaction that committed during the listing look older.
+ * Which clock: a commit of the reading application counts at its `committedAt`, the same
+ * driver's clock as the cut (the same Spark application: one Connect server). Another
+ * application's counts at `storedAt`, the time its record's store stamped on it (S3's
+ * `LastModified`, the NameNode's modification time): one clock for every writer, so a writer
+ * driver whose clock runs ahead delays nothing and one that runs behind cannot slip a commit
+ * made during the listing into the read. It counts `maxClockSkewMs` later, the allowance for
+ * the reader's clock against the store's. The record's own `committedAt` is used only where
+ * the store keeps no time (a modification time of 0).
+ *
+ * Why a record's store time is late enough: its transaction's data files were complete before
+ * the record was written (on `rename` stores the time is the temporary record's, on
+ * `multipart-complete` the upload's start: both after the last data file).
  */
 final case class ReadCut(id: String, startedAt: Long, appId: Option[String], maxClockSkewMs: Long) {
-  def precedes(record: CommitRecord): Boolean = {
-    val allowance = if (appId.isDefined && record.appId == appId) 0L else maxClockSkewMs
-    record.committedAt + allowance <= startedAt
-  }
+  def precedes(record: CommitRecord, storedAt: => Option[Long]): Boolean =
+    if (appId.isDefined && record.appId == appId) record.committedAt <= startedAt
+    else storedAt.filter(_ > 0L).getOrElse(record.committedAt) + maxClockSkewMs <= startedAt
 
   override def toString: String = s"read $id (began at $startedAt)"
 }

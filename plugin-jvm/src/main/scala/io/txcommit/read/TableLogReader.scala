@@ -44,7 +44,8 @@ import io.txcommit.store.Adapters
  * ([[TreeListing]]; else one existence check per distinct directory not known to be a table
  * root, until its table root is met), one existence check per directory above a tree, one
  * listing of `replace/` per table, and one read per distinct transaction whose record this JVM
- * has not decoded yet.
+ * has not decoded yet (and, for another application's append, one status request for the
+ * record's store time: [[ReadCut]]).
  */
 final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: ReadCut,
     arbiter: CutArbiter) {
@@ -97,7 +98,10 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       // Every record up to the last one made before the read began. Sequence order is commit
       // order, so the records before it were published earlier still, whatever their own clocks
       // say: one dated ahead (a driver with a fast clock) never hides a later commit.
-      val proposed = listed.records.filter(cut.precedes).lastOption.flatMap(_.sequence).getOrElse(through)
+      val storedAt = TableLogReader.storeTimes(replaceListing)
+      val proposed = listed.records
+        .filter(rec => cut.precedes(rec, rec.sequence.flatMap(s => storedAt.get(layout.replaceRecord(s).getName))))
+        .lastOption.flatMap(_.sequence).getOrElse(through)
       val agreed = arbiter.agreeHighest(cut, r.toString, proposed)
       // Another JVM of this read may have listed a record this listing missed (its publish was
       // completing): it exists now, so list again.
@@ -119,8 +123,10 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
       replaceListing: Seq[FileStatus]): Option[Checkpoint] = {
     val listedHighest = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
       .foldLeft(0L)(math.max)
-    val mine = CheckpointLog.newest(CheckpointLog.list(layout, ops.list), ops.read, Paths.display,
-      c => c.through <= listedHighest && cut.precedes(c.asOf))
+    val checkpoints = CheckpointLog.list(layout, ops.list)
+    val storedAt = TableLogReader.storeTimes(checkpoints.listed.map(_._2))
+    val mine = CheckpointLog.newest(checkpoints, ops.read, Paths.display,
+      c => c.through <= listedHighest && cut.precedes(c.asOf, storedAt.get(layout.checkpoint(c.number).getName)))
     val agreed = arbiter.agreeHighest(cut, root.toString + TableLogReader.CheckpointKey, mine.fold(0L)(_.number))
     if (agreed == mine.fold(0L)(_.number)) mine
     else if (agreed == 0L) None
@@ -218,11 +224,26 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   /** Whether the append `txn` is in the snapshot (agreed with the read's other JVMs). */
   private def decide(root: Path, txn: String): Option[Set[String]] = {
     val found = load(root, txn)
-    val proposed = found.exists(c => !c.replacing && cut.precedes(c.time))
+    val proposed = found.exists(c => !c.replacing && cut.precedes(c.time, storedAt(LogLayout(root).commitRecord(txn))))
     if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
     else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
       .filterNot(_.replacing).map(_.added)
   }
+
+  /**
+   * When the store stamped the record at `path` (asked only of another application's records,
+   * once per record and JVM: a record is never rewritten). None where the store keeps no time.
+   */
+  private def storedAt(path: Path): Option[Long] =
+    TableLogReader.StoredAt.get(path.toString).map(_.longValue).orElse {
+      val t =
+        try path.getFileSystem(conf).getFileStatus(path).getModificationTime
+        catch { case _: java.io.FileNotFoundException => 0L }
+      if (t > 0L) {
+        TableLogReader.StoredAt.put(path.toString, java.lang.Long.valueOf(t))
+        Some(t)
+      } else None
+    }
 
   private def load(root: Path, txn: String): Option[TableLogReader.Commit] = {
     val recordPath = LogLayout(root).commitRecord(txn)
@@ -314,6 +335,13 @@ object TableLogReader {
    * which application it committed).
    */
   private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord)
+
+  /** The store's modification times of listed log files, by file name (0: the store keeps none). */
+  private def storeTimes(listing: Seq[FileStatus]): Map[String, Long] =
+    listing.iterator.filter(_.getModificationTime > 0L).map(st => st.getPath.getName -> st.getModificationTime).toMap
+
+  /** The store's time of commit records asked for ([[TableLogReader.storedAt]]), by full URI. */
+  private val StoredAt = new BoundedCache[String, java.lang.Long](RecordsMaxFiles, _ => 1L)
 
   /** A corrupt record ignored by request: hides its files (and counts as committing nothing). */
   private val Unreadable = CommitRecord("", "", "", 0L, Long.MaxValue, Nil, None, "")

@@ -3,7 +3,7 @@ package io.txcommit.read
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
+import io.txcommit.log.{CommitRecord, DataFileName, RemovedFile, Replacement, TxnId}
 import io.txcommit.testing.{TempTable, TwoPartitionTable}
 import io.txcommit.testing.TwoPartitionTable.{copyOf, file, record}
 
@@ -99,10 +99,25 @@ class ReadSnapshotSuite extends AnyFunSuite {
   test("a commit of the reading application counts at its time; another's after the clock allowance") {
     val cut = ReadCut("r", 10000L, Some("app-1"), 1000L)
     val r = record(TxnId.generate(), 10000L, Nil)
-    assert(cut.precedes(r.copy(appId = Some("app-1"))))
-    assert(!cut.precedes(r.copy(appId = Some("app-2"))))
-    assert(cut.precedes(r.copy(appId = Some("app-2"), committedAt = 9000L)))
-    assert(!cut.precedes(r.copy(committedAt = 10001L, appId = Some("app-1"))))
+    assert(cut.precedes(r.copy(appId = Some("app-1")), storedAt = None))
+    assert(!cut.precedes(r.copy(appId = Some("app-2")), storedAt = None))
+    assert(cut.precedes(r.copy(appId = Some("app-2"), committedAt = 9000L), storedAt = None))
+    assert(!cut.precedes(r.copy(committedAt = 10001L, appId = Some("app-1")), storedAt = None))
+  }
+
+  test("another application's commit counts at the store's time, whatever its writer's clock says") {
+    val cut = ReadCut("r", 10000L, Some("app-1"), 1000L)
+    val hour = 3600L * 1000L
+    val ahead = record(TxnId.generate(), 9000L + hour, Nil).copy(appId = Some("app-2"))
+    assert(cut.precedes(ahead, storedAt = Some(9000L)), "a writer clock an hour ahead delays nothing")
+    assert(!cut.precedes(ahead, storedAt = Some(9001L)), "the store's time still takes the allowance")
+    val behind = record(TxnId.generate(), 9000L - hour, Nil).copy(appId = Some("app-2"))
+    assert(!cut.precedes(behind, storedAt = Some(10000L)),
+      "a writer clock an hour behind cannot slip a commit made during the listing into the read")
+    assert(cut.precedes(ahead.copy(appId = Some("app-1"), committedAt = 10000L), storedAt = Some(20000L)),
+      "the reading application's own commit counts at its own clock")
+    assert(!cut.precedes(ahead, storedAt = None) && cut.precedes(behind, storedAt = None),
+      "a store that keeps no time leaves the writer's clock")
   }
 
   test("a replacing commit dated in the future hides no replacing commit published after it") {
@@ -112,7 +127,7 @@ class ReadSnapshotSuite extends AnyFunSuite {
       files.foreach(x.t.touch(_))
       val r = record(txn, committedAt, files).copy(operation = CommitRecord.OverwritePartitions,
         replacement = Some(Replacement(seq, scope, removed.map(RemovedFile(_, 3L)))))
-      x.t.store.createExclusive(x.t.layout.replaceRecord(seq), RecordCodec.encode(r))
+      x.t.publishRecord(x.t.layout.replaceRecord(seq), r)
     }
     // Another driver whose clock runs 10 minutes ahead overwrote the table; then this application
     // overwrote k=1 (its record is later in sequence order, so it committed later).

@@ -36,12 +36,18 @@ class TablesSuite extends AnyFunSuite {
       for (r <- Vectors.elements(c.get("records"))) {
         val f = t.dir.resolve(r.get("file").asText())
         Files.createDirectories(f.getParent)
-        Files.write(f, RecordCodec.encode(Vectors.record(r.get("record"))))
+        val record = Vectors.record(r.get("record"))
+        Files.write(f, RecordCodec.encode(record))
+        // The store's time: the writer's clock is right in every vector.
+        Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(record.committedAt))
       }
       for (k <- Option(c.get("checkpoints")).toSeq.flatMap(Vectors.elements)) {
         val name = k.get("file").asText()
         val number = LogLayout.sequenceOfRecordName(name.substring(name.lastIndexOf('/') + 1)).get
-        t.writeRaw(name, new String(CheckpointCodec.encode(Vectors.checkpoint(k.get("checkpoint"), number)), "UTF-8"))
+        val checkpoint = Vectors.checkpoint(k.get("checkpoint"), number)
+        t.writeRaw(name, new String(CheckpointCodec.encode(checkpoint), "UTF-8"))
+        Files.setLastModifiedTime(t.dir.resolve(name),
+          java.nio.file.attribute.FileTime.fromMillis(checkpoint.createdAt))
       }
       for (raw <- Option(c.get("raw")).toSeq.flatMap(Vectors.elements)) {
         t.writeRaw(raw.get("file").asText(), raw.get("content").asText())

@@ -4,8 +4,7 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{DataFileName, LogLayout, RecordCodec, TxnId}
-import io.txcommit.store.Adapters
+import io.txcommit.log.{DataFileName, LogLayout, TxnId}
 import io.txcommit.testing.TempTable
 
 /**
@@ -62,8 +61,7 @@ class TreeListingSuite extends AnyFunSuite {
     val wonFile = txnFile("k=1/", won)
     val lostFile = txnFile("k=1/", lost)
     Seq(wonFile, lostFile).foreach(t.touch(_))
-    Adapters.open(nested, t.conf).createExclusive(LogLayout(nested).commitRecord(won),
-      RecordCodec.encode(t.record(won, wonFile.stripPrefix("k=1/"))))
+    t.publishRecord(LogLayout(nested).commitRecord(won), t.record(won, wonFile.stripPrefix("k=1/")))
     val f = listing(t)
     assert(f.accept(new Path(t.table, "k=0/part-00000-plain-c000.parquet")))
     assert(f.accept(new Path(t.table, wonFile)))

@@ -104,14 +104,23 @@ class LogFirstReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally spark.sql("DROP DATABASE parquet CASCADE")
   }
 
-  test("spark.txcommit.read.logFirst=false judges reads by the clock cut, as before") {
+  test("reads no log-first snapshot reaches take another application's commit at the store's time") {
+    // A writer driver's clock an hour ahead delays nothing where the read has no snapshot: with
+    // log-first reads off, through a glob, and in the streaming file source's listing.
     val (_, url) = overwrittenAheadOfTime()
     spark.conf.set(TxCommitConf.LogFirst, "false")
     try {
       val df = spark.read.parquet(url)
       assert(snapshotOptionOf(df).isEmpty)
-      assert(df.count() == 100, "the overwrite dated an hour ahead waits for its time")
+      assert(df.count() == 7, "log-first reads off")
     } finally spark.conf.unset(TxCommitConf.LogFirst)
+    assert(spark.read.parquet(s"$url/k=*").count() == 7, "a glob")
+    val q = spark.readStream.schema("id BIGINT, k INT").parquet(url).writeStream.format("memory")
+      .queryName("overwritten_ahead").trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start()
+    try {
+      q.awaitTermination()
+      assert(spark.table("overwritten_ahead").count() == 7, "the streaming file source")
+    } finally q.stop()
   }
 
   test("a read's snapshot is fixed when it is analysed: a later commit is not in it") {

@@ -27,8 +27,20 @@ final class TempTable {
   def record(txn: String, files: String*): CommitRecord =
     CommitRecord(txn, TempTable.tokenOf(txn), "job", 1L, 2L, files.map(AddedFile(_, 3L)), None, "test")
 
-  def commit(record: CommitRecord): Unit =
-    store.createExclusive(layout.commitRecord(record.txn), RecordCodec.encode(record))
+  def commit(record: CommitRecord): Unit = publishRecord(layout.commitRecord(record.txn), record)
+
+  /**
+   * Publishes a log file as the store stamps it, at `storedAt`: reads without a log-first
+   * snapshot take another application's commit at its store time ([[io.txcommit.read.ReadCut]]).
+   * A record's is its `committedAt` here, as a store stamps a writer whose clock is right.
+   */
+  def publish(path: Path, bytes: Array[Byte], storedAt: Long): Unit = {
+    store.createExclusive(path, bytes)
+    TempTable.stamp(path, storedAt)
+  }
+
+  def publishRecord(path: Path, record: CommitRecord): Unit =
+    publish(path, RecordCodec.encode(record), record.committedAt)
 
   def writeRaw(rel: String, text: String): Unit = {
     val f = dir.resolve(rel)
@@ -44,4 +56,8 @@ object TempTable {
 
   /** Each transaction's driver has its own token (a random UUID in the plugin). */
   def tokenOf(txn: String): String = s"token-$txn"
+
+  /** Sets a local file's modification time (its store time). */
+  def stamp(path: Path, storedAt: Long): Unit =
+    if (!new java.io.File(path.toUri).setLastModified(storedAt)) sys.error(s"cannot date $path")
 }

@@ -4,7 +4,7 @@ import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, 
 
 import org.apache.hadoop.fs.Path
 
-import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RecordCodec, RemovedFile, Replacement, TxnId}
+import io.txcommit.log.{AddedFile, CommitRecord, DataFileName, RemovedFile, Replacement, TxnId}
 import io.txcommit.read.CommittedFilesFilter
 
 /**
@@ -26,8 +26,8 @@ class TwoPartitionTable(appId: Option[String] = None) {
     val (txn, files) = newFiles()
     val r = record(txn, committedAt, files, appId).copy(operation = CommitRecord.Overwrite,
       replacement = Some(Replacement(sequence, Seq(""), removed.map(RemovedFile(_, 3L)))))
-    t.store.createExclusive(t.layout.replaceRecord(sequence), RecordCodec.encode(r))
-    t.store.createExclusive(t.layout.commitRecord(txn), RecordCodec.encode(r))
+    t.publishRecord(t.layout.replaceRecord(sequence), r)
+    t.publishRecord(t.layout.commitRecord(txn), r)
     files
   }
 
