@@ -105,11 +105,12 @@ def date_an_hour_ahead(table: TableRef) -> None:
 def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
     sessions, any_table: TableRef
 ):  # noqa: ANN001
-    """Log-first reads: the reads list the log before the data, so no clock decides what they
-    hold. A writer whose clock is an hour ahead overwrites in a loop while the reader reads
-    (listing in a Spark job): each read shows one whole generation, and the last overwrite and
-    an append after it are read at once, not an hour later, by a DataFrame and by SQL on the
-    path."""
+    """No writer's clock decides what a read holds. A writer whose clock is an hour ahead
+    overwrites in a loop while two readers read (listing in a Spark job): one lists the log
+    first, the other reads through a glob, which no log-first snapshot reaches and which dates
+    the writer's commits by the store's clock instead. Each read shows one whole generation,
+    and the last overwrite and an append after it are read at once, not an hour later: by a
+    DataFrame, by SQL on the path, through the glob and with log-first reads off."""
     writer, reader = sessions
     table = any_table
     writer.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
@@ -120,14 +121,28 @@ def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
         GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
         date_an_hour_ahead(table)
 
-    [seen] = race(write, COMMITS, [lambda: rows_per_gen(reader, table.url)])
+    def through_a_glob() -> dict[int, int]:
+        df = reader.read.option("basePath", table.url).parquet(f"{table.url}/k=*")
+        return {r["gen"]: r["count"] for r in df.groupBy("gen").count().collect()}
+
+    # Reads by the store's clock see another application's commit once the clock allowance
+    # (spark.txcommit.read.maxClockSkewMs, 1 s) has passed since the store dated it, not after
+    # the writer's hour; before, the glob would find no file of the table's first commit.
+    time.sleep(1.5)
+    seen, globbed = race(write, COMMITS, [lambda: rows_per_gen(reader, table.url), through_a_glob])
     GENERATIONS.assert_whole(seen, one_generation=True, who="the reader")
+    GENERATIONS.assert_whole(globbed, one_generation=True, who="the reader of a glob")
     GENERATIONS.of(writer, COMMITS + 1).write.mode("append").partitionBy("k").parquet(table.url)
     date_an_hour_ahead(table)
     rows = GENERATIONS.rows
-    assert rows_per_gen(reader, table.url) == {COMMITS: rows, COMMITS + 1: rows}
+    both = {COMMITS: rows, COMMITS + 1: rows}
+    assert rows_per_gen(reader, table.url) == both
     on_file = reader.sql(f"SELECT gen, count(*) AS n FROM parquet.`{table.url}` GROUP BY gen")
-    assert {r["gen"]: r["n"] for r in on_file.collect()} == {COMMITS: rows, COMMITS + 1: rows}
+    assert {r["gen"]: r["n"] for r in on_file.collect()} == both
+    time.sleep(1.5)
+    assert through_a_glob() == both
+    reader.conf.set("spark.txcommit.read.logFirst", "false")
+    assert rows_per_gen(reader, table.url) == both
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)
