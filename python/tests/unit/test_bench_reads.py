@@ -128,6 +128,21 @@ def test_read_targets_say_held_or_missed_with_the_figures():
     assert flat[0]["held"] is True and "(100 vs 10000 transactions)" in flat[0]["target"]
 
 
+def test_the_time_travel_target_compares_a_read_as_of_now_with_the_read_of_now():
+    results = _results()
+    missing = {t["target"]: t for t in targets(results)}
+    [absent] = [t for t in missing.values() if t["target"].startswith("a time-travel read")]
+    assert absent["held"] is None, "not measured: no as-of plan"
+    as_of = {"HEAD": 3, "LIST": 6}
+    results["read"].append(_row("txcommit", 10000, 1, True, "warm", "as-of", 1.05, as_of))
+    [held] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
+    assert held["held"] is True and "1.050 s vs now 1.040 s (1.01x)" in held["value"]
+    results["read"][-1] = _row("txcommit", 10000, 1, True, "warm", "as-of", 1.04,
+                               {"HEAD": 3, "LIST": 7})  # fmt: skip
+    [more] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
+    assert more["held"] is False, "one request more than the read of now"
+
+
 def test_read_section_renders_filter_on_and_off_side_by_side():
     text = render(_results(), [])
     assert "### txcommit tables, with a checkpoint" in text

@@ -12,6 +12,8 @@ READ_OPS = ("LIST", "HEAD", "GET")
 COLD_RATIO = 1.2
 WARM_RATIO = 1.05
 PLAIN_RATIO = 1.05
+#: The "filter" of a warm plan read as of a time (``txcommit.asOf``, filter on).
+AS_OF = "as-of"
 
 
 def is_new(reads: list[dict[str, Any]]) -> bool:
@@ -141,6 +143,20 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     else:
         add("plain Hive-style table: no extra request per directory with the filter", None,
             "not measured")  # fmt: skip
+    travel = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter=AS_OF)
+    now = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter="on")
+    if travel is None or now is None:
+        add("a time-travel read costs no more than a read of now", None, _why_not(info))
+    else:
+        ratio = _ratio(travel, now)
+        add(
+            f"a time-travel read costs no more than a read of now (warm, {most} transactions, "
+            f"with a checkpoint: <= {WARM_RATIO:g}x, no more requests)",
+            ratio is not None and ratio <= WARM_RATIO and _total(travel) <= _total(now),
+            f"as of now by time {travel['plan_s']:.3f} s vs now {now['plan_s']:.3f} s"
+            + ("" if ratio is None else f" ({ratio:.2f}x)")
+            + f"; requests {_kv(travel['requests'])} vs {_kv(now['requests'])}",
+        )
     few = 100 if 100 in txns and most != 100 else (txns[0] if txns else None)
     a = _find(reads, case="txcommit", txns=few, checkpoint=True, temp="cold", filter="on")
     b = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="cold", filter="on")
@@ -296,6 +312,9 @@ def read_section(results: dict[str, Any]) -> list[str]:
         f"- **Warm**: then {repeats or '?'} more plans of each, off and on "
         "alternately, in the same JVM: the median (fewer, at least one, once a table's warm "
         "plans took a minute: the *plan* column says so).",
+        "- **Time travel**: each warm round of a txcommit table also plans it with "
+        '`option("txcommit.asOf", <a time just after now>)` in the filtered session (a read '
+        "of the newest version named by time), compared in the targets with the read of now.",
         "- The first plan of a table in a JVM also reads a Parquet footer for the schema (one "
         "HEAD and one GET) that no later plan of it repeats, whatever its filter setting: "
         "the cold filter-off plan pays it, so the cold filter-on plan is favoured by about "
