@@ -3,6 +3,12 @@
 // the SDK and Hadoop without packaging them, like Delta's storage-s3-dynamodb: the core jar
 // stays small and a server puts the SDK on its classpath only if it uses that store.
 //
+// A store's module is its folder alone: the build makes projects for every adapters/<store>/jvm
+// it finds, and what is particular to the store (its dependencies per Spark line, the
+// declarations its jar carries) is described in adapters/<store>/jvm/build/Adapter<Store>.scala
+// (project/StoreModule.scala). Its projects are named from the folder (adapters/my-store:
+// adapterMyStore), its jar is target/txcommit-<store>.jar.
+//
 // One artifact per Spark line, built from one source tree and named like Iceberg's
 // (iceberg-spark-runtime-4.0_2.13): `txcommit-spark-<line>_2.13` for the plugin and
 // `txcommit-spark-<store>-<line>_2.13` for each adapter, each compiled against that line's
@@ -174,91 +180,53 @@ def pluginModule(
       Seq(out)
     }.taskValue)
 
-def s3Module(l: SparkLine, core: Project) =
-  Project(if (l == Spark43) "adapterS3" else s"adapterS3${l.id}", lineBase(l, "adapters/s3/jvm"))
+/** A store's module on line `l`, built as its folder describes (adapters/<name>/jvm/build/,
+  * StoreModule): its jar is txcommit-<name>.jar, its artifact txcommit-spark-<name>-<line>. */
+def storeModule(l: SparkLine, name: String, core: Project) = {
+  val store = StoreModule.load(name)
+  val dir = s"adapters/$name/jvm"
+  val id = StoreModule.projectId(name)
+  Project(if (l == Spark43) id else s"$id${l.id}", lineBase(l, dir))
     .dependsOn(core % "compile->compile;test->test")
     .settings(
-      lineModule(l, "adapters/s3/jvm", s"txcommit-spark-s3-${l.line}", "txcommit-s3.jar"),
-      // S3A and its AWS SDK must match the cluster's Hadoop: the cluster provides them
-      // (`txcommit jars --store s3` fetches the line's), as Delta's S3 LogStore module declares them.
-      libraryDependencies ++= Seq(
-        "org.apache.hadoop" % "hadoop-aws" % l.hadoop % Provided intransitive (),
-        "software.amazon.awssdk" % "bundle" % l.awsSdk % Provided intransitive ()),
-      libraryDependencies ++= (if (l.hadoop == "3.5.0")
-                                 Seq("software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" % Provided intransitive ())
-                               else Nil),
-      Compile / resourceGenerators += declarations("s3", "s3-multipart").taskValue)
+      lineModule(l, dir, s"txcommit-spark-$name-${l.line}", s"txcommit-$name.jar"),
+      libraryDependencies ++= store.dependencies(l),
+      Compile / resourceGenerators += declarations(store.declarations: _*).taskValue,
+      // The description (jvm/build/) is the meta-build's, which scalafmtSbt does not read: the
+      // store's 4.3 project formats it with its sources.
+      Compile / scalafmt / unmanagedSources ++=
+        (if (l == Spark43) ((ThisBuild / baseDirectory).value / dir / "build" * "*.scala").get else Nil),
+      store.settings(l))
+}
 
-def gcsModule(l: SparkLine, core: Project) =
-  Project(if (l == Spark43) "adapterGcs" else s"adapterGcs${l.id}", lineBase(l, "adapters/gcs/jvm"))
-    .dependsOn(core % "compile->compile;test->test")
-    .settings(
-      lineModule(l, "adapters/gcs/jvm", s"txcommit-spark-gcs-${l.line}", "txcommit-gcs.jar"),
-      // Google's Cloud Storage connector, shaded (its Google client libraries relocated, so they
-      // cannot clash with Spark's guava or jackson). The cluster provides it (`txcommit jars
-      // --store gcs` fetches it): Hadoop 3.5's own hadoop-gcp has no endpoint setting, so it
-      // could not be tested against an emulator.
-      libraryDependencies += "com.google.cloud.bigdataoss" % "gcs-connector" % "4.0.4" % Provided classifier "shaded" intransitive (),
-      Compile / resourceGenerators += declarations("gcs").taskValue)
+/** A Spark line's projects: its plugin, a module for each store found under adapters/ with a
+  * JVM module of its own (StoreModule.found), and line<id>, which aggregates them. */
+def lineProjects(l: SparkLine, plugin: Project) = {
+  val modules = plugin +: StoreModule.found(file(".")).map(storeModule(l, _, plugin))
+  LineProjects(modules,
+    Project(s"line${l.id}", file("target") / "lines" / s"spark-${l.line}")
+      .aggregate(modules.map(p => p: ProjectReference): _*)
+      .settings(publish / skip := true, scalaVersion := l.scala))
+}
 
-def azureModule(l: SparkLine, core: Project) =
-  Project(if (l == Spark43) "adapterAzure" else s"adapterAzure${l.id}", lineBase(l, "adapters/azure/jvm"))
-    .dependsOn(core % "compile->compile;test->test")
-    .settings(
-      lineModule(l, "adapters/azure/jvm", s"txcommit-spark-azure-${l.line}", "txcommit-azure.jar"),
-      // ABFS must match the cluster's Hadoop: the cluster provides it (`txcommit jars --store
-      // azure` fetches the line's). Everything else it needs is in Spark's own jars, except
-      // HdrHistogram. The adapter's own Blob requests use the JDK's HTTP client: no Azure SDK.
-      libraryDependencies += "org.apache.hadoop" % "hadoop-azure" % l.hadoop % Provided intransitive (),
-      libraryDependencies += "org.hdrhistogram" % "HdrHistogram" % "2.1.12" % Test,
-      // ABFS builds its URLs with Apache HttpClient, which Spark's distribution ships (its jars/)
-      // but spark-sql's POM does not bring: the Maven lines' suites need it named.
-      libraryDependencies ++= (if (l.fromMaven) Seq("org.apache.httpcomponents" % "httpclient" % "4.5.14" % Test)
-                               else Nil),
-      Compile / resourceGenerators += declarations("azure").taskValue)
-
-def lineAggregate(l: SparkLine, modules: Project*) =
-  Project(s"line${l.id}", file("target") / "lines" / s"spark-${l.line}")
-    .aggregate(modules.map(p => p: ProjectReference): _*)
-    .settings(publish / skip := true, scalaVersion := l.scala)
-
-lazy val pluginJvm = pluginModule(Spark43)
-lazy val adapterS3 = s3Module(Spark43, pluginJvm)
-lazy val adapterGcs = gcsModule(Spark43, pluginJvm)
-lazy val adapterAzure = azureModule(Spark43, pluginJvm)
-lazy val line43 = lineAggregate(Spark43, pluginJvm, adapterS3, adapterGcs, adapterAzure)
-
-lazy val pluginJvm42 = pluginModule(Spark42)
-lazy val adapterS342 = s3Module(Spark42, pluginJvm42)
-lazy val adapterGcs42 = gcsModule(Spark42, pluginJvm42)
-lazy val adapterAzure42 = azureModule(Spark42, pluginJvm42)
-lazy val line42 = lineAggregate(Spark42, pluginJvm42, adapterS342, adapterGcs42, adapterAzure42)
-
-lazy val pluginJvm41 = pluginModule(Spark41)
-lazy val adapterS341 = s3Module(Spark41, pluginJvm41)
-lazy val adapterGcs41 = gcsModule(Spark41, pluginJvm41)
-lazy val adapterAzure41 = azureModule(Spark41, pluginJvm41)
-lazy val line41 = lineAggregate(Spark41, pluginJvm41, adapterS341, adapterGcs41, adapterAzure41)
-
+lazy val spark43 = lineProjects(Spark43, pluginModule(Spark43))
+lazy val spark42 = lineProjects(Spark42, pluginModule(Spark42))
+lazy val spark41 = lineProjects(Spark41, pluginModule(Spark41))
 // The linkage check's negative control: the 4.3 plugin jar on Spark 4.0 must show what 4.0 lacks.
-lazy val pluginJvm40 = pluginModule(Spark40).settings(Linkage.control(pluginJvm / Compile / packageBin,
-    Seq(
-      "org.apache.spark.sql.catalyst.parser.ParserInterface#$init$",
-      "org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager",
-      "org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog")))
-lazy val adapterS340 = s3Module(Spark40, pluginJvm40)
-lazy val adapterGcs40 = gcsModule(Spark40, pluginJvm40)
-lazy val adapterAzure40 = azureModule(Spark40, pluginJvm40)
-lazy val line40 = lineAggregate(Spark40, pluginJvm40, adapterS340, adapterGcs40, adapterAzure40)
+lazy val spark40 = lineProjects(Spark40,
+  pluginModule(Spark40).settings(Linkage.control(spark43.plugin / Compile / packageBin,
+      Seq(
+        "org.apache.spark.sql.catalyst.parser.ParserInterface#$init$",
+        "org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager",
+        "org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog"))))
 
 // `root` aggregates the 4.3 line only, so a plain `test` or `package` does what it did before;
 // the other lines are built by name (line40 ...) or all at once by `.ci/lines`.
 lazy val root = (project in file("."))
-  .aggregate(pluginJvm, adapterS3, adapterGcs, adapterAzure)
+  .aggregate(spark43.modules.map(p => p: ProjectReference): _*)
   .settings(publish / skip := true)
 
-// Formatting (.scalafmt.conf): the 4.3 projects hold every shared source; pluginJvm40 and
-// pluginJvm41 add the folders only the older lines compile (scala-spark-4.0, scala-spark-4.1-4.2).
-addCommandAlias("fmt", "scalafmtAll; pluginJvm40/scalafmtAll; pluginJvm41/scalafmtAll; scalafmtSbt")
-addCommandAlias("fmtCheck",
-  "scalafmtCheckAll; pluginJvm40/scalafmtCheckAll; pluginJvm41/scalafmtCheckAll; scalafmtSbtCheck")
+// Formatting (.scalafmt.conf): the 4.3 projects hold every shared source; line40 and line41 add
+// the folders only the older lines compile (scala-spark-4.0, scala-spark-4.1-4.2), of every module.
+addCommandAlias("fmt", "scalafmtAll; line40/scalafmtAll; line41/scalafmtAll; scalafmtSbt")
+addCommandAlias("fmtCheck", "scalafmtCheckAll; line40/scalafmtCheckAll; line41/scalafmtCheckAll; scalafmtSbtCheck")

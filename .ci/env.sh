@@ -25,7 +25,8 @@ die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # The stores with a JVM module of their own (adapters/<store>/jvm), one name a line, sorted;
 # sbt names a store's projects after it: `adapter_project s3` is adapterS3 (4.3's; another
-# line's adds its id: adapterS340). local and hdfs live in the plugin jar (plugin-jvm).
+# line's adds its id: adapterS340). local and hdfs live in the plugin jar (plugin-jvm). The
+# build finds the same folders and names them by the same rule (project/StoreModule.scala).
 jvm_adapters() {
   local dir
   for dir in "$ROOT"/adapters/*/jvm; do

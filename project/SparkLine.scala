@@ -17,3 +17,10 @@ final case class SparkLine(
     case _ => Seq("4.3", "4.1-4.3")
   }
 }
+
+/** A Spark line's projects (build.sbt's lineProjects): its modules, the plugin first, then one per
+  * store with a JVM module of its own, and line<id>, which aggregates them. */
+final case class LineProjects(modules: Seq[sbt.Project], aggregate: sbt.Project) extends sbt.CompositeProject {
+  def plugin: sbt.Project = modules.head
+  def componentProjects: Seq[sbt.Project] = modules :+ aggregate
+}

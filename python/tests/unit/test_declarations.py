@@ -88,13 +88,18 @@ def test_the_shipped_declarations_load_with_their_promises() -> None:
 
 def test_the_declared_implementations_match_what_each_side_ships() -> None:
     """A declaration says where the adapter exists: the Python registry has exactly the
-    adapters declaring ``python``, and sbt packages exactly those declaring ``jvm``."""
+    adapters declaring ``python``, and sbt packages exactly those declaring ``jvm`` (the
+    plugin's in build.sbt, a store module's in its folder's build description)."""
     from txcommit.adapters.plugin import python_stores
 
     declared = {d.name: d for d in known_adapters()}
     assert sorted(python_stores()) == sorted(n for n, d in declared.items() if d.in_python)
-    sbt = (REPO / "build.sbt").read_text()
-    packaged = re.findall(r"declarations\((\"[^)]*)\)", sbt)
+    builds = [REPO / "build.sbt", *sorted(REPO.glob("adapters/*/jvm/build/*.scala"))]
+    packaged = [
+        group
+        for build in builds
+        for group in re.findall(r"declarations(?: = Seq)?\((\"[^)]*)\)", build.read_text())
+    ]
     in_sbt = sorted(n.strip().strip('"') for group in packaged for n in group.split(","))
     assert in_sbt == sorted(n for n, d in declared.items() if d.on_jvm)
     assert declared["gcs"].on_jvm and declared["azure"].on_jvm
