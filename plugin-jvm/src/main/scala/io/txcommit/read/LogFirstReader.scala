@@ -86,9 +86,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
             s"txcommit: ${Paths.display(path)} was listed when this read began but is missing now; a commit " +
               "record was deleted while the table was being read"))
         try {
-          val r = RecordCodec.decode(bytes, Paths.display(path), txn)
-          val c = TableLogReader.Commit(r.added.iterator.map(_.path).toSet, r.isReplacing,
-            r.copy(added = Nil, replacement = None))
+          val c = TableLogReader.Commit.of(RecordCodec.decode(bytes, Paths.display(path), txn))
           TableLogReader.Records.put(path.toString, c)
           if (c.replacing) Set.empty else c.added
         } catch {
@@ -129,6 +127,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
           None
       }
     }
+    LogRequests.prefetchRecords(root, store, t.appends)
     LogFirstReader.Loaded(checkpoint, ReplaceLog(records), t.appends.toSet)
   }
 }

@@ -3,8 +3,6 @@ package io.txcommit.read
 import java.net.{URLDecoder, URLEncoder}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
-import java.util.concurrent.{ExecutionException, Executors, ThreadFactory}
-import java.util.concurrent.atomic.AtomicInteger
 
 import scala.util.{Failure, Try}
 
@@ -142,9 +140,9 @@ object LogFirstSnapshot {
   private def takeNow(dir: Path, conf: Configuration, readId: String, store: CommitStore): Option[TableSnapshot] = {
     val layout = LogLayout(dir)
     def commits() = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
-    def others() = atOnce(CheckpointLog.list(layout, store.list), store.list(layout.replaceDir))
+    def others() = LogRequests.atOnce(CheckpointLog.list(layout, store.list), store.list(layout.replaceDir))
     val (committed, (checkpoints, replaceListing)) =
-      if (TableLogReader.Roots.get(dir.toString).isDefined) atOnce(commits(), others())
+      if (TableLogReader.Roots.get(dir.toString).isDefined) LogRequests.atOnce(commits(), others())
       else {
         val c = commits()
         (c, if (c.isEmpty) (CheckpointLog(Nil), Nil) else others())
@@ -162,33 +160,10 @@ object LogFirstSnapshot {
       val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
         e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
       LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
+      LogRequests.prefetchRecords(dir, store, snapshot.appends)
       Some(snapshot)
     }
   }
 
   private def read(store: CommitStore): Path => Option[Array[Byte]] = p => store.read(p)
-
-  /** Listings of a table's log directories running at once (idle threads end after a minute). */
-  private val listings = Executors.newCachedThreadPool(new ThreadFactory {
-    private val count = new AtomicInteger()
-    def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, s"txcommit-log-listing-${count.incrementAndGet()}")
-      t.setDaemon(true)
-      t
-    }
-  })
-
-  /** `a` and `b` at once: `a` on a listing thread, `b` on the caller's; the first failure is thrown. */
-  private def atOnce[A, B](a: => A, b: => B): (A, B) = {
-    val first = listings.submit[A](() => a)
-    val second =
-      try b
-      catch {
-        case e: Throwable =>
-          first.cancel(true)
-          throw e
-      }
-    try (first.get(), second)
-    catch { case e: ExecutionException => throw e.getCause }
-  }
 }

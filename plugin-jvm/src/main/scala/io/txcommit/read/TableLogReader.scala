@@ -251,9 +251,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
     TableLogReader.Records.get(key).orElse {
       opsFor(root).read(recordPath).map { b =>
         try {
-          val record = RecordCodec.decode(b, Paths.display(recordPath), txn)
-          val c = TableLogReader.Commit(record.added.iterator.map(_.path).toSet, record.isReplacing,
-            record.copy(added = Nil, replacement = None))
+          val c = TableLogReader.Commit.of(RecordCodec.decode(b, Paths.display(recordPath), txn))
           TableLogReader.Records.put(key, c) // decoded, immutable: kept across reads
           c
         } catch {
@@ -335,6 +333,11 @@ object TableLogReader {
    * which application it committed).
    */
   private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord)
+
+  private[txcommit] object Commit {
+    def of(record: CommitRecord): Commit =
+      Commit(record.added.iterator.map(_.path).toSet, record.isReplacing, record.copy(added = Nil, replacement = None))
+  }
 
   /** The store's modification times of listed log files, by file name (0: the store keeps none). */
   private def storeTimes(listing: Seq[FileStatus]): Map[String, Long] =

@@ -71,6 +71,18 @@ class LogFirstSnapshotSuite extends AnyFunSuite {
       "a read of the known table listing its log at once holds the whole overwrite")
   }
 
+  test("a snapshot decodes the records of the appends it holds at once, before any file is judged") {
+    val x = new Table
+    val appends = (1 to 5).map(_ => x.append(2L)).map(f => DataFileName.txnOf(new Path(f.head).getName).get)
+    val corrupt = TxnId.generate()
+    x.t.writeRaw(s"_txcommit/commits/$corrupt.json", "{\"txn\":")
+    def cached(txn: String) = TableLogReader.Records.get(x.t.layout.commitRecord(txn).toString).isDefined
+    assert(!appends.exists(cached))
+    LogFirstSnapshot.forRoots(Seq(x.t.table), x.t.conf)
+    assert(appends.forall(cached), "decoded while the snapshot was taken, not file by file")
+    assert(!cached(corrupt), "a corrupt record is left to the read, which reports it")
+  }
+
   test("commits after the snapshot are in no part of the read, on the driver and every copy") {
     val x = new Table
     val driver = x.read()
