@@ -28,7 +28,8 @@ import io.txcommit.store.CommitStore
  * `VERSION AS OF`, `TIMESTAMP AS OF`) today, a later `TXCOMMIT RESTORE` (which would commit the
  * difference between now and [[SnapshotAsOf.Resolved.snapshot]]).
  *
- * Costs what a read of now costs (the same three listings of the log, no listing of data) plus
+ * Costs what a read of now costs (the same three listings of the log in two round trips, no
+ * listing of data; a read of now of a known table makes them in one) plus
  * the `replace/` records a checkpoint would have spared (read once per JVM, cached by file), one
  * GET when a transaction id is named (a fence is no version), and, only when a later replacing
  * commit removed a file of the snapshot, one listing of `vacuum/`.
@@ -51,8 +52,10 @@ object SnapshotAsOf {
     val commits =
       store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName).map(_ -> st))
     if (commits.isEmpty) return None
-    val checkpoints = CheckpointLog.list(layout, store.list)
-    val replaceListing = store.list(layout.replaceDir)
+    // After commits/ (a replacing commit's copy listed there has its replace/ record listed
+    // next); checkpoints/ beside replace/: a checkpoint beyond the version's sequence is unused.
+    val (checkpoints, replaceListing) =
+      LogRequests.atOnce(CheckpointLog.list(layout, store.list), store.list(layout.replaceDir))
     val replaced = ReplaceLog.load(layout, _ => replaceListing, p => store.read(p), Paths.display,
       e => if (!ignoreCorrupt) throw e)
     val versions = versionsOf(commits, replaceListing, replaced)
