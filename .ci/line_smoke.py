@@ -2,14 +2,18 @@
 holds only pyspark of that line (from the package index) and the txcommit wheel (not the
 checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, and a Spark
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
-read, TXCOMMIT HISTORY, a streaming batch and one S3 write. Exits non-zero on the first thing
-that is wrong.
+read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
+by a driver whose clock runs an hour ahead. The server's sessions are Hive-enabled, as many
+production ones are: on Spark 4.0-4.2 their analyzer drops txcommit's log-first read rule, so
+that read is judged by the read filter's clock cut, which must date another application's
+commit by the store's clock, not the writer's. Exits non-zero on the first thing that is wrong.
 
     python line_smoke.py LINE WORKDIR
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -43,7 +47,8 @@ def main(line: str, work: Path) -> None:
     started = time.monotonic()
     server = subprocess.Popen(
         [str(txcommit_bin), "server", "--store", "s3", "--port", str(port), "--log-file", str(log),
-         "--conf", "spark.ui.enabled=false", "--master", "local[2]"],
+         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.catalogImplementation=hive",
+         "--master", "local[2]"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     out: list[str] = []
@@ -126,6 +131,24 @@ def run_client(line: str, port: int, work: Path) -> None:
     check("a streaming batch is committed by the txcommit sink", len(history(sink)) == 1,
           query.exception() or "")  # fmt: skip
     check("the streamed rows are read back once", spark.read.parquet(sink).count() == 30)
+
+    # Another application's driver, its clock an hour ahead, overwrote a table. On 4.0-4.2 this
+    # Hive-enabled session's read has no log-first snapshot: the clock cut dates that commit by
+    # the store's clock, so the overwrite is read once the clock allowance (1 s) has passed.
+    check("the sessions are Hive-enabled",
+          spark.conf.get("spark.sql.catalogImplementation") == "hive")  # fmt: skip
+    ahead = work / "ahead"
+    spark.range(0, 100).write.parquet(ahead.as_uri())
+    spark.range(0, 7).write.mode("overwrite").parquet(ahead.as_uri())
+    hour_ahead = int(time.time() * 1000) + 3600 * 1000
+    for record in [*(ahead / "_txcommit" / "replace").glob("*.json"),
+                   *(ahead / "_txcommit" / "commits").glob("*.json")]:  # fmt: skip
+        fields = json.loads(record.read_text())
+        fields.update(committedAt=hour_ahead, appId="app-with-a-fast-clock")
+        record.write_text(json.dumps(fields))
+    time.sleep(1.5)
+    check("an overwrite by a driver an hour ahead is read at once",
+          spark.read.parquet(ahead.as_uri()).count() == 7)  # fmt: skip
 
     s3 = "s3a://txcommit/line-smoke"
     spark.range(0, 42, numPartitions=2).write.mode("append").parquet(s3)
