@@ -4,9 +4,9 @@ checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, 
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
 read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
 by a driver whose clock runs an hour ahead. The server's sessions are Hive-enabled, as many
-production ones are: on Spark 4.0-4.2 their analyzer drops txcommit's log-first read rule, so
-that read is judged by the read filter's clock cut, which must date another application's
-commit by the store's clock, not the writer's. Exits non-zero on the first thing that is wrong.
+production ones are: the releases installed here (4.0.5, 4.1.4, 4.2.1, 4.3.0) run txcommit's
+log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1 and 4.2.0 drop it: their reads are
+judged by the clock cut). Exits non-zero on the first thing that is wrong.
 
     python line_smoke.py LINE WORKDIR
 """
@@ -132,23 +132,33 @@ def run_client(line: str, port: int, work: Path) -> None:
           query.exception() or "")  # fmt: skip
     check("the streamed rows are read back once", spark.read.parquet(sink).count() == 30)
 
-    # Another application's driver, its clock an hour ahead, overwrote a table. On 4.0-4.2 this
-    # Hive-enabled session's read has no log-first snapshot: the clock cut dates that commit by
-    # the store's clock, so the overwrite is read once the clock allowance (1 s) has passed.
+    # Another application's driver, its clock an hour ahead, overwrote a table: a Hive-enabled
+    # session reads it at once.
     check("the sessions are Hive-enabled",
           spark.conf.get("spark.sql.catalogImplementation") == "hive")  # fmt: skip
     ahead = work / "ahead"
     spark.range(0, 100).write.parquet(ahead.as_uri())
     spark.range(0, 7).write.mode("overwrite").parquet(ahead.as_uri())
     hour_ahead = int(time.time() * 1000) + 3600 * 1000
-    for record in [*(ahead / "_txcommit" / "replace").glob("*.json"),
-                   *(ahead / "_txcommit" / "commits").glob("*.json")]:  # fmt: skip
-        fields = json.loads(record.read_text())
-        fields.update(committedAt=hour_ahead, appId="app-with-a-fast-clock")
+    [replace] = (ahead / "_txcommit" / "replace").glob("*.json")
+    fields = json.loads(replace.read_text())
+    fields.update(committedAt=hour_ahead, appId="app-with-a-fast-clock")
+    for record in (replace, ahead / "_txcommit" / "commits" / f"{fields['txn']}.json"):
         record.write_text(json.dumps(fields))
+    # With a clock allowance of an hour the clock cut would keep the overwrite out (the first
+    # write is this application's, dated by its own clock): read at once, it was read log first.
+    spark.conf.set("spark.txcommit.read.maxClockSkewMs", str(3600 * 1000))
+    rows = spark.read.parquet(ahead.as_uri()).count()
+    check("an overwrite by a driver an hour ahead is read at once, log first", rows == 7, rows)
+    # Where the rule does not run, the clock cut dates that commit by the store's clock: it is
+    # read once the allowance has passed, not in an hour.
+    spark.conf.set("spark.txcommit.read.logFirst", "false")
+    spark.conf.set("spark.txcommit.read.maxClockSkewMs", "1000")
     time.sleep(1.5)
-    check("an overwrite by a driver an hour ahead is read at once",
-          spark.read.parquet(ahead.as_uri()).count() == 7)  # fmt: skip
+    rows = spark.read.parquet(ahead.as_uri()).count()
+    check("and by the clock cut, once the clock allowance has passed", rows == 7, rows)
+    for key in ("logFirst", "maxClockSkewMs"):
+        spark.conf.unset(f"spark.txcommit.read.{key}")
 
     s3 = "s3a://txcommit/line-smoke"
     spark.range(0, 42, numPartitions=2).write.mode("append").parquet(s3)

@@ -18,7 +18,7 @@ import io.txcommit.conf.TxCommitConf
  * against that ([[LogFirstReader]]), with no clock. So is a listing by a Hadoop input format (RDD
  * reads, Hive SerDe tables): the configuration it creates the filter with names its input
  * directories, and the filter lists their logs then, before the input format lists any data.
- * Every other read (Hive sessions on Spark 4.0-4.2, the streaming file source, globs, roots
+ * Every other read (Hive sessions on Spark 4.0.0-4.0.2, 4.1.0-4.1.1 and 4.2.0, the streaming file source, globs, roots
  * no snapshot found a table for) is judged by a clock cut:
  * Spark creates one filter per listing, on the driver, just before the listing begins: that
  * moment is the read's [[ReadCut]]. Spark may list on executors (past 32 paths), so the filter
