@@ -369,7 +369,7 @@ def server_with_gcs(
     workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: Any
 ) -> ServerProcess:
     """A `txcommit server --store gcs` that reaches the shared fake-gcs-server."""
-    from txcommit.server import gcs_emulator_confs
+    from txcommit_store_gcs.plugin import gcs_emulator_confs
 
     return ServerProcess(
         workdir,

@@ -145,7 +145,7 @@ def test_a_directory_the_credentials_may_not_list_ends_the_search_above_the_root
 ) -> None:
     """Credentials scoped to a prefix: the directory above the table refuses the listing, so
     the readers look no higher and read the table, as the JVM's filter does."""
-    from txcommit.adapters.s3 import S3Store
+    from txcommit_store_s3.store import S3Store
 
     url, options = fresh_s3_url(), s3_options(local_s3)
     case = CASES["directory-of-tables"]

@@ -15,6 +15,7 @@ cloud account:
   suite binds in a few lines;
 * :mod:`~txcommit.testing.vectors`: the golden vectors the JVM and Python tests share.
 
-The server imports from here (it starts the emulators for ``txcommit server --store ...``);
-nothing here imports the server, the client, the conformance kit or the command line.
+The stores' descriptors import from here (they start the emulators for ``txcommit server
+--store ...``); nothing here imports a store's package, the server, the client, the
+conformance kit or the command line.
 """

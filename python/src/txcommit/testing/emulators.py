@@ -44,6 +44,12 @@ from txcommit._cache import cache_root
 from txcommit.errors import TxCommitError
 
 AZURITE_VERSION = "3.37.0"
+#: Azurite's well-known development account (public, documented by Microsoft; not a secret),
+#: which the azure store's Python mirror uses for an emulator endpoint.
+EMULATOR_ACCOUNT = "devstoreaccount1"
+EMULATOR_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
 START_TIMEOUT = 60.0
 _E = TypeVar("_E", bound="_Emulator")
 
@@ -219,8 +225,6 @@ class Azurite(_Emulator):
 
     @property
     def endpoint(self) -> str:
-        from txcommit.adapters.azure import EMULATOR_ACCOUNT
-
         return f"http://127.0.0.1:{self.port}/{EMULATOR_ACCOUNT}"
 
     def command(self) -> list[str]:
@@ -239,8 +243,6 @@ class Azurite(_Emulator):
                 "txcommit: creating an Azurite container needs azure-storage-blob; "
                 "pip install 'txcommit[azure-local]'"
             ) from None
-        from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
-
         client = BlobServiceClient(
             self.endpoint,
             credential={"account_name": EMULATOR_ACCOUNT, "account_key": EMULATOR_KEY},
@@ -250,8 +252,6 @@ class Azurite(_Emulator):
     @property
     def abfs_url(self) -> str:
         """The container's root as Hadoop's ABFS names it (with :func:`abfs_confs`)."""
-        from txcommit.adapters.azure import EMULATOR_ACCOUNT
-
         return f"abfs://{self.container}@{EMULATOR_ACCOUNT}.dfs.core.windows.net/"
 
     def abfs_confs(self, *, prefix: str = "spark.hadoop.") -> dict[str, str]:
@@ -267,8 +267,6 @@ def abfs_confs(host_port: str, *, prefix: str = "spark.hadoop.") -> dict[str, st
     """Hadoop ABFS settings that reach Azurite at ``host_port`` (Azurite's Blob endpoint over
     plain HTTP, its well-known development account and key): the settings docs/adapters.md
     lists as checked with hadoop-azure 3.5.0."""
-    from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
-
     confs = {
         "fs.azure.abfs.endpoint": host_port,
         "fs.azure.always.use.https": "false",

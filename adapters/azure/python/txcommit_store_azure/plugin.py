@@ -38,7 +38,7 @@ def level2_target(store: Store, endpoint: str | None, region: str | None) -> Lev
     store's endpoint (an emulator's ``http://host:port/<account>``) and its shared key.
     ABFS reads the key from a conf only, so the server's command line carries it (its log
     shows the command redacted)."""
-    from txcommit.adapters.azure import AzureBlobStore
+    from txcommit_store_azure.store import AzureBlobStore
 
     assert isinstance(store, AzureBlobStore)
     confs: dict[str, str] = {}
@@ -65,7 +65,7 @@ AZURE = StorePlugin(
     name="azure",
     summary="adds Hadoop's ABFS connector and, unless --no-local-azure, an Azurite (Azure "
     "Blob emulator) with container 'txcommit'",
-    python_store="txcommit.adapters.azure:AzureBlobStore",
+    python_store="txcommit_store_azure.store:AzureBlobStore",
     adapter_jar="txcommit-azure.jar",
     connectors=azure_artifacts,
     server_confs={"spark.redaction.regex": AZURE_REDACTION_REGEX},

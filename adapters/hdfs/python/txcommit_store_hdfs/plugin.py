@@ -22,7 +22,7 @@ def _banner(hdfs: Any, config: Any) -> str:
 HDFS = StorePlugin(
     name="hdfs",
     summary="starts a one-machine HDFS unless --no-local-hdfs",
-    python_store="txcommit.adapters.hdfs:HdfsStore",
+    python_store="txcommit_store_hdfs.store:HdfsStore",
     emulator=LocalEmulator(
         option="local_hdfs",
         help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",

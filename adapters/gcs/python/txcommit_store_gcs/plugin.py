@@ -63,7 +63,7 @@ GCS = StorePlugin(
     name="gcs",
     summary="adds Google's Cloud Storage connector and, unless --no-local-gcs, a local "
     "fake-gcs-server with bucket 'txcommit'",
-    python_store="txcommit.adapters.gcs:GcsStore",
+    python_store="txcommit_store_gcs.store:GcsStore",
     adapter_jar="txcommit-gcs.jar",
     connectors=_connectors,
     connectors_follow_hadoop=False,
