@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs, abfs_confs
 from txcommit.testing.local_s3 import LocalS3
 from txcommit.testing.lossy_proxy import LossyProxy
+from txcommit_store_azure.emulator import Azurite, abfs_confs
+from txcommit_store_gcs.emulator import FakeGcs
 from txcommit_store_gcs.plugin import gcs_emulator_confs
+from txcommit_store_hdfs.emulator import MiniHdfs
 
 from support.cluster import StandaloneCluster, pyspark_home
 from support.s3 import LYING_BUCKET

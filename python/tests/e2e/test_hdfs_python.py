@@ -22,9 +22,9 @@ from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.table.view import open_table
-from txcommit.testing.emulators import MiniHdfs
 from txcommit.testing.store_contract import StoreContract
 from txcommit.testing.vectors import load
+from txcommit_store_hdfs.emulator import MiniHdfs
 from txcommit_store_hdfs.store import HdfsStore
 
 from support.servers import ServerProcess, new_session

@@ -28,7 +28,8 @@ from txcommit.testing.local_s3 import LocalS3, s3a_confs
 from support.stores import server_args
 
 if TYPE_CHECKING:
-    from txcommit.testing.emulators import Azurite, FakeGcs
+    from txcommit_store_azure.emulator import Azurite
+    from txcommit_store_gcs.emulator import FakeGcs
 
     from support.cluster import StandaloneCluster
 

@@ -346,7 +346,7 @@ def _azure_table(store: str, name: str, workdir: Path, azure) -> TableRef:  # no
     # Read raw with obstore's fsspec file system (not through txcommit).
     from obstore.fsspec import FsspecStore
 
-    from txcommit.testing.emulators import EMULATOR_ACCOUNT, EMULATOR_KEY
+    from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
 
     prefix = f"tables/{name}"
     fs = FsspecStore(

@@ -10,9 +10,16 @@ from txcommit.adapters.plugin import Emulator, LocalEmulator, StorePlugin
 
 def start_local_hdfs(config: Any) -> tuple[Emulator, dict[str, str]]:
     """Start a one-machine HDFS; the server reaches it by its hdfs:// URL, no conf needed."""
-    from txcommit.testing.emulators import MiniHdfs
+    from txcommit_store_hdfs.emulator import MiniHdfs
 
     return MiniHdfs().start(), {}
+
+
+def _standalone(bucket: str, port: int | None) -> Emulator:
+    """A MiniDFSCluster (``bucket`` does not apply: the file system is the cluster's)."""
+    from txcommit_store_hdfs.emulator import MiniHdfs
+
+    return MiniHdfs(port)
 
 
 def _banner(hdfs: Any, config: Any) -> str:
@@ -28,6 +35,7 @@ HDFS = StorePlugin(
         help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",
         start=start_local_hdfs,
         banner=_banner,
+        standalone=_standalone,
     ),
     options={"endpoint": ("hdfs",)},
 )

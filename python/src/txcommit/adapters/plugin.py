@@ -68,6 +68,10 @@ class LocalEmulator:
     start: Callable[[Any], tuple[Emulator, dict[str, str]]]
     #: The line ``txcommit server`` prints once the server is ready: (emulator, config) -> text.
     banner: Callable[[Any, Any], str]
+    #: The emulator alone, not started, for ``python -m txcommit.testing.emulators <store>``:
+    #: (bucket or container, port or None for a free one) -> a
+    #: ``txcommit.testing.emulators.EmulatorProcess``; None leaves the store out of it.
+    standalone: Callable[[str, int | None], Any] | None = None
 
     @property
     def flag(self) -> str:
