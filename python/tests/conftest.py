@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import txcommit  # first: makes pyspark-client importable on a machine without SPARK_HOME
-from txcommit.testing.emulators import Azurite, FakeGcs
 from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_azure.emulator import Azurite
+from txcommit_store_gcs.emulator import FakeGcs
 
 from support.s3 import LYING_BUCKET, TEST_BUCKET
 

@@ -1,6 +1,6 @@
 """The third-party jars a store adapter needs on the server, and the one-machine HDFS its
 emulator runs, fetched once from Maven. Which store needs which is its descriptor's
-(``StorePlugin.connectors``, ``txcommit.stores.<name>``); the coordinates per Spark line are
+(``StorePlugin.connectors``, ``txcommit_store_<name>.plugin``); the coordinates per Spark line are
 here.
 
 Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The gcs adapter

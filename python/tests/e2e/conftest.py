@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.server import gcs_emulator_confs
-from txcommit.testing.emulators import Azurite, FakeGcs, MiniHdfs, abfs_confs
 from txcommit.testing.local_s3 import LocalS3
 from txcommit.testing.lossy_proxy import LossyProxy
+from txcommit_store_azure.emulator import Azurite, abfs_confs
+from txcommit_store_gcs.emulator import FakeGcs
+from txcommit_store_gcs.plugin import gcs_emulator_confs
+from txcommit_store_hdfs.emulator import MiniHdfs
 
 from support.cluster import StandaloneCluster, pyspark_home
 from support.s3 import LYING_BUCKET
@@ -29,7 +31,7 @@ from support.servers import (
     server_with_s3,
     with_test_jvm_opts,
 )
-from support.tables import STORES, TableRef, make_table, next_table_name
+from support.tables import STORES, TABLE_MAKERS, TableRef, make_table, next_table_name
 
 # Every Spark JVM started from here on (servers, the kit's and the demo's servers, cluster
 # daemons) inherits the tests' JVM options; see TEST_JVM_OPTS.
@@ -190,13 +192,11 @@ def table(workdir: Path) -> Path:
 
 @pytest.fixture(params=STORES)
 def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
-    """A fresh table on each store: the local file system, and S3 through both adapters."""
+    """A fresh table on each store (STORES, or the stores a test names), on the emulator its
+    table maker names."""
     store = request.param
-    client = request.getfixturevalue("s3_client") if store in ("s3", "s3-multipart") else None
-    hdfs = request.getfixturevalue("mini_hdfs") if store == "hdfs" else None
-    gcs = request.getfixturevalue("fake_gcs") if store == "gcs" else None
-    azure = request.getfixturevalue("azurite") if store == "azure" else None
-    return make_table(store, workdir, client, hdfs, gcs, azure)
+    fixture = TABLE_MAKERS[store].fixture
+    return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
 
 
 @pytest.fixture(scope="session")

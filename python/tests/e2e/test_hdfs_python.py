@@ -18,14 +18,14 @@ from pyspark.sql import functions as F
 
 import txcommit
 from txcommit.adapters import open_store
-from txcommit.adapters.hdfs import HdfsStore
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.table.view import open_table
-from txcommit.testing.emulators import MiniHdfs
 from txcommit.testing.store_contract import StoreContract
 from txcommit.testing.vectors import load
+from txcommit_store_hdfs.emulator import MiniHdfs
+from txcommit_store_hdfs.store import HdfsStore
 
 from support.servers import ServerProcess, new_session
 from support.vectors import table_reads, write_table
@@ -100,7 +100,7 @@ def test_a_publish_whose_rename_answer_was_lost_succeeds_once(mini_hdfs: MiniHdf
 def test_errors_name_the_path_and_what_to_do(mini_hdfs: MiniHdfs) -> None:
     wrong = HdfsStore(f"{mini_hdfs.endpoint}/t", endpoint="http://127.0.0.1:9/")
     with pytest.MonkeyPatch.context() as m:
-        m.setattr("txcommit.adapters.hdfs.RETRIES", 0)
+        m.setattr("txcommit_store_hdfs.store.RETRIES", 0)
         with pytest.raises(StoreError) as caught:
             wrong.read("_txcommit/commits/t1.json")
     message = str(caught.value)

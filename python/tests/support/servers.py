@@ -28,7 +28,8 @@ from txcommit.testing.local_s3 import LocalS3, s3a_confs
 from support.stores import server_args
 
 if TYPE_CHECKING:
-    from txcommit.testing.emulators import Azurite, FakeGcs
+    from txcommit_store_azure.emulator import Azurite
+    from txcommit_store_gcs.emulator import FakeGcs
 
     from support.cluster import StandaloneCluster
 
@@ -369,7 +370,7 @@ def server_with_gcs(
     workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: Any
 ) -> ServerProcess:
     """A `txcommit server --store gcs` that reaches the shared fake-gcs-server."""
-    from txcommit.server import gcs_emulator_confs
+    from txcommit_store_gcs.plugin import gcs_emulator_confs
 
     return ServerProcess(
         workdir,

@@ -1,5 +1,5 @@
-"""What the tests ask a store's descriptor (txcommit.stores) instead of naming the store: the
-server arguments that pick it, and the session confs that pick its adapter."""
+"""What the tests ask a store's descriptor (txcommit.adapters.plugin) instead of naming the
+store: the server arguments that pick it, and the session confs that pick its adapter."""
 
 from __future__ import annotations
 

@@ -307,19 +307,19 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-def _local_table(store: str, name: str, workdir: Path, **_: Any) -> TableRef:
+def _local_table(store: str, name: str, workdir: Path, _: None) -> TableRef:
     path = workdir / "tables" / name
     return TableRef(store, str(path), local=path)
 
 
-def _s3_table(store: str, name: str, s3_client, **_: Any) -> TableRef:  # noqa: ANN001
+def _s3_table(store: str, name: str, workdir: Path, s3_client) -> TableRef:  # noqa: ANN001
     prefix = f"tables/{store}/{name}"
     return TableRef(
         store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix
     )
 
 
-def _hdfs_table(store: str, name: str, hdfs, **_: Any) -> TableRef:  # noqa: ANN001
+def _hdfs_table(store: str, name: str, workdir: Path, hdfs) -> TableRef:  # noqa: ANN001
     prefix = f"tables/{name}"
     webhdfs = fsspec.filesystem(
         "webhdfs", host="127.0.0.1", port=hdfs.http_port, user=getpass.getuser()
@@ -327,7 +327,7 @@ def _hdfs_table(store: str, name: str, hdfs, **_: Any) -> TableRef:  # noqa: ANN
     return TableRef(store, f"{hdfs.endpoint}/{prefix}", prefix=prefix, hdfs=webhdfs)
 
 
-def _gcs_table(store: str, name: str, gcs, **_: Any) -> TableRef:  # noqa: ANN001
+def _gcs_table(store: str, name: str, workdir: Path, gcs) -> TableRef:  # noqa: ANN001
     # The JSON API only (gcsfs' default class first asks a gRPC API emulators lack).
     from gcsfs.core import GCSFileSystem
 
@@ -342,11 +342,11 @@ def _gcs_table(store: str, name: str, gcs, **_: Any) -> TableRef:  # noqa: ANN00
     )  # fmt: skip
 
 
-def _azure_table(store: str, name: str, azure, **_: Any) -> TableRef:  # noqa: ANN001
+def _azure_table(store: str, name: str, workdir: Path, azure) -> TableRef:  # noqa: ANN001
     # Read raw with obstore's fsspec file system (not through txcommit).
     from obstore.fsspec import FsspecStore
 
-    from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
+    from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
 
     prefix = f"tables/{name}"
     fs = FsspecStore(
@@ -361,25 +361,31 @@ def _azure_table(store: str, name: str, azure, **_: Any) -> TableRef:  # noqa: A
     )  # fmt: skip
 
 
-#: How a test table is laid out on each store's emulator and read raw around txcommit.
-TABLE_MAKERS: dict[str, Callable[..., TableRef]] = {
-    "local": _local_table,
-    "s3": _s3_table,
-    "s3-multipart": _s3_table,
-    "hdfs": _hdfs_table,
-    "gcs": _gcs_table,
-    "azure": _azure_table,
+@dataclass(frozen=True)
+class TableMaker:
+    """How a test table is laid out on a store's emulator and read raw around txcommit."""
+
+    #: The session fixture the store's tables live on (conftest.py), None for local files.
+    fixture: str | None
+    #: (store, table name, workdir, what ``fixture`` gives) -> a fresh table.
+    make: Callable[[str, str, Path, Any], TableRef]
+
+
+TABLE_MAKERS: dict[str, TableMaker] = {
+    "local": TableMaker(None, _local_table),
+    "s3": TableMaker("s3_client", _s3_table),
+    "s3-multipart": TableMaker("s3_client", _s3_table),
+    "hdfs": TableMaker("mini_hdfs", _hdfs_table),
+    "gcs": TableMaker("fake_gcs", _gcs_table),
+    "azure": TableMaker("azurite", _azure_table),
 }
 
 
-def make_table(store: str, workdir: Path, s3_client, hdfs=None, gcs=None, azure=None) -> TableRef:  # noqa: ANN001, E501
-    """A fresh table on ``store``: a directory below ``workdir``, a prefix of the test bucket
-    read through ``s3_client``, a directory on ``hdfs`` (a MiniHdfs), a prefix of the
-    bucket of ``gcs`` (a FakeGcs), or a prefix of the container of ``azure`` (an Azurite)."""
-    return TABLE_MAKERS[store](
-        store, next_table_name(), workdir=workdir, s3_client=s3_client, hdfs=hdfs, gcs=gcs,
-        azure=azure,
-    )  # fmt: skip
+def make_table(store: str, workdir: Path, on: Any = None) -> TableRef:
+    """A fresh table on ``store``, on what its maker's fixture gives (``on``): a directory
+    below ``workdir`` (local), a prefix of the test bucket read through an S3 client, a
+    directory on a MiniHdfs, a prefix of a FakeGcs' bucket or of an Azurite's container."""
+    return TABLE_MAKERS[store].make(store, next_table_name(), workdir, on)
 
 
 def replace_records(table: TableRef) -> list[dict[str, Any]]:

@@ -13,12 +13,12 @@ import pytest
 import requests
 
 from txcommit.adapters import open_store
-from txcommit.adapters.azure import EMULATOR_ACCOUNT, EMULATOR_KEY
-from txcommit.adapters.s3 import S3Store
 from txcommit.cli import main as txcommit_main
 from txcommit.conformance import CHECKS, FAIL, NOT_DECLARED, PASS, main, run_level1
-from txcommit.testing.emulators import Azurite, FakeGcs
 from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY, Azurite
+from txcommit_store_gcs.emulator import FakeGcs
+from txcommit_store_s3.store import S3Store
 
 BUCKET = "conformance"
 MULTIPART_ROWS = (

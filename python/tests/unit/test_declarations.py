@@ -24,15 +24,15 @@ from txcommit.adapters import (
     parse_declaration,
     scheme_of,
 )
-from txcommit.adapters.hdfs import HdfsStore
 from txcommit.adapters.registry import implementation
-from txcommit.adapters.s3 import S3MultipartStore, S3Store
 from txcommit.errors import (
     InvalidDeclarationError,
     UnknownAdapterError,
     UnsupportedStoreError,
 )
 from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_hdfs.store import HdfsStore
+from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import fresh_s3_url, s3_options
 

@@ -1,7 +1,9 @@
 """The package's layers only point down: a module imports from its own layer or lower ones,
 never from a higher one, and the top-level modules and subpackages import one another in no
 cycle. Every import counts, including one inside a function and a relative one; the layers are
-listed in docs/architecture.md ("Layers")."""
+listed in docs/architecture.md ("Layers"). The stores' own packages (adapters/<name>/python/
+txcommit_store_<name>) sit above ``testing`` and below ``server``: the package never imports
+one (it finds them through their entry points), and they import nothing above ``testing``."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ import pytest
 import txcommit
 
 PACKAGE = Path(txcommit.__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[3]
+#: The stores' own packages, each in its folder: adapters/<name>/python/txcommit_store_<name>.
+STORE_PACKAGES = sorted(REPO.glob("adapters/*/python/txcommit_store_*"))
 
 #: Bottom to top. A unit is a top-level module or subpackage of txcommit ("" is the package
 #: root, txcommit/__init__.py); every module of a subpackage is in the subpackage's layer.
@@ -22,7 +27,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("table",),
     ("readers", "maintenance"),
     ("testing",),
-    ("stores",),
     ("server",),
     ("client",),
     ("",),
@@ -38,8 +42,14 @@ def _show(unit: str) -> str:
 
 def module_name(path: Path) -> str:
     """``txcommit.adapters.base`` for adapters/base.py, ``txcommit.adapters`` for its
-    ``__init__.py``."""
-    parts = ["txcommit", *path.relative_to(PACKAGE).with_suffix("").parts]
+    ``__init__.py``; ``txcommit_store_s3.store`` for a store package's store.py."""
+    if PACKAGE in path.parents:
+        parts = ["txcommit", *path.relative_to(PACKAGE).with_suffix("").parts]
+    else:
+        parts = list(path.relative_to(path.parents[1]).with_suffix("").parts)
+        for package in STORE_PACKAGES:
+            if package in path.parents:
+                parts = [package.name, *path.relative_to(package).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -74,7 +84,7 @@ def imports(path: Path) -> list[tuple[int, str]]:
                 sub = f"{target}.{alias.name}"
                 named = sub if sub.startswith("txcommit") and _is_submodule(sub) else target
                 found.append((node.lineno, named))
-    wanted = {(line, t) for line, t in found if t == "txcommit" or t.startswith("txcommit.")}
+    wanted = {(line, t) for line, t in found if t.split(".")[0].startswith("txcommit")}
     return sorted(wanted)
 
 
@@ -90,6 +100,39 @@ def test_every_unit_has_a_layer() -> None:
     units = {unit_of(module_name(p)) for p in SOURCES}
     missing = sorted(_show(u) for u in units - LAYER_OF.keys())
     assert not missing, f"no layer for {', '.join(missing)}: add it to LAYERS"
+
+
+def test_the_store_packages_are_checked() -> None:
+    names = {p.name for p in STORE_PACKAGES}
+    assert {"txcommit_store_local", "txcommit_store_s3"} <= names, names
+
+
+def test_the_package_imports_no_store_package() -> None:
+    """A store is found through its entry point (``txcommit.adapters.plugin``), never imported
+    by name: a store's folder holds everything that is that store's."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: imports {target}"
+        for path in SOURCES
+        for line, target in imports(path)
+        if target.startswith("txcommit_store_")
+    ]
+    assert not offences, "the package imports a store's package:\n" + "\n".join(offences)
+
+
+def test_the_store_packages_import_nothing_above_testing() -> None:
+    offences = []
+    for package in STORE_PACKAGES:
+        for path in sorted(package.rglob("*.py")):
+            for line, target in imports(path):
+                if target.startswith("txcommit_store_"):
+                    if target.split(".")[0] != package.name:
+                        offences.append(f"{path.relative_to(REPO)}:{line}: imports {target}")
+                elif LAYER_OF.get(unit_of(target), 0) > LAYER_OF["testing"]:
+                    offences.append(
+                        f"{path.relative_to(REPO)}:{line}: imports {target} "
+                        f"({_show(unit_of(target))}, layer {LAYER_OF.get(unit_of(target))})"
+                    )
+    assert not offences, "a store's package imports above testing:\n" + "\n".join(offences)
 
 
 def test_imports_only_point_down() -> None:

@@ -1,4 +1,5 @@
-"""Packaging: every subpackage ships, and the wheel holds exactly the adapter declarations."""
+"""Packaging: every subpackage ships, each store's Python ships from its folder
+(adapters/<name>/python), and the wheel holds exactly the adapter declarations."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from txcommit.adapters.declarations import declarations_root
+from txcommit.adapters.plugin import BUILTIN
 
 REPO = Path(__file__).resolve().parents[3]
+#: Each store's own package, in its folder: adapters/<name>/python/txcommit_store_<name>.
+STORE_PACKAGES = sorted(p.parent for p in REPO.glob("adapters/*/python/*/__init__.py"))
 
 
 def _setuptools_dist(project: Path) -> Any:
@@ -33,6 +37,21 @@ def test_every_subpackage_is_listed_for_the_wheel() -> None:
     }
     missing = found - listed
     assert not missing, f"add {sorted(missing)} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_every_store_package_is_listed_and_mapped_to_its_folder() -> None:
+    dist = _setuptools_dist(REPO)
+    assert {"txcommit_store_local", "txcommit_store_s3"} <= {p.name for p in STORE_PACKAGES}
+    for package in STORE_PACKAGES:
+        name = package.name
+        assert name.startswith("txcommit_store_"), f"{package}: name it txcommit_store_<name>"
+        assert name in dist.packages, f"add {name} to [tool.setuptools] packages"
+        where = str(package.relative_to(REPO))
+        assert dist.package_dir.get(name) == where, (
+            f'map it in [tool.setuptools.package-dir]: "{name}" = "{where}"'
+        )
+        sub = {".".join(p.parent.relative_to(package.parent).parts) for p in package.rglob("*.py")}
+        assert sub <= set(dist.packages), f"add {sorted(sub - set(dist.packages))} to packages"
 
 
 def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: Path) -> None:
@@ -87,6 +106,25 @@ def test_the_package_ships_only_the_adapter_json_files_and_reads_them(tmp_path: 
     )
     probe = "from txcommit.testing.vectors import vectors_root; print(vectors_root())"
     assert _installed(lib, probe) == [str(lib / "txcommit" / "_vectors")]
+    # Each store's Python ships from its folder as a package of its own, and every built-in
+    # entry point loads from the built layout (descriptor, then its Python mirror).
+    for package in STORE_PACKAGES:
+        sources = sorted(str(p.relative_to(package)) for p in package.rglob("*.py"))
+        assert sources == sorted(
+            str(p.relative_to(lib / package.name)) for p in (lib / package.name).rglob("*.py")
+        )
+    probe = (
+        "from importlib import metadata; from txcommit.adapters.plugin import BUILTIN, GROUP\n"
+        "for name, value in sorted(BUILTIN.items()):\n"
+        "    p = metadata.EntryPoint(name, value, GROUP).load()\n"
+        "    module = __import__(value.partition(':')[0], fromlist=['_'])\n"
+        "    mirror = p.store_class() if p.python_store else None\n"
+        "    print(p.name, module.__file__, mirror.__module__ if mirror else None)"
+    )
+    shown = _installed(lib, probe)
+    assert shown[0::3] == sorted(BUILTIN)
+    assert all(f.startswith(str(lib) + os.sep) for f in shown[1::3]), shown
+    assert "txcommit_store_s3.store" in shown[2::3]
 
 
 def _installed(lib: Path, code: str) -> list[str]:

@@ -13,13 +13,13 @@ import pytest
 from txcommit.adapters import (
     open_store,
 )
-from txcommit.adapters.s3 import S3MultipartStore, S3Store
 from txcommit.errors import (
     AlreadyExistsError,
     StoreError,
     UnsupportedStoreError,
 )
 from txcommit.testing.local_s3 import DUMMY_KEY, LocalS3, fetch_requests
+from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import LYING_BUCKET, fresh_s3_url, s3_options
 

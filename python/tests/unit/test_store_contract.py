@@ -14,10 +14,11 @@ from txcommit.adapters import (
     Store,
     open_store,
 )
-from txcommit.adapters.s3 import S3MultipartStore, S3Store
-from txcommit.testing.emulators import Azurite, FakeGcs
 from txcommit.testing.local_s3 import LocalS3
 from txcommit.testing.store_contract import StoreContract
+from txcommit_store_azure.emulator import Azurite
+from txcommit_store_gcs.emulator import FakeGcs
+from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import fresh_s3_url, s3_options
 

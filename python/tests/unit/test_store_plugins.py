@@ -106,6 +106,30 @@ def test_each_builtin_store_keeps_what_the_launcher_gave_it() -> None:
     assert store_plugin("local").jars() == [] == store_plugin("hdfs").jars()
 
 
+def test_the_emulators_command_runs_the_emulator_each_descriptor_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m txcommit.testing.emulators <store>``: the choices and the emulators come
+    from the descriptors; each emulator is its store's own module."""
+    from txcommit.testing.emulators import main as emulators_main
+
+    runs = {p.name: p.emulator.standalone for p in store_plugins() if p.emulator}
+    made = {name: run("lake", 4321) for name, run in runs.items() if run is not None}
+    try:
+        assert {n: (type(e).__module__, e.port) for n, e in made.items()} == {
+            "azure": ("txcommit_store_azure.emulator", 4321),
+            "gcs": ("txcommit_store_gcs.emulator", 4321),
+            "hdfs": ("txcommit_store_hdfs.emulator", 4321),
+        }
+        assert made["gcs"].bucket == "lake" == made["azure"].container
+    finally:
+        for emulator in made.values():
+            emulator.stop()
+    with pytest.raises(SystemExit):
+        emulators_main(["s3"])  # moto runs as `txcommit local-s3`
+    assert "{azure,gcs,hdfs}" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------- a store from elsewhere
 
 MEMFS_DECLARATION = {

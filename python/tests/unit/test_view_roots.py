@@ -22,9 +22,10 @@ from txcommit.adapters import LocalStore, StoreFile, open_store
 from txcommit.table import view as view_module
 from txcommit.table.records import AddedFile, CommitRecord, encode_record
 from txcommit.table.view import open_table
-from txcommit.testing.emulators import Azurite, FakeGcs
 from txcommit.testing.local_s3 import LocalS3
 from txcommit.testing.vectors import load
+from txcommit_store_azure.emulator import Azurite
+from txcommit_store_gcs.emulator import FakeGcs
 
 from support.s3 import fresh_s3_url, s3_options
 from support.vectors import table_reads, write_table
@@ -145,7 +146,7 @@ def test_a_directory_the_credentials_may_not_list_ends_the_search_above_the_root
 ) -> None:
     """Credentials scoped to a prefix: the directory above the table refuses the listing, so
     the readers look no higher and read the table, as the JVM's filter does."""
-    from txcommit.adapters.s3 import S3Store
+    from txcommit_store_s3.store import S3Store
 
     url, options = fresh_s3_url(), s3_options(local_s3)
     case = CASES["directory-of-tables"]

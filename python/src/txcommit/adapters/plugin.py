@@ -2,11 +2,13 @@
 
 A store is a :class:`StorePlugin` registered in the ``txcommit.adapters`` entry-point group
 (``[project.entry-points."txcommit.adapters"]`` of a distribution's pyproject.toml, the name
-being the adapter's). txcommit's own six are declared in its pyproject.toml and live in
-``txcommit.stores``; a store of another distribution is the same: its descriptor, its
-``adapter.json``, its Python mirror and its adapter jar (``adapter_jar_file``), with no edit
-to txcommit (docs/adapters.md, "A store from outside txcommit"). The launcher, the command
-line, ``txcommit jars`` and the conformance kit loop over :func:`store_plugins`.
+being the adapter's). txcommit's own six are declared in its pyproject.toml and live in their
+folders, ``adapters/<name>/python/txcommit_store_<name>/plugin.py``: packages of their own
+shipped in the txcommit distribution, which the package never imports by name. A store of
+another distribution is the same: its descriptor, its ``adapter.json``, its Python mirror and
+its adapter jar (``adapter_jar_file``), with no edit to txcommit (docs/adapters.md, "A store
+from outside txcommit"). The launcher, the command line, ``txcommit jars`` and the
+conformance kit loop over :func:`store_plugins`.
 
 This module imports no other part of ``txcommit.adapters`` (the declarations ask it for the
 stores' own ``adapter.json``), so a store is typed loosely here: ``Any`` stands for a
@@ -37,12 +39,12 @@ GROUP = "txcommit.adapters"
 #: equal). Used for the ones missing from the installed metadata: a checkout run through
 #: PYTHONPATH, or an editable install made before the group existed.
 BUILTIN: dict[str, str] = {
-    "local": "txcommit.stores.local:LOCAL",
-    "s3": "txcommit.stores.s3:S3",
-    "s3-multipart": "txcommit.stores.s3:S3_MULTIPART",
-    "hdfs": "txcommit.stores.hdfs:HDFS",
-    "gcs": "txcommit.stores.gcs:GCS",
-    "azure": "txcommit.stores.azure:AZURE",
+    "local": "txcommit_store_local.plugin:LOCAL",
+    "s3": "txcommit_store_s3.plugin:S3",
+    "s3-multipart": "txcommit_store_s3.plugin:S3_MULTIPART",
+    "hdfs": "txcommit_store_hdfs.plugin:HDFS",
+    "gcs": "txcommit_store_gcs.plugin:GCS",
+    "azure": "txcommit_store_azure.plugin:AZURE",
 }
 
 
@@ -66,6 +68,10 @@ class LocalEmulator:
     start: Callable[[Any], tuple[Emulator, dict[str, str]]]
     #: The line ``txcommit server`` prints once the server is ready: (emulator, config) -> text.
     banner: Callable[[Any, Any], str]
+    #: The emulator alone, not started, for ``python -m txcommit.testing.emulators <store>``:
+    #: (bucket or container, port or None for a free one) -> a
+    #: ``txcommit.testing.emulators.EmulatorProcess``; None leaves the store out of it.
+    standalone: Callable[[str, int | None], Any] | None = None
 
     @property
     def flag(self) -> str:

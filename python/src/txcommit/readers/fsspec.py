@@ -257,10 +257,11 @@ class CommittedS3FileSystem(_CommittedFileSystem):
         return text.strip("/")
 
     def _make_inner(self) -> AbstractFileSystem:
-        from txcommit.adapters.s3 import S3Store
+        from txcommit.adapters.plugin import store_plugin
 
         bucket = "placeholder"  # obstore's fsspec store takes the bucket from each path
-        fs, _ = S3Store(f"s3://{bucket}", **self._options).fsspec()
+        s3 = store_plugin("s3").store_class()
+        fs, _ = s3(f"s3://{bucket}", **self._options).fsspec()
         return fs
 
     def _has_log(self, directory: str) -> bool:

@@ -38,9 +38,6 @@ from txcommit.adapters.plugin import Emulator, StorePlugin, store_plugin
 from txcommit.errors import ServerStartError, UnknownAdapterError
 from txcommit.server.ports import listens_on
 
-# Imported from here by the end-to-end tests; it belongs to the gcs store's descriptor.
-from txcommit.stores.gcs import gcs_emulator_confs as gcs_emulator_confs
-
 PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 LOCAL_S3_BUCKET = "txcommit"
@@ -68,7 +65,7 @@ class ServerConfig:
     with. ``plugin=False`` runs a plain Connect server without txcommit (for debugging).
     ``die_with_parent`` (Linux) makes the server get SIGTERM when the starting thread dies.
     ``store`` adds a store adapter (any of :func:`~txcommit.adapters.plugin.store_names`; what
-    each adds is its descriptor's, ``txcommit.stores.<name>``): ``s3`` (conditional put) or
+    each adds is its descriptor's, ``txcommit_store_<name>.plugin``): ``s3`` (conditional put) or
     ``s3-multipart`` put Hadoop's S3A connector on the classpath and make that adapter the
     default for s3a:// and s3://; with ``local_s3`` (the default for them) a moto S3 endpoint
     is started on loopback for the server's lifetime, with bucket ``local_s3_bucket``; without

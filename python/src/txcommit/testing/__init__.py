@@ -8,13 +8,15 @@ cloud account:
   the requests it serves and can be told to ignore ``If-None-Match`` (a lying store);
 * :mod:`~txcommit.testing.latency_model`: per-request delays that make the local S3 behave like
   S3 over a network, for the benchmarks;
-* :mod:`~txcommit.testing.emulators`: fake-gcs-server and Azurite, started and stopped;
+* :mod:`~txcommit.testing.emulators`: what the stores' emulators (fake-gcs-server, Azurite,
+  a MiniDFSCluster, each in its store's package) share, and the command that runs one;
 * :mod:`~txcommit.testing.checks`: the store contract, the checks the conformance kit runs at
   Level 1;
 * :mod:`~txcommit.testing.store_contract`: the same checks as a pytest class an adapter's test
   suite binds in a few lines;
 * :mod:`~txcommit.testing.vectors`: the golden vectors the JVM and Python tests share.
 
-The server imports from here (it starts the emulators for ``txcommit server --store ...``);
-nothing here imports the server, the client, the conformance kit or the command line.
+The stores' descriptors import from here (they start the emulators for ``txcommit server
+--store ...``); nothing here imports a store's package, the server, the client, the
+conformance kit or the command line.
 """

@@ -79,5 +79,5 @@ def _s3(name: str, python_store: str, primitive: str) -> StorePlugin:
     )
 
 
-S3 = _s3("s3", "txcommit.adapters.s3:S3Store", "conditional put")
-S3_MULTIPART = _s3("s3-multipart", "txcommit.adapters.s3:S3MultipartStore", "multipart complete")
+S3 = _s3("s3", "txcommit_store_s3.store:S3Store", "conditional put")
+S3_MULTIPART = _s3("s3-multipart", "txcommit_store_s3.store:S3MultipartStore", "multipart complete")

@@ -11,7 +11,7 @@ from txcommit.adapters.plugin import Level2, LocalEmulator, StorePlugin
 
 if TYPE_CHECKING:
     from txcommit.adapters.base import Store
-    from txcommit.testing.emulators import FakeGcs
+    from txcommit_store_gcs.emulator import FakeGcs
 
 #: Google's Cloud Storage connector (gcs-connector, shaded) serves gs:// for the gcs adapter.
 GCS_CONNECTOR_CONFS = {
@@ -35,10 +35,16 @@ def gcs_emulator_confs(endpoint: str) -> dict[str, str]:
 
 def start_local_gcs(bucket: str) -> tuple[FakeGcs, dict[str, str]]:
     """Start fake-gcs-server on loopback with ``bucket``; return it and the connector's confs."""
-    from txcommit.testing.emulators import FakeGcs
+    from txcommit_store_gcs.emulator import FakeGcs
 
     gcs = FakeGcs(bucket).start()
     return gcs, gcs_emulator_confs(gcs.endpoint)
+
+
+def _standalone(bucket: str, port: int | None) -> FakeGcs:
+    from txcommit_store_gcs.emulator import FakeGcs
+
+    return FakeGcs(bucket, port)
 
 
 def _banner(gcs: Any, config: Any) -> str:
@@ -63,7 +69,7 @@ GCS = StorePlugin(
     name="gcs",
     summary="adds Google's Cloud Storage connector and, unless --no-local-gcs, a local "
     "fake-gcs-server with bucket 'txcommit'",
-    python_store="txcommit.adapters.gcs:GcsStore",
+    python_store="txcommit_store_gcs.store:GcsStore",
     adapter_jar="txcommit-gcs.jar",
     connectors=_connectors,
     connectors_follow_hadoop=False,
@@ -73,6 +79,7 @@ GCS = StorePlugin(
         help="with --store gcs: reach Google Cloud Storage with your fs.gs.* confs instead",
         start=lambda config: start_local_gcs(config.local_gcs_bucket),
         banner=_banner,
+        standalone=_standalone,
     ),
     options={"endpoint": ("gs",)},
     level2_target=level2_target,

@@ -28,6 +28,7 @@ from obstore.store import AzureStore as _ObstoreAzure
 from txcommit.adapters.base import ObstoreStore, Secret, StoreFile, declared
 from txcommit.errors import StoreError
 from txcommit.paths import display_url, join
+from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -36,11 +37,6 @@ if TYPE_CHECKING:
     from txcommit.adapters.declarations import AdapterDeclaration
 
 _SCHEMES = ("az", "abfs", "abfss")
-#: Azurite's well-known development account (public, documented by Microsoft; not a secret).
-EMULATOR_ACCOUNT = "devstoreaccount1"
-EMULATOR_KEY = (
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-)
 _DENIED = (obstore.exceptions.PermissionDeniedError, obstore.exceptions.UnauthenticatedError)
 
 
@@ -220,4 +216,4 @@ def _without_folder_markers(
     return [f for f in files if not (f.size == 0 and f.key in dirs)]
 
 
-__all__ = ["EMULATOR_ACCOUNT", "AzureBlobStore", "parse_azure_url"]
+__all__ = ["AzureBlobStore", "parse_azure_url"]

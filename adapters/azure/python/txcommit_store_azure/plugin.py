@@ -20,10 +20,16 @@ AZURE_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|account[.]key"
 
 def start_local_azure(config: Any) -> tuple[Emulator, dict[str, str]]:
     """Start an Azurite with the config's container; return it and the ABFS confs."""
-    from txcommit.testing.emulators import Azurite
+    from txcommit_store_azure.emulator import Azurite
 
     azurite = Azurite(config.local_azure_container).start()
     return azurite, azurite.abfs_confs()
+
+
+def _standalone(container: str, port: int | None) -> Emulator:
+    from txcommit_store_azure.emulator import Azurite
+
+    return Azurite(container, port)
 
 
 def _banner(azurite: Any, config: Any) -> str:
@@ -38,13 +44,13 @@ def level2_target(store: Store, endpoint: str | None, region: str | None) -> Lev
     store's endpoint (an emulator's ``http://host:port/<account>``) and its shared key.
     ABFS reads the key from a conf only, so the server's command line carries it (its log
     shows the command redacted)."""
-    from txcommit.adapters.azure import AzureBlobStore
+    from txcommit_store_azure.store import AzureBlobStore
 
     assert isinstance(store, AzureBlobStore)
     confs: dict[str, str] = {}
     scheme = "abfss"
     if store.endpoint:
-        from txcommit.testing.emulators import abfs_confs
+        from txcommit_store_azure.emulator import abfs_confs
 
         parts = urlsplit(store.endpoint)
         confs.update(abfs_confs(parts.netloc))
@@ -65,7 +71,7 @@ AZURE = StorePlugin(
     name="azure",
     summary="adds Hadoop's ABFS connector and, unless --no-local-azure, an Azurite (Azure "
     "Blob emulator) with container 'txcommit'",
-    python_store="txcommit.adapters.azure:AzureBlobStore",
+    python_store="txcommit_store_azure.store:AzureBlobStore",
     adapter_jar="txcommit-azure.jar",
     connectors=azure_artifacts,
     server_confs={"spark.redaction.regex": AZURE_REDACTION_REGEX},
@@ -74,6 +80,7 @@ AZURE = StorePlugin(
         help="with --store azure: reach a real storage account with your fs.azure.* confs",
         start=start_local_azure,
         banner=_banner,
+        standalone=_standalone,
     ),
     options={"endpoint": ("az", "abfs", "abfss")},
     level2_target=level2_target,

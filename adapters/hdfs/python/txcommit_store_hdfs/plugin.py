@@ -10,9 +10,16 @@ from txcommit.adapters.plugin import Emulator, LocalEmulator, StorePlugin
 
 def start_local_hdfs(config: Any) -> tuple[Emulator, dict[str, str]]:
     """Start a one-machine HDFS; the server reaches it by its hdfs:// URL, no conf needed."""
-    from txcommit.testing.emulators import MiniHdfs
+    from txcommit_store_hdfs.emulator import MiniHdfs
 
     return MiniHdfs().start(), {}
+
+
+def _standalone(bucket: str, port: int | None) -> Emulator:
+    """A MiniDFSCluster (``bucket`` does not apply: the file system is the cluster's)."""
+    from txcommit_store_hdfs.emulator import MiniHdfs
+
+    return MiniHdfs(port)
 
 
 def _banner(hdfs: Any, config: Any) -> str:
@@ -22,12 +29,13 @@ def _banner(hdfs: Any, config: Any) -> str:
 HDFS = StorePlugin(
     name="hdfs",
     summary="starts a one-machine HDFS unless --no-local-hdfs",
-    python_store="txcommit.adapters.hdfs:HdfsStore",
+    python_store="txcommit_store_hdfs.store:HdfsStore",
     emulator=LocalEmulator(
         option="local_hdfs",
         help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",
         start=start_local_hdfs,
         banner=_banner,
+        standalone=_standalone,
     ),
     options={"endpoint": ("hdfs",)},
 )
