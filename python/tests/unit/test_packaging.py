@@ -4,6 +4,7 @@ adapter declarations. A new store's folder is picked up with no other edit."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ import warnings
 from pathlib import Path
 
 from txcommit.adapters.declarations import declarations_root
-from txcommit.adapters.plugin import GROUP
+from txcommit.adapters.plugin import GROUP, StorePlugin
 
 from support.build import setuptools_dist as _setuptools_dist
 
@@ -22,15 +23,22 @@ REPO = Path(__file__).resolve().parents[3]
 STORE_PACKAGES = sorted(p.parent for p in REPO.glob("adapters/*/python/*/__init__.py"))
 
 
-#: The entry points of the stores, as each store's plugin.py names them (ENTRY_POINTS).
-STORE_ENTRY_POINTS = [
-    "azure = txcommit_store_azure.plugin:AZURE",
-    "gcs = txcommit_store_gcs.plugin:GCS",
-    "hdfs = txcommit_store_hdfs.plugin:HDFS",
-    "local = txcommit_store_local.plugin:LOCAL",
-    "s3 = txcommit_store_s3.plugin:S3",
-    "s3-multipart = txcommit_store_s3.plugin:S3_MULTIPART",
-]
+def _descriptors() -> list[str]:
+    """Every descriptor of every store's plugin.py (its StorePlugin objects, imported), as the
+    entry point that must register it: ``<store name> = <package>.plugin:<attribute>``."""
+    found = []
+    for package in STORE_PACKAGES:
+        module = importlib.import_module(f"{package.name}.plugin")
+        found += [
+            f"{value.name} = {module.__name__}:{attr}"
+            for attr, value in vars(module).items()
+            if isinstance(value, StorePlugin)
+        ]
+    return sorted(found)
+
+
+#: The entry points of the stores: one per descriptor, whatever the folders hold.
+STORE_ENTRY_POINTS = _descriptors()
 
 
 def test_every_subpackage_is_listed_for_the_wheel() -> None:
@@ -56,6 +64,8 @@ def test_every_store_package_is_listed_and_mapped_to_its_folder() -> None:
         )
         sub = {".".join(p.parent.relative_to(package.parent).parts) for p in package.rglob("*.py")}
         assert sub <= set(dist.packages), f"add {sorted(sub - set(dist.packages))} to packages"
+    # Each store's ENTRY_POINTS names every descriptor of its plugin.py, under its own name.
+    assert {"local = txcommit_store_local.plugin:LOCAL"} <= set(STORE_ENTRY_POINTS)
     assert dist.entry_points[GROUP] == STORE_ENTRY_POINTS
     assert "txcommit = txcommit.cli:console" in dist.entry_points["console_scripts"]
     assert len(dist.entry_points["fsspec.specs"]) == 3
