@@ -3,9 +3,11 @@
 Each store keeps its Python in its folder, ``adapters/<name>/python/txcommit_store_<name>/``,
 a top-level package of its own shipped in this distribution, and names its descriptors in its
 ``plugin.py`` (``ENTRY_POINTS``). pyproject.toml takes no globs, so this file (setuptools reads
-it only here, beside pyproject.toml) lists, maps and registers whatever folders hold one:
-adding a store edits only its folder. Everything else is declared in pyproject.toml.
-txcommit.adapters.plugin.builtin_stores reads ``ENTRY_POINTS`` the same way, without importing.
+it only here, beside pyproject.toml) lists, maps and registers whatever folders hold one: a new
+store needs no edit to the build. setuptools takes a key from one of the two files only, so the
+package list and directories and every entry point (the command's and fsspec's too) are here;
+everything else is in pyproject.toml. txcommit.adapters.plugin.builtin_stores reads
+``ENTRY_POINTS`` the same way, without importing the module.
 """
 
 from __future__ import annotations
