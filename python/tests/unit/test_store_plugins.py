@@ -1,7 +1,8 @@
 """Stores are plugins: each is a StorePlugin found through the ``txcommit.adapters`` entry-point
-group. txcommit's six are registered by its pyproject.toml; a store another distribution
-registers shows in the launcher, the command line, the conformance kit and the registry with no
-edit to txcommit; one whose entry point cannot be loaded is named, not a deep traceback."""
+group. txcommit's six are registered by its build from their folders (setup.py); a store
+another distribution registers shows in the launcher, the command line, the conformance kit and
+the registry with no edit to txcommit; one whose entry point cannot be loaded is named, not a
+deep traceback."""
 
 from __future__ import annotations
 
@@ -25,8 +26,11 @@ from txcommit.conformance.protocol import target_for, unavailable_reason
 from txcommit.errors import ServerStartError, StorePluginError
 from txcommit.server import ServerConfig, store_settings
 
+from support.build import setuptools_dist
+
 REPO = Path(__file__).resolve().parents[3]
-BUILTIN_NAMES = ("azure", "gcs", "hdfs", "local", "s3", "s3-multipart")
+#: txcommit's own stores: one per declaration in adapters/ (a new store's folder adds one).
+BUILTIN_NAMES = tuple(sorted(d.name for d in load_declarations()))
 
 
 @pytest.fixture(autouse=True)
@@ -48,21 +52,21 @@ def _distribution(where: Path, name: str, entry_points: str, modules: dict[str, 
     return where
 
 
-def _pyproject_stores() -> dict[str, str]:
-    import tomllib
-
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    return dict(project["entry-points"][GROUP])
+def _built_stores() -> dict[str, str]:
+    """The stores the build registers (setup.py, from the stores' folders)."""
+    entry_points = setuptools_dist(REPO).entry_points[GROUP]
+    return dict(ep.split(" = ") for ep in entry_points)
 
 
 # --------------------------------------------------------------------- built-in stores
 
 
 def test_the_six_builtin_stores_are_registered_in_the_entry_point_group() -> None:
-    registered = _pyproject_stores()
+    registered = _built_stores()
+    assert {"local", "s3", "s3-multipart"} <= set(BUILTIN_NAMES)
     assert sorted(registered) == sorted(BUILTIN_NAMES)
-    # The fallback for a stale install's metadata says exactly what pyproject.toml says.
-    assert registered == plugin.BUILTIN
+    # The fallback for a stale install's metadata finds the same stores on sys.path.
+    assert registered == plugin.builtin_stores()
     # One store per shipped declaration, and each descriptor names its own store.
     assert sorted(registered) == sorted(d.name for d in load_declarations())
 
@@ -70,10 +74,10 @@ def test_the_six_builtin_stores_are_registered_in_the_entry_point_group() -> Non
 def test_discovery_goes_through_the_installed_entry_points(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # txcommit's own metadata as an install writes it from pyproject.toml; nothing else.
-    lines = "".join(f"{k} = {v}\n" for k, v in _pyproject_stores().items())
+    # txcommit's own metadata as an install writes it from setup.py; nothing else.
+    lines = "".join(f"{k} = {v}\n" for k, v in _built_stores().items())
     dist = _distribution(tmp_path, "txcommit_like", f"[{GROUP}]\n{lines}", {})
-    monkeypatch.setattr(plugin, "BUILTIN", {})
+    monkeypatch.setattr(plugin, "builtin_stores", dict)
     monkeypatch.setattr(
         metadata,
         "entry_points",
@@ -308,14 +312,15 @@ def test_a_store_name_two_distributions_register_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     where = _distribution(tmp_path, "other_s3", f"[{GROUP}]\ns3 = other_s3:S3\n", {})
+    ours = _built_stores()["s3"]
     monkeypatch.syspath_prepend(str(where))
     monkeypatch.setattr(
         metadata,
         "entry_points",
         lambda group: metadata.EntryPoints(
-            [metadata.EntryPoint("s3", plugin.BUILTIN["s3"], GROUP)]
+            [metadata.EntryPoint("s3", ours, GROUP)]
             + [ep for d in metadata.distributions(path=[str(where)]) for ep in d.entry_points]
-            + [metadata.EntryPoint("s3", plugin.BUILTIN["s3"], GROUP)]  # seen twice: once
+            + [metadata.EntryPoint("s3", ours, GROUP)]  # seen twice: once
         ).select(group=group),
     )
     with pytest.raises(StorePluginError, match="the store 's3' is registered twice.*other_s3:S3"):

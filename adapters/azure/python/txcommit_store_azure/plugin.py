@@ -85,3 +85,7 @@ AZURE = StorePlugin(
     options={"endpoint": ("az", "abfs", "abfss")},
     level2_target=level2_target,
 )
+
+#: The entry points of the txcommit.adapters group (store name -> descriptor above), read
+#: without importing this module by the build (setup.py) and by a checkout (builtin_stores).
+ENTRY_POINTS = {"azure": "AZURE"}

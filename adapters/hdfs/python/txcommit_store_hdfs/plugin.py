@@ -39,3 +39,7 @@ HDFS = StorePlugin(
     ),
     options={"endpoint": ("hdfs",)},
 )
+
+#: The entry points of the txcommit.adapters group (store name -> descriptor above), read
+#: without importing this module by the build (setup.py) and by a checkout (builtin_stores).
+ENTRY_POINTS = {"hdfs": "HDFS"}

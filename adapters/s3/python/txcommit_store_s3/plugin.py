@@ -81,3 +81,7 @@ def _s3(name: str, python_store: str, primitive: str) -> StorePlugin:
 
 S3 = _s3("s3", "txcommit_store_s3.store:S3Store", "conditional put")
 S3_MULTIPART = _s3("s3-multipart", "txcommit_store_s3.store:S3MultipartStore", "multipart complete")
+
+#: The entry points of the txcommit.adapters group (store name -> descriptor above), read
+#: without importing this module by the build (setup.py) and by a checkout (builtin_stores).
+ENTRY_POINTS = {"s3": "S3", "s3-multipart": "S3_MULTIPART"}

@@ -2,9 +2,10 @@
 
 A store is a :class:`StorePlugin` registered in the ``txcommit.adapters`` entry-point group
 (``[project.entry-points."txcommit.adapters"]`` of a distribution's pyproject.toml, the name
-being the adapter's). txcommit's own six are declared in its pyproject.toml and live in their
-folders, ``adapters/<name>/python/txcommit_store_<name>/plugin.py``: packages of their own
-shipped in the txcommit distribution, which the package never imports by name. A store of
+being the adapter's). txcommit's own six live in their folders,
+``adapters/<name>/python/txcommit_store_<name>/plugin.py``, each naming its descriptors in
+``ENTRY_POINTS``: packages of their own shipped in the txcommit distribution, registered by its
+setup.py for every such folder, which the package never imports by name. A store of
 another distribution is the same: its descriptor, its ``adapter.json``, its Python mirror and
 its adapter jar (``adapter_jar_file``), with no edit to txcommit (docs/adapters.md, "A store
 from outside txcommit"). The launcher, the command line, ``txcommit jars`` and the
@@ -19,11 +20,13 @@ references, so loading one imports neither the store's client libraries nor its 
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
+from importlib import machinery, metadata
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,17 +38,6 @@ from txcommit.errors import StorePluginError, UnknownAdapterError
 
 #: The entry-point group a store's descriptor is registered in.
 GROUP = "txcommit.adapters"
-#: txcommit's own stores, as its pyproject.toml registers them (a unit test keeps the two
-#: equal). Used for the ones missing from the installed metadata: a checkout run through
-#: PYTHONPATH, or an editable install made before the group existed.
-BUILTIN: dict[str, str] = {
-    "local": "txcommit_store_local.plugin:LOCAL",
-    "s3": "txcommit_store_s3.plugin:S3",
-    "s3-multipart": "txcommit_store_s3.plugin:S3_MULTIPART",
-    "hdfs": "txcommit_store_hdfs.plugin:HDFS",
-    "gcs": "txcommit_store_gcs.plugin:GCS",
-    "azure": "txcommit_store_azure.plugin:AZURE",
-}
 
 
 class Emulator(Protocol):
@@ -156,6 +148,39 @@ class StorePlugin:
                               subdir=f"hadoop-{hadoop}" if own else "")  # fmt: skip
 
 
+def builtin_stores() -> dict[str, str]:
+    """txcommit's own stores as its build registers them: store name -> ``module:attribute``,
+    from the ``ENTRY_POINTS`` of each ``txcommit_store_<name>/plugin.py`` on sys.path (first
+    one wins), read without importing it, as setup.py reads them. Used for the ones missing
+    from the installed metadata: a checkout run through PYTHONPATH, or an install made before
+    the group existed."""
+    found: dict[str, str] = {}
+    for module in pkgutil.iter_modules():
+        finder = module.module_finder
+        if not (module.ispkg and module.name.startswith("txcommit_store_")):
+            continue
+        if isinstance(finder, machinery.FileFinder):
+            source = Path(finder.path, module.name, "plugin.py")
+            for name, attr in _declared_entry_points(source).items():
+                found.setdefault(name, f"{module.name}.plugin:{attr}")
+    return found
+
+
+def _declared_entry_points(plugin: Path) -> dict[str, str]:
+    """The ``ENTRY_POINTS`` literal of a store's plugin.py (none if it has no such file)."""
+    if not plugin.is_file():
+        return {}
+    for node in ast.parse(plugin.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "ENTRY_POINTS"
+        ):
+            found: dict[str, str] = ast.literal_eval(node.value)
+            return found
+    return {}
+
+
 def _entry_points() -> list[metadata.EntryPoint]:
     """One entry point per store; the same one seen twice (a distribution on sys.path twice,
     as an editable install next to a checkout) counts once, two for one name are refused."""
@@ -167,7 +192,7 @@ def _entry_points() -> list[metadata.EntryPoint]:
                 f"the store '{ep.name}' is registered twice in the entry-point group {GROUP}: "
                 f"as {seen.value} and as {ep.value}. Uninstall one of the distributions."
             )
-    for name, value in BUILTIN.items():
+    for name, value in builtin_stores().items():
         found.setdefault(name, metadata.EntryPoint(name, value, GROUP))
     return list(found.values())
 
@@ -227,12 +252,12 @@ def python_stores() -> dict[str, StorePlugin]:
 
 
 __all__ = [
-    "BUILTIN",
     "GROUP",
     "Emulator",
     "Level2",
     "LocalEmulator",
     "StorePlugin",
+    "builtin_stores",
     "no_connectors",
     "python_stores",
     "root_as_spark_names_it",
