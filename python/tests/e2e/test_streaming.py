@@ -258,9 +258,11 @@ def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # 
     extra_txns = {txn_of(name) for name in visible - listed}
     assert len(extra_txns) <= 1, f"{where}: committed batches missing from _spark_metadata"
     if extra_txns:
+        # The sink log names a batch <n>, or <n>.compact every 10th batch (Spark's compaction).
         sink_batches = [
-            int(k.rsplit("/", 1)[-1]) for k in out.objects()
-            if k.startswith("_spark_metadata/") and k.rsplit("/", 1)[-1].isdigit()
+            int(name.removesuffix(".compact")) for name in
+            (k.rsplit("/", 1)[-1] for k in out.objects() if k.startswith("_spark_metadata/"))
+            if name.removesuffix(".compact").isdigit()
         ]  # fmt: skip
         # Batch claims: _txcommit/streaming/<batch>/<k>.json, each naming its txn.
         claimed = {
