@@ -31,7 +31,7 @@ from support.servers import (
     server_with_s3,
     with_test_jvm_opts,
 )
-from support.tables import STORES, TABLE_MAKERS, TableRef, make_table, next_table_name
+from support.tables import STORES, TableRef, make_table, next_table_name, table_makers
 
 # Every Spark JVM started from here on (servers, the kit's and the demo's servers, cluster
 # daemons) inherits the tests' JVM options; see TEST_JVM_OPTS.
@@ -195,7 +195,7 @@ def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
     """A fresh table on each store (STORES, or the stores a test names), on the emulator its
     table maker names."""
     store = request.param
-    fixture = TABLE_MAKERS[store].fixture
+    fixture = table_makers()[store].fixture
     return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
 
 

@@ -9,7 +9,7 @@ contents.
 
 from __future__ import annotations
 
-import getpass
+import importlib
 import itertools
 import json
 import re
@@ -30,7 +30,6 @@ from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
-from support.s3 import TEST_BUCKET
 from support.scale import SOAK
 from support.stores import session_confs
 
@@ -307,60 +306,6 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-def _local_table(store: str, name: str, workdir: Path, _: None) -> TableRef:
-    path = workdir / "tables" / name
-    return TableRef(store, str(path), local=path)
-
-
-def _s3_table(store: str, name: str, workdir: Path, s3_client) -> TableRef:  # noqa: ANN001
-    prefix = f"tables/{store}/{name}"
-    return TableRef(
-        store, f"s3a://{TEST_BUCKET}/{prefix}", s3=s3_client, bucket=TEST_BUCKET, prefix=prefix
-    )
-
-
-def _hdfs_table(store: str, name: str, workdir: Path, hdfs) -> TableRef:  # noqa: ANN001
-    prefix = f"tables/{name}"
-    webhdfs = fsspec.filesystem(
-        "webhdfs", host="127.0.0.1", port=hdfs.http_port, user=getpass.getuser()
-    )
-    return TableRef(store, f"{hdfs.endpoint}/{prefix}", prefix=prefix, hdfs=webhdfs)
-
-
-def _gcs_table(store: str, name: str, workdir: Path, gcs) -> TableRef:  # noqa: ANN001
-    # The JSON API only (gcsfs' default class first asks a gRPC API emulators lack).
-    from gcsfs.core import GCSFileSystem
-
-    prefix = f"tables/{name}"
-    fs = GCSFileSystem(
-        endpoint_url=gcs.endpoint, token="anon", skip_instance_cache=True,
-        use_listings_cache=False,
-    )  # fmt: skip
-    return TableRef(
-        store, f"gs://{gcs.bucket}/{prefix}", bucket=gcs.bucket, prefix=prefix, hdfs=fs,
-        fs_root=f"{gcs.bucket}/{prefix}",
-    )  # fmt: skip
-
-
-def _azure_table(store: str, name: str, workdir: Path, azure) -> TableRef:  # noqa: ANN001
-    # Read raw with obstore's fsspec file system (not through txcommit).
-    from obstore.fsspec import FsspecStore
-
-    from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
-
-    prefix = f"tables/{name}"
-    fs = FsspecStore(
-        "azure",
-        config={"account_name": EMULATOR_ACCOUNT, "account_key": EMULATOR_KEY,
-                "endpoint": azure.endpoint},
-        client_options={"allow_http": True},
-    )  # fmt: skip
-    return TableRef(
-        store, f"{azure.abfs_url}{prefix}", bucket=azure.container, prefix=prefix, hdfs=fs,
-        fs_root=f"{azure.container}/{prefix}", folder_markers=True,
-    )  # fmt: skip
-
-
 @dataclass(frozen=True)
 class TableMaker:
     """How a test table is laid out on a store's emulator and read raw around txcommit."""
@@ -371,21 +316,24 @@ class TableMaker:
     make: Callable[[str, str, Path, Any], TableRef]
 
 
-TABLE_MAKERS: dict[str, TableMaker] = {
-    "local": TableMaker(None, _local_table),
-    "s3": TableMaker("s3_client", _s3_table),
-    "s3-multipart": TableMaker("s3_client", _s3_table),
-    "hdfs": TableMaker("mini_hdfs", _hdfs_table),
-    "gcs": TableMaker("fake_gcs", _gcs_table),
-    "azure": TableMaker("azurite", _azure_table),
-}
+def table_makers() -> dict[str, TableMaker]:
+    """Every store's ``TABLE_MAKERS``, from its folder (``adapters/<name>/python/
+    store_tests_<name>.py``, importable: conftest.py puts the folders on the path)."""
+    if not _MAKERS:
+        root = Path(__file__).resolve().parents[3]
+        for binding in sorted(root.glob("adapters/*/python/store_tests_*.py")):
+            _MAKERS.update(importlib.import_module(binding.stem).TABLE_MAKERS)
+    return _MAKERS
+
+
+_MAKERS: dict[str, TableMaker] = {}
 
 
 def make_table(store: str, workdir: Path, on: Any = None) -> TableRef:
     """A fresh table on ``store``, on what its maker's fixture gives (``on``): a directory
     below ``workdir`` (local), a prefix of the test bucket read through an S3 client, a
     directory on a MiniHdfs, a prefix of a FakeGcs' bucket or of an Azurite's container."""
-    return TABLE_MAKERS[store].make(store, next_table_name(), workdir, on)
+    return table_makers()[store].make(store, next_table_name(), workdir, on)
 
 
 def replace_records(table: TableRef) -> list[dict[str, Any]]:
