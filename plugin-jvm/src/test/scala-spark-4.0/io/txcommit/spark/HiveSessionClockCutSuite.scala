@@ -17,18 +17,7 @@ import io.txcommit.testing.{FastClock, PluginSessions}
  */
 class HiveSessionClockCutSuite extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val home = Files.createTempDirectory("txcommit-hive-session")
-  private lazy val spark = {
-    // Derby writes its log into the working directory unless told where.
-    System.setProperty("derby.stream.error.file", home.resolve("derby.log").toString)
-    PluginSessions.builder("txcommit-hive-session")
-      .config(TxCommitConf.MaxClockSkewMs, "0")
-      .config(TxCommitConf.CheckpointInterval, "0")
-      .config("spark.sql.warehouse.dir", home.resolve("warehouse").toString)
-      .config("spark.hadoop.javax.jdo.option.ConnectionURL",
-        s"jdbc:derby:;databaseName=${home.resolve("metastore_db")};create=true")
-      .enableHiveSupport()
-      .getOrCreate()
-  }
+  private lazy val spark = PluginSessions.hive("txcommit-hive-session", home)
 
   override protected def afterAll(): Unit =
     try spark.stop()

@@ -5,7 +5,6 @@ import java.nio.file.Files
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.conf.TxCommitConf
 import io.txcommit.testing.{FastClock, PluginSessions}
 
 /**
@@ -17,18 +16,7 @@ import io.txcommit.testing.{FastClock, PluginSessions}
  */
 class HiveSerDeReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val home = Files.createTempDirectory("txcommit-hive-serde")
-  private lazy val spark = {
-    // Derby writes its log into the working directory unless told where.
-    System.setProperty("derby.stream.error.file", home.resolve("derby.log").toString)
-    PluginSessions.builder("txcommit-hive-serde")
-      .config(TxCommitConf.MaxClockSkewMs, "0")
-      .config(TxCommitConf.CheckpointInterval, "0")
-      .config("spark.sql.warehouse.dir", home.resolve("warehouse").toString)
-      .config("spark.hadoop.javax.jdo.option.ConnectionURL",
-        s"jdbc:derby:;databaseName=${home.resolve("metastore_db")};create=true")
-      .enableHiveSupport()
-      .getOrCreate()
-  }
+  private lazy val spark = PluginSessions.hive("txcommit-hive-serde", home)
 
   override protected def afterAll(): Unit =
     try spark.stop()

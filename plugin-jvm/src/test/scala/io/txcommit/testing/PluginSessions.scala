@@ -18,4 +18,22 @@ object PluginSessions {
       .config("spark.sql.extensions", "io.txcommit.spark.TxCommitExtensions")
     if (plugin) b.config("spark.plugins", "io.txcommit.spark.TxCommitPlugin") else b
   }
+
+  /**
+   * A Hive-enabled session with the plugin, its metastore (Derby), warehouse and Derby log
+   * under `home`; reads see commits at once (no clock allowance, no checkpoints). Only a line
+   * with Spark's Hive support on its test classpath can start it.
+   */
+  def hive(app: String, home: java.nio.file.Path): SparkSession = {
+    // Derby writes its log into the working directory unless told where.
+    System.setProperty("derby.stream.error.file", home.resolve("derby.log").toString)
+    builder(app)
+      .config(TxCommitConf.MaxClockSkewMs, "0")
+      .config(TxCommitConf.CheckpointInterval, "0")
+      .config("spark.sql.warehouse.dir", home.resolve("warehouse").toString)
+      .config("spark.hadoop.javax.jdo.option.ConnectionURL",
+        s"jdbc:derby:;databaseName=${home.resolve("metastore_db")};create=true")
+      .enableHiveSupport()
+      .getOrCreate()
+  }
 }
