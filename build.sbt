@@ -34,10 +34,9 @@ lazy val Spark43 = SparkLine("4.3", "4.3.0", fromMaven = false, "2.13.18", "3.5.
 ThisBuild / scalaVersion := Spark43.scala
 ThisBuild / organization := "io.txcommit"
 ThisBuild / version := "0.1.0"
-// Every lint warning on; an unused import, private member, local or implicit is an error
-// (a deliberate one is marked `@nowarn("cat=unused")` with the reason on its line).
-ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:_", "-Wconf:cat=unused:e",
-  "-release", "17")
+// Every lint warning on, and every warning an error, on every Spark line, main and test sources
+// (a deliberate exception is a `@nowarn("cat=...")` or a `-Wconf` with its reason on its line).
+ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:_", "-Werror", "-release", "17")
 
 /** Spark 4.3's jars: the pyspark 4.3.0 wheel's (TXCOMMIT_SPARK_JARS, else .venv's pyspark). */
 lazy val wheelSparkJars: Seq[File] = {

@@ -3,6 +3,7 @@ import java.net.URI
 import java.nio.file.{FileSystems, Files, Path => NioPath}
 import java.util.zip.ZipFile
 
+import scala.annotation.nowarn
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
@@ -225,6 +226,7 @@ object Linkage {
                     override def visitLdcInsn(c: Any): Unit = constant(c, from)
                     override def visitTryCatchBlock(s: Label, e: Label, h: Label, t: String): Unit =
                       if (t != null) classRef(t, from)
+                    @nowarn("cat=unused-privates") // ASM calls it through the bridge scalac adds; 2.12 misses that
                     override def visitInvokeDynamicInsn(n: String, d: String, bsm: Handle, args: AnyRef*): Unit = {
                       handle(bsm, from)
                       args.foreach(constant(_, from))

@@ -9,7 +9,9 @@ and a one-line progress report on stderr; and how a command that ends with a ver
     -------------+-------
     no-overwrite | pass
 
-Cells are shown with ``str`` (``None`` as an empty cell); a caller formats numbers itself.
+Cells are shown with ``str`` (``None`` as an empty cell), control characters escaped (a TAB
+in a path as ``\\t``: raw, it would break the columns or steer the terminal); a caller formats
+numbers itself.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TextIO
 
+from txcommit.paths import printable
+
 
 def _cell(value: Any) -> str:
-    return "" if value is None else str(value)
+    return "" if value is None else printable(str(value))
 
 
 def text(
@@ -98,6 +102,12 @@ class Progress:
             self._shown = False
 
 
+def print_error(error: BaseException) -> None:
+    """``error``'s message as one line on stderr, led by "txcommit:" once."""
+    message = str(error)
+    print(message if message.startswith("txcommit:") else f"txcommit: {message}", file=sys.stderr)
+
+
 def leave(code: int) -> NoReturn:
     """Flush what was printed and logged, then exit with ``code`` at once."""
     logging.shutdown()
@@ -107,4 +117,4 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-__all__ = ["Progress", "leave", "markdown", "text"]
+__all__ = ["Progress", "leave", "markdown", "print_error", "text"]

@@ -18,6 +18,23 @@ _SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 # --- paths and URLs ---------------------------------------------------------------------------
 
+# C0 and C1 control characters (Unicode category Cc): legal in a file name and an object key,
+# but they break a column or steer a terminal when printed as they are.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+_CONTROLS.update({ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"})
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character written as its escape (TAB as ``\\t``, ESC as
+    ``\\x1b``): for a path shown in a terminal, a table's column or a one-line error."""
+    return text.translate(_CONTROLS)
+
+
+def ascii_control(text: str) -> str | None:
+    """The first ASCII control character (0x00-0x1f, 0x7f) of ``text`` as :func:`printable`
+    writes it, else None."""
+    return next((_CONTROLS[ord(c)] for c in text if ord(c) < 0x20 or ord(c) == 0x7F), None)
+
 
 def unsafe_relative_path(relative: str) -> str | None:
     """Why ``relative`` does not name a file inside its table directory, or None if it does.
@@ -101,9 +118,11 @@ def is_data_path(rel: str) -> bool:
 
 __all__ = [
     "LOG_DIR_NAME",
+    "ascii_control",
     "display_url",
     "hidden_name",
     "is_data_path",
     "join",
+    "printable",
     "unsafe_relative_path",
 ]

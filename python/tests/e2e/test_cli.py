@@ -1,12 +1,22 @@
-"""The `txcommit server` command line, checked without starting a JVM (--dry-run)."""
+"""The `txcommit server` command line, checked without starting a JVM (--dry-run), and
+`txcommit ls`/`log` of a table Spark wrote under a name the Python clients find awkward."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
+
+from pyspark.sql import functions as F
+
+import txcommit
+from txcommit.cli.log import main as log_main
+from txcommit.cli.ls import main as ls_main
 
 from support.servers import server_python
+from support.tables import next_table_name
 
 
 def dry_run(*args: str, conf_dir: Path | None = None) -> str:
@@ -50,3 +60,26 @@ def test_a_malformed_conf_is_refused_with_its_text():
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert out.returncode != 0 and "no-equals-sign" in out.stderr
+
+
+def test_ls_and_log_read_a_table_named_with_a_tab_as_spark_does(
+    spark, workdir: Path, capsys
+) -> None:  # noqa: ANN001
+    """Spark writes and reads a table whose directory name has a TAB; `ls` of the directory
+    holding it lists the files Spark reads, `log` of the table its two commits."""
+    txcommit.enable(spark)
+    events = workdir / "tables" / next_table_name()
+    table = events / "a\tb"
+    spark.range(0, 100, 1, 2).write.parquet(str(table))
+    spark.range(100, 150, 1, 1).write.mode("append").parquet(str(table))
+    df = spark.read.parquet(str(table))
+    assert df.count() == 150
+    read = {unquote(r[0]).rpartition("/")[2] for r in df.select(F.input_file_name()).collect()}
+    assert len(read) == 3, read
+
+    capsys.readouterr()
+    assert ls_main([str(events), "--json"]) == 0
+    assert {f["path"] for f in json.loads(capsys.readouterr().out)} == {f"a\tb/{n}" for n in read}
+    assert log_main([str(table), "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [r["state"] for r in history] == ["committed", "committed"]

@@ -4,6 +4,8 @@ hang, or a silent "0 transactions"."""
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import socket
 import subprocess
@@ -13,12 +15,17 @@ from pathlib import Path
 
 import pytest
 
+import txcommit.cli
 from txcommit import __version__
 from txcommit.adapters.base import Secret
 from txcommit.conformance.runner import scrub
+from txcommit.errors import StoreError
+from txcommit.table.properties import TableProperties, encode_properties
 from txcommit.table.records import encode_record
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 from txcommit.testing.vectors import load
 
+from support.s3 import TEST_BUCKET
 from support.vectors import logical
 
 
@@ -86,6 +93,137 @@ def test_a_directory_holding_tables_is_listed(tmp_path: Path) -> None:
     done = _txcommit("ls", str(tmp_path / "events"))
     assert done.returncode == 0, done.stderr
     assert "date=1/" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["ls", "log", "doctor"])
+def test_a_missing_directory_inside_a_table_is_an_error_naming_it(
+    tmp_path: Path, command: str
+) -> None:
+    """A typo below a table (`ls /data/events/dat=1`) is not an empty partition."""
+    missing = _table(tmp_path / "t") / "nope"
+    done = _txcommit(command, str(missing))
+    assert done.returncode == 2, done
+    assert f"{missing} does not exist" in done.stderr and "--allow-empty" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_allow_empty_shows_a_missing_directory_inside_a_table_as_empty(tmp_path: Path) -> None:
+    done = _txcommit("ls", str(_table(tmp_path / "t") / "nope"), "--allow-empty")
+    assert done.returncode == 0, done
+    assert done.stdout.startswith("0 committed files")
+
+
+def test_log_of_a_directory_holding_tables_names_them_instead_of_no_history(
+    tmp_path: Path,
+) -> None:
+    """Each table has its own history: a directory of tables has none, not "0 transactions"."""
+    _table(tmp_path / "events" / "date=1")
+    _table(tmp_path / "events" / "date=2")
+    done = _txcommit("log", str(tmp_path / "events"))
+    assert done.returncode == 2, done
+    assert str(tmp_path / "events") in done.stderr and done.stdout == ""
+    assert "date=1" in done.stderr and "date=2" in done.stderr
+
+
+# ------------------------------------------------------------------- names Spark allows
+
+TABBED = "a\tb"
+
+
+def _listed(*args: str) -> list[dict[str, object]]:
+    done = _txcommit("ls", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    listed: list[dict[str, object]] = json.loads(done.stdout)
+    return listed
+
+
+def test_ls_of_a_directory_holding_a_table_named_with_a_tab_lists_its_files(
+    tmp_path: Path,
+) -> None:
+    """Spark reads a table whose directory name has a TAB, and so do `ls` and `log` of it."""
+    _table(tmp_path / "plain" / "ab")
+    _table(tmp_path / "events" / TABBED)
+    expected = [
+        {**f, "path": f"{TABBED}/{str(f['path'])[3:]}"} for f in _listed(str(tmp_path / "plain"))
+    ]
+    assert expected and _listed(str(tmp_path / "events")) == expected
+    assert _listed(str(tmp_path / "events" / TABBED)) == _listed(str(tmp_path / "plain" / "ab"))
+    # As a file: URL too (URL parsing drops a raw TAB: it would name events/ab).
+    url = f"file://{tmp_path}/events/{TABBED}"
+    assert _listed(url) == _listed(str(tmp_path / "plain" / "ab"))
+    log = _txcommit("log", str(tmp_path / "events" / TABBED))
+    assert log.returncode == 0 and "7 transactions" in log.stdout, log
+
+
+@pytest.mark.parametrize("command", ["ls", "log"])
+def test_a_name_with_a_control_character_is_shown_escaped_in_text(
+    tmp_path: Path, command: str
+) -> None:
+    """A TAB (or a terminal's escape) in a name would break the columns or the terminal."""
+    _table(tmp_path / "events" / TABBED)
+    done = _txcommit(command, str(tmp_path / "events"))
+    assert "Traceback" not in done.stderr, done.stderr
+    out = done.stdout + done.stderr
+    assert "a\\tb" in out and TABBED not in out.replace(str(tmp_path), "")
+
+
+def test_an_s3_key_with_a_control_character_is_an_error_naming_it(local_s3: LocalS3) -> None:
+    """obstore cannot address such a key: say so and what reads it, never "no files"."""
+    import boto3
+
+    client = boto3.client(
+        "s3", endpoint_url=local_s3.endpoint, region_name="us-east-1",
+        aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+    )  # fmt: skip
+    prefix = f"tabs-{os.getpid()}-{time.monotonic_ns()}"
+    client.put_object(Bucket=TEST_BUCKET, Key=f"{prefix}/{TABBED}/_txcommit/x.json", Body=b"{}")
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": DUMMY_KEY, "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET}
+    for path in (f"s3://{TEST_BUCKET}/{prefix}", f"s3://{TEST_BUCKET}/{prefix}/{TABBED}"):
+        done = subprocess.run(
+            [sys.executable, "-m", "txcommit.cli", "ls", path, "--endpoint", local_s3.endpoint],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert done.returncode == 1, done
+        assert f"{prefix}/a\\tb" in done.stderr and "control character" in done.stderr, done
+        assert "Spark" in done.stderr and "reachable" not in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+# -------------------------------------------------------------------- table properties
+
+
+def test_log_with_corrupt_properties_prints_the_history_and_names_the_file(
+    tmp_path: Path,
+) -> None:
+    table = _table(tmp_path / "t")
+    history = _txcommit("log", str(table))
+    assert history.returncode == 0 and "7 transactions" in history.stdout, history
+    properties = table / "_txcommit" / "properties"
+    properties.mkdir()
+    good = TableProperties(1, {"manifests": "true"}, set_at=1, writer="txcommit 0.1.0")
+    (properties / "00000000000000000001.json").write_bytes(encode_properties(good))
+    (properties / "00000000000000000002.json").write_bytes(b'{"format": "txcommit-prop')
+    done = _txcommit("log", str(table))
+    assert done.returncode == 1, done
+    assert done.stdout.startswith(history.stdout), done.stdout
+    assert f"{table}/_txcommit/properties/00000000000000000002.json" in done.stderr
+    assert "corrupt" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", sorted(txcommit.cli.PASSTHROUGH))
+def test_a_txcommit_error_out_of_any_command_is_one_line_not_a_traceback(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    message = "txcommit: could not read s3://b/t/x.json: it timed out. Hint: retry."
+
+    def failing(argv: list[str]) -> int:
+        raise StoreError(message, url="s3://b/t/x.json")
+
+    monkeypatch.setattr(
+        importlib.import_module(txcommit.cli.PASSTHROUGH[command][0]), "main", failing
+    )
+    assert txcommit.cli.main([command, "s3://b/t"]) == 1
+    assert capsys.readouterr().err == message + "\n"
 
 
 # ----------------------------------------------------------------------------- version

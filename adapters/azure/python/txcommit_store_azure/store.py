@@ -168,7 +168,7 @@ class AzureBlobStore(ObstoreStore):
         try:
             result = self._obstore.list_with_delimiter(prefix or None)
         except (OSError, obstore.exceptions.BaseError) as e:
-            raise self._failure("list", prefix, e) from None
+            raise self._obstore_failure("list", prefix, e) from None
         files = [StoreFile.of_meta(m) for m in result["objects"]]
         dirs = {p.rstrip("/") for p in result["common_prefixes"]}
         return sorted(_without_folder_markers(files, dirs), key=lambda f: f.key)
@@ -178,7 +178,7 @@ class AzureBlobStore(ObstoreStore):
     ) -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
         # Azure lists at most 5000 blobs a page.
-        found = self._walk_obstore(self._obstore, prefix, 5000, progress, self._failure)
+        found = self._walk_obstore(self._obstore, prefix, 5000, progress, self._obstore_failure)
         dirs = {f.key.rsplit("/", 1)[0] for f in found if "/" in f.key}
         dirs |= {d.rsplit("/", i)[0] for d in list(dirs) for i in range(1, d.count("/") + 1)}
         return sorted(_without_folder_markers(found, dirs), key=lambda f: f.key)

@@ -236,7 +236,7 @@ class S3Store(ObstoreStore):
             result = self._obstore.list_with_delimiter(prefix or None)
         except (OSError, obstore.exceptions.BaseError) as e:
             self.requests.add("LIST")
-            raise self._failure("list", prefix, e) from None
+            raise self._obstore_failure("list", prefix, e) from None
         # obstore pages through the listing: S3 answers at most 1000 keys and prefixes a page.
         entries = len(result["objects"]) + len(result["common_prefixes"])
         self.requests.add("LIST", max(1, -(-entries // 1000)))
@@ -248,7 +248,7 @@ class S3Store(ObstoreStore):
     ) -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
         # S3 lists at most 1000 keys a page.
-        found = self._walk_obstore(self._obstore, prefix, 1000, progress, self._failure)
+        found = self._walk_obstore(self._obstore, prefix, 1000, progress, self._obstore_failure)
         return sorted(found, key=lambda f: f.key)
 
     def delete(self, key: str) -> bool:

@@ -22,12 +22,15 @@ import obstore
 
 from txcommit.adapters.declarations import AdapterDeclaration, declaration_named
 from txcommit.errors import AccessDeniedError, AlreadyExistsError, StoreError, UnsupportedStoreError
-from txcommit.paths import LOG_DIR_NAME, join, unsafe_relative_path
+from txcommit.paths import LOG_DIR_NAME, ascii_control, join, printable, unsafe_relative_path
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
 
 _T = TypeVar("_T")
+
+# How obstore reports a listed key it cannot parse (an ASCII control character in a segment).
+_REFUSED_KEY = re.compile(r'Error parsing Path "(.*)": Encountered illegal character', re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,44 @@ class ObstoreStore(Store):
     conflict_retries: ClassVar[int] = 0
     #: How the store refused a second exclusive create, for the conflict's message.
     refusal: ClassVar[str] = ""
+    #: Whether the store reaches a key with an ASCII control character in it (a table named
+    #: with a TAB, which Spark reads): obstore's clients refuse one, plain file calls do not.
+    addresses_control_characters: ClassVar[bool] = False
+
+    def __init__(self, root_url: str, declaration: AdapterDeclaration) -> None:
+        super().__init__(root_url, declaration)
+        control = None if self.addresses_control_characters else ascii_control(self.root_url)
+        if control is not None:
+            raise self._unaddressable(self.root_url, control)
+
+    def check_key(self, key: str) -> str:
+        super().check_key(key)
+        control = None if self.addresses_control_characters else ascii_control(key)
+        if control is not None:
+            raise self._unaddressable(self.url_for(key), control)
+        return key
+
+    def _unaddressable(self, what: str, control: str) -> StoreError:
+        """The error of a path ``what`` with the control character ``control`` in it, which
+        this store's client cannot address (rather than a wrong "no such file")."""
+        return StoreError(
+            f"txcommit: {printable(what)} has a control character ({control}) in its name, "
+            f"which txcommit's Python client for the {self.declaration.name} adapter (obstore) "
+            "cannot address. Spark with the txcommit plugin reads it: read the table through "
+            "Spark, or copy it to a path without control characters",
+            url=printable(what),
+        )
+
+    def _obstore_failure(self, action: str, key: str, cause: BaseException) -> StoreError:
+        """:meth:`_failure`, unless a listing met a key obstore refused for a control character
+        in its name (then that key is named, not the endpoint)."""
+        refused = _REFUSED_KEY.search(str(cause))
+        if refused is not None:
+            control = ascii_control(refused.group(1)) or "?"
+            return self._unaddressable(
+                f"the key {refused.group(1)} listed below {self.url_for(key)}", control
+            )
+        return self._failure(action, key, cause)
 
     @abc.abstractmethod
     def _obstore_client(self, create: bool = False) -> Any:

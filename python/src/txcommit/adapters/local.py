@@ -10,7 +10,9 @@ obstore's ``LocalStore.put(mode="create")`` uses the same ``link(2)`` (it stages
 loss a published record could be empty or partial, which strict decoding then refuses. This
 adapter therefore publishes with its own ``fsync`` + ``link`` by default; ``durable=False``
 uses obstore's ``mode="create"`` instead (the contract tests run both). Reads, listings,
-existence checks and deletes go through obstore; readers get an fsspec file system.
+existence checks and deletes are plain file system calls too: obstore refuses a path with a
+control character (a table named with a TAB), which the file system and Spark accept. Readers
+get an fsspec file system.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
+import re
+import stat
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import obstore
@@ -36,10 +40,20 @@ if TYPE_CHECKING:
     from txcommit.adapters.declarations import AdapterDeclaration
 
 
+_T = TypeVar("_T")
+
+# A part obstore's create stages next to its target (``<name>#<n>``), never a file of the store
+# (obstore's own listing skips it too).
+_STAGED = re.compile(r"#[0-9]+$")
+
+
 def local_path(url_or_path: str | os.PathLike[str]) -> Path:
     """The absolute local path of a plain path or a ``file:`` URL."""
     text = os.fspath(url_or_path)
     if text.startswith("file:"):
+        # URL parsing drops a raw TAB or line break: kept as escapes, they name the path given.
+        for raw, escaped in (("\t", "%09"), ("\r", "%0D"), ("\n", "%0A")):
+            text = text.replace(raw, escaped)
         parts = urlsplit(text)
         if parts.netloc not in ("", "localhost"):
             raise StoreError(
@@ -53,6 +67,8 @@ def local_path(url_or_path: str | os.PathLike[str]) -> Path:
 
 class LocalStore(ObstoreStore):
     """A directory on a local (or NFS-style POSIX) file system, as a :class:`Store`."""
+
+    addresses_control_characters = True
 
     def __init__(
         self,
@@ -134,7 +150,7 @@ class LocalStore(ObstoreStore):
                 obstore.put(store, key, data, mode="create")
             except obstore.exceptions.AlreadyExistsError:
                 raise self._conflict(key) from None
-            except OSError as e:
+            except (OSError, ValueError) as e:  # ValueError: obstore refuses a control character
                 raise self._failure("create", key, e) from None
             return
         try:
@@ -160,7 +176,7 @@ class LocalStore(ObstoreStore):
             self.requests.add("PUT")
             try:
                 obstore.put(store, key, data)
-            except OSError as e:
+            except (OSError, ValueError) as e:  # ValueError: obstore refuses a control character
                 raise self._failure("write", key, e) from None
             return
         try:
@@ -175,19 +191,57 @@ class LocalStore(ObstoreStore):
             raise self._failure("write", key, e) from None
         self._sync_dir(target.parent)
 
+    def _file_call(
+        self, verb: str, action: str, key: str, call: Callable[[Path], _T], missing: _T
+    ) -> _T:
+        """One file system call (``verb``, counted) on ``key``'s path: ``call``'s answer, or
+        ``missing`` when the file or a directory above it is not there."""
+        path = self._path(key)
+        self.requests.add(verb)
+        try:
+            return call(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return missing
+        except OSError as e:
+            raise self._failure(action, key, e) from None
+
+    def read(self, key: str) -> bytes | None:
+        return self._file_call("GET", "read", key, Path.read_bytes, None)
+
+    def exists(self, key: str) -> bool:
+        return self._file_call(
+            "HEAD", "check", key, lambda p: stat.S_ISREG(p.stat().st_mode), False
+        )
+
+    def delete(self, key: str) -> bool:
+        def unlink(path: Path) -> bool:
+            path.unlink()
+            return True
+
+        return self._file_call("DELETE", "delete", key, unlink, False)
+
     def list(self, prefix: str = "") -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)
-        store = self._obstore_client(create=False)
+        top = self.root.joinpath(*prefix.split("/")) if prefix else self.root
         self.requests.add("LIST")
-        if store is None:
-            return []
+        files = []
         try:
-            result = store.list_with_delimiter(prefix or None)
-        except FileNotFoundError:
+            with os.scandir(top) as entries:
+                for entry in entries:
+                    if _STAGED.search(entry.name):
+                        continue
+                    try:
+                        if not entry.is_file(follow_symlinks=True):
+                            continue
+                        st = entry.stat(follow_symlinks=True)
+                    except FileNotFoundError:  # deleted between listing and stat
+                        continue
+                    key = f"{prefix}/{entry.name}" if prefix else entry.name
+                    files.append(StoreFile(key, st.st_size, st.st_mtime_ns))
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        except (OSError, obstore.exceptions.BaseError) as e:
+        except OSError as e:
             raise self._failure("list", prefix, e) from None
-        files = [StoreFile.of_meta(m) for m in result["objects"]]
         return sorted(files, key=lambda f: f.key)
 
     def walk(

@@ -21,8 +21,8 @@ from txcommit.adapters.declarations import (
     known_summary,
 )
 from txcommit.adapters.plugin import python_stores
-from txcommit.errors import UnknownAdapterError, UnsupportedStoreError
-from txcommit.paths import display_url
+from txcommit.errors import StoreError, UnknownAdapterError, UnsupportedStoreError
+from txcommit.paths import display_url, printable
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -109,6 +109,16 @@ def open_store(
     ``endpoint``; for HDFS: ``endpoint`` (the NameNode's WebHDFS address), ``user``; for Azure:
     ``account``, ``account_key``, ``endpoint``, ``emulator``).
     """
+    dropped = next((c for c in url_or_path if c in "\t\r\n"), None)
+    if dropped is not None and _SCHEME.match(url_or_path) and scheme_of(url_or_path) != "file":
+        shown = printable(display_url(url_or_path))
+        raise StoreError(
+            f"txcommit: {shown} has a control character ({printable(dropped)}) in it, which URL "
+            "parsing drops (it would name another path); txcommit's Python readers cannot read "
+            "it there. Spark with the txcommit plugin reads it: read the table through Spark, "
+            "or copy it to a path without control characters",
+            url=shown,
+        )
     declaration = adapter_for(url_or_path, overrides)
     return implementation(declaration)(url_or_path, declaration=declaration, **options)
 

@@ -38,7 +38,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from txcommit import __version__
-from txcommit._console import leave
+from txcommit._console import leave, print_error
 from txcommit.adapters.plugin import store_names, store_plugin, store_plugins
 from txcommit.errors import TxCommitError
 from txcommit.server import (
@@ -369,5 +369,9 @@ def _run_passthrough(name: str, argv: list[str]) -> int:
             raise
         print(f"txcommit: `{name}` is not available in this install", file=sys.stderr)
         return 2
-    result = module.main(argv)
+    try:
+        result = module.main(argv)
+    except TxCommitError as exc:  # a store or table error a command did not report itself
+        print_error(exc)
+        return 1
     return int(result or 0)

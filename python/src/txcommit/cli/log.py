@@ -22,9 +22,14 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from txcommit._console import text
-from txcommit.cli.ls import add_table_arguments, human_bytes, open_or_report
+from txcommit._console import print_error, text
+from txcommit.cli.ls import NOT_A_TABLE, add_table_arguments, human_bytes, open_or_report
+from txcommit.errors import TxCommitError
+from txcommit.paths import printable
 from txcommit.table.view import HistoryRow
+
+#: The tables below a directory named when ``log`` refuses it.
+_TABLES_NAMED = 5
 
 
 def _time(ms: int | None) -> str:
@@ -75,6 +80,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     view = open_or_report(ns, with_markers=True)
     if isinstance(view, int):
         return view
+    if not view.is_table and view.tables_below:  # each table has a history of its own
+        tables = view.tables_below
+        shown = ", ".join(printable(t) for t in tables[:_TABLES_NAMED])
+        more = f" and {len(tables) - _TABLES_NAMED} more" if len(tables) > _TABLES_NAMED else ""
+        print(f"txcommit: {printable(ns.path)} is not a table but holds {len(tables)} below it "
+              f"({shown}{more}); each has a history of its own: give one table's directory",
+              file=sys.stderr)  # fmt: skip
+        return NOT_A_TABLE
     rows = view.history()
     if ns.limit is not None:
         rows = rows[: ns.limit]
@@ -108,7 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = {s: sum(r.state == s for r in rows) for s in states}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s != "fenced")
     print(f"{len(rows)} transactions ({summary}) in {view.url}")
-    properties = view.properties
+    try:
+        properties = view.properties
+    except TxCommitError as e:  # the history above stands; the bad file is named
+        print("table properties: unreadable (below)")
+        print_error(e)
+        return 1
     if properties is not None:
         values = ", ".join(f"{k}={v}" for k, v in sorted(properties.values.items()))
         print(f"table properties (change {properties.number}): {values or 'none'}")

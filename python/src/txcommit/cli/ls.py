@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from txcommit._console import Progress, text
+from txcommit._console import Progress, print_error, text
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.adapters.plugin import schemes_taking
 from txcommit.adapters.registry import scheme_of
 from txcommit.errors import TxCommitError
-from txcommit.paths import LOG_DIR_NAME
+from txcommit.paths import LOG_DIR_NAME, printable
 from txcommit.table.view import TableView, open_table
 
 
@@ -111,25 +111,25 @@ NOT_A_TABLE = 2
 
 def open_or_report(ns: argparse.Namespace, with_markers: bool = False) -> TableView | int:
     """:func:`open_from_args` for a command's ``main``, or the exit status after printing why
-    on stderr: 1 when the table cannot be read, 2 when PATH is not a table (unless
-    ``--allow-empty``)."""
+    on stderr: 1 when the table cannot be read, 2 when PATH does not exist (a typo inside a
+    table is no empty partition) or is not a table (unless ``--allow-empty``)."""
     try:
         view = open_from_args(ns, with_markers=with_markers)
     except TxCommitError as e:
-        print(str(e) if str(e).startswith("txcommit:") else f"txcommit: {e}", file=sys.stderr)
+        print_error(e)
         return 1
-    if view.has_logs or ns.allow_empty:
+    if ns.allow_empty or (view.has_logs and view.found):
         return view
     print(f"txcommit: {not_a_table(view, ns.path)}", file=sys.stderr)
     return NOT_A_TABLE
 
 
 def not_a_table(view: TableView, path: str) -> str:
-    """Why ``view`` (neither a table nor inside one) is refused, naming ``path``."""
-    root = getattr(view.store, "root", None)  # a local store's directory
-    missing = not root.exists() if isinstance(root, Path) else not view.data_files
-    if missing:
-        what = f"{path} does not exist" if isinstance(root, Path) else f"{path} holds no files"
+    """Why ``view`` (missing, or neither a table nor inside one) is refused, naming ``path``."""
+    path = printable(path)
+    if not view.found:
+        local = isinstance(getattr(view.store, "root", None), Path)  # a local store's directory
+        what = f"{path} does not exist" if local else f"{path} holds no files"
         return f"{what}; check the path, or pass --allow-empty to show it as an empty table"
     return (
         f"{path} is not a txcommit table: neither it nor a directory above or below it has a "

@@ -282,8 +282,12 @@ class TableView:
         judges: list[_Judge] | None = None,
         row_counts: Mapping[str, Mapping[str, Any]] | None = None,
         table_url: str | None = None,
+        found: bool = True,
     ) -> None:
         self.store = store
+        #: Whether the root exists: a local directory, or a prefix holding any file (a store
+        #: has no empty directories). A path inside a table may not, and is no partition then.
+        self.found = found
         #: Whether the root is in a table: it or a directory above it holds ``_txcommit/``.
         self.is_table = is_table
         self.data_files = data_files
@@ -308,6 +312,12 @@ class TableView:
         """Whether any txcommit log judges files of the view: the root is in a table, or it
         holds tables below it."""
         return bool(self._judges)
+
+    @property
+    def tables_below(self) -> list[str]:
+        """The directories below the root that hold a table's log (relative to the root,
+        sorted): the tables of a directory holding tables, or a table inside a table."""
+        return sorted(j.prefix.rstrip("/") for j in self._judges if j.prefix)
 
     @property
     def url(self) -> str:
@@ -618,9 +628,10 @@ def _build(
         pending = _read_markers(table_store, markers["pending"], report)
         aborted = _read_markers(table_store, markers["aborted"], report)
         row_counts = _read_markers(table_store, markers["rows"], report)
+    found = store.root.is_dir() if isinstance(store, LocalStore) else bool(tree) or own_exists
     return TableView(
         store, table is not None, data, primary, pending, aborted, judges, row_counts,
-        table_url=table_store.root_url,
+        table_url=table_store.root_url, found=found,
     )  # fmt: skip
 
 

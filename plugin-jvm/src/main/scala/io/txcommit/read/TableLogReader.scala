@@ -224,7 +224,9 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   /** Whether the append `txn` is in the snapshot (agreed with the read's other JVMs). */
   private def decide(root: Path, txn: String): Option[Set[String]] = {
     val found = load(root, txn)
-    val proposed = found.exists(c => !c.replacing && cut.precedes(c.time, storedAt(LogLayout(root).commitRecord(txn))))
+    val proposed = found.exists(c =>
+      !c.replacing && cut.precedes(c.time,
+        storedAt(LogLayout(root).commitRecord(txn), keep = c.time ne TableLogReader.Unreadable)))
     if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
     else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
       .filterNot(_.replacing).map(_.added)
@@ -232,15 +234,16 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
 
   /**
    * When the store stamped the record at `path` (asked only of another application's records,
-   * once per record and JVM: a record is never rewritten). None where the store keeps no time.
+   * once per record and JVM when `keep`: a decoded record is never rewritten; a corrupt one may
+   * be repaired, so its time is not kept). None where the store keeps no time.
    */
-  private def storedAt(path: Path): Option[Long] =
+  private def storedAt(path: Path, keep: Boolean): Option[Long] =
     TableLogReader.StoredAt.get(path.toString).map(_.longValue).orElse {
       val t =
         try path.getFileSystem(conf).getFileStatus(path).getModificationTime
         catch { case _: java.io.FileNotFoundException => 0L }
       if (t > 0L) {
-        TableLogReader.StoredAt.put(path.toString, java.lang.Long.valueOf(t))
+        if (keep) TableLogReader.StoredAt.put(path.toString, java.lang.Long.valueOf(t))
         Some(t)
       } else None
     }
@@ -293,6 +296,14 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
 }
 
 object TableLogReader {
+
+  // The bounds first: an object's vals are set in order, and a cache built above its bound
+  // would see 0 (and keep nothing).
+  /** At most this many file names of decoded commit records stay cached in a JVM. */
+  val RecordsMaxFiles: Long = 1000000L
+
+  /** At most this many directories known to be table roots stay cached in a JVM. */
+  val RootsMax: Long = 100000L
 
   /**
    * Whether a replacing commit removed the file now at `file`. Removals of files without a txn id
@@ -360,12 +371,6 @@ object TableLogReader {
         s"(access denied: ${Option(e.getMessage).getOrElse("").take(200)}); files below it are " +
         "read as not belonging to a txcommit table above it. This message is shown once.")
     }
-
-  /** At most this many file names of decoded commit records stay cached in a JVM. */
-  val RecordsMaxFiles: Long = 1000000L
-
-  /** At most this many directories known to be table roots stay cached in a JVM. */
-  val RootsMax: Long = 100000L
 
   /**
    * What the commit record at a path (its full URI) names in `added`, for records found and

@@ -84,6 +84,25 @@ class ReadCacheSuite extends AnyFunSuite {
     assert(again.exists(_.endsWith("/k=1")), again)
   }
 
+  test("a second listing does not ask the store for a record's time again") {
+    // Outside a Spark application every record is another application's: a read without a
+    // log-first snapshot takes each at the time the store stamped it, asked once per record and JVM.
+    val t = new TempTable
+    val txns = Seq.fill(3)(TxnId.generate())
+    val files = txns.map(dataFile(t, _))
+    txns.zip(files).foreach { case (txn, f) => t.commit(t.record(txn, f)) }
+    def recordTimes(calls: Seq[String]): Seq[String] =
+      calls.filter(c => c.startsWith("status ") && c.contains("/_txcommit/commits/"))
+    val first = listing(t)
+    assert(files.forall(f => first.accept(new Path(t.table, f))))
+    val before = CountingLocalFileSystem.under(t.table)
+    assert(txns.forall(txn => recordTimes(before).exists(_.endsWith(s"/$txn.json"))), before)
+    val second = listing(t)
+    assert(files.forall(f => second.accept(new Path(t.table, f))))
+    val again = CountingLocalFileSystem.under(t.table).drop(before.size)
+    assert(recordTimes(again).isEmpty, s"the store asked again for the time of: ${recordTimes(again)}")
+  }
+
   test("a txn committed after a listing is visible in the next one") {
     val t = new TempTable
     val txn = TxnId.generate()
