@@ -91,13 +91,15 @@ object LogFirstSnapshot {
   }
 
   /**
-   * The tables found on `root`'s walk. A directory whose log cannot be listed (credentials
+   * The tables found on `root`'s walk (a root a link leads inside a table is refused first:
+   * [[ReadLinks]]). A directory whose log cannot be listed (credentials
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
   private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption]): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
+      ReadLinks.check(q, conf)
       val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf)))
       walk.takeWhile {
         case Failure(e: TimeTravelException) => throw e // a snapshot asked for that cannot be read

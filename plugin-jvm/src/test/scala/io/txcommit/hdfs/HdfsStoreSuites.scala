@@ -101,3 +101,15 @@ class HdfsRenameSuite extends AnyFunSuite {
     finally other.close()
   }
 }
+
+/**
+ * The links contract on a real NameNode. The NameNode makes links only where its JVM switched
+ * them on (`FileSystem.enableSymlinks()`, which MiniDFSCluster calls, as Hadoop's own tests
+ * do); the client in this JVM then follows them too. A client with them off (every other
+ * process) fails any call through a link: see docs/protocol.md, I18.
+ */
+class HdfsTableLinksSuite extends io.txcommit.commit.TableLinksContract {
+  override protected def conf: Configuration = MiniHdfs.conf
+  override protected def freshDir(): Path = MiniHdfs.freshDir()
+  override protected def link(at: Path, target: Path): Unit = MiniHdfs.fs.createSymlink(target, at, true)
+}
