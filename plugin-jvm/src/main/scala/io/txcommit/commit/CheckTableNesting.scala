@@ -56,10 +56,8 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nes
     val real = Links.resolve(fs, table)
     if (real != fs.makeQualified(table)) {
       val via = Links.describe(fs, table, real)
-      if (!Links.followed(fs)) throw new UnsupportedWriteException(s"$via, and this Hadoop client " +
-        s"does not follow links on ${fs.getUri.getScheme}:// (FileSystem.areSymlinksEnabled() is " +
-        "false, Hadoop's default), so no write can reach it. Nothing was written. Write to " +
-        s"${Paths.display(real)} itself.")
+      if (!Links.followed(fs)) throw new UnsupportedWriteException(s"${Links.notFollowed(fs, table, real)}, " +
+        s"so no write can reach it. Nothing was written. Write to ${Paths.display(real)} itself.")
       if (inLog(real)) throw logOnPath(real, Some(via))
     }
     val log = new Path(real, LogLayout.LogDirName)

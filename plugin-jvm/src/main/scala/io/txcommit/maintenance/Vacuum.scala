@@ -193,9 +193,8 @@ object Vacuum {
   private def located(fs: FileSystem, path: Path): Path = {
     val table = Links.resolve(fs, path)
     if (table != fs.makeQualified(path) && !Links.followed(fs)) throw new MaintenanceException(
-      s"VACUUM of ${Paths.display(path)}: ${Links.describe(fs, path, table)}, and this Hadoop client " +
-        s"does not follow links on ${fs.getUri.getScheme}:// (FileSystem.areSymlinksEnabled() is false, " +
-        s"Hadoop's default); nothing was deleted. Run VACUUM on ${Paths.display(table)} itself.")
+      s"VACUUM of ${Paths.display(path)}: ${Links.notFollowed(fs, path, table)}; nothing was deleted. " +
+        s"Run VACUUM on ${Paths.display(table)} itself.")
     val logDir = new Path(table, LogLayout.LogDirName)
     val realLog = Links.resolve(fs, logDir)
     if (realLog != logDir) throw new MaintenanceException(

@@ -13,7 +13,7 @@ import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
 import io.txcommit.log.TableVersions.AsOf
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, Links}
 
 /**
  * One table's snapshot as a read fixed it by listing the table's log BEFORE any data was listed:
@@ -103,6 +103,7 @@ object LogFirstSnapshot {
       val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf)))
       walk.takeWhile {
         case Failure(e: TimeTravelException) => throw e // a snapshot asked for that cannot be read
+        case Failure(e) if Links.unfollowed(e) => throw ReadLinks.notFollowed(q, conf, e)
         case t => t.isSuccess
       }.flatMap(_.get).toSeq
     }

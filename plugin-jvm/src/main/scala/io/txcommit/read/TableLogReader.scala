@@ -53,7 +53,6 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   private val roots = new ConcurrentHashMap[Path, Option[Path]]()
   private val plainRoots = new ConcurrentHashMap[Path, Option[Path]]()
   private val probed = new ConcurrentHashMap[Path, Option[Boolean]]()
-  private val linksChecked = new ConcurrentHashMap[Path, java.lang.Boolean]()
   private val committed = new ConcurrentHashMap[(Path, String), Option[Set[String]]]()
   private val snapshots = new ConcurrentHashMap[Path, TableLogReader.Snapshot]()
 
@@ -61,9 +60,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   def isVisible(file: Path): Boolean = {
     val plain = DataFileName.txnOf(file.getName).isEmpty
     rootOf(file.getParent, plain) match {
-      case None => // not inside a txcommit table: someone else's file, shown as before, unless a link leads into one
-        linksChecked.computeIfAbsent(file.getParent, d => { ReadLinks.check(d, conf); java.lang.Boolean.TRUE })
-        true
+      case None => true // not inside a txcommit table: someone else's file, shown as before
       case Some(root) => visibleIn(root, file, plain)
     }
   }

@@ -85,6 +85,17 @@ object Links {
     s"${Paths.display(lexical)} ${if (direct) "is a link" else "leads through a link"} to ${Paths.display(real)}"
   }
 
+  /** Why a path that leads through a link cannot be used here: "X is a link to Y, and this client does not follow links". */
+  def notFollowed(fs: FileSystem, lexical: Path, real: Path): String =
+    s"${describe(fs, lexical, real)}, and this Hadoop client does not follow links on " +
+      s"${fs.getUri.getScheme}:// (FileSystem.areSymlinksEnabled() is false, Hadoop's default)"
+
+  /** Whether `e` is Hadoop refusing a call through a link this client does not follow. */
+  def unfollowed(e: Throwable): Boolean =
+    Iterator.iterate(e)(_.getCause).takeWhile(_ != null)
+      .exists(c =>
+        Option(c.getMessage).exists(_.toLowerCase(java.util.Locale.ROOT).contains("symlink resolution is disabled")))
+
   /** Whether the listed entry `st` is a link (a local listing follows links and never says so). */
   def isLink(fs: FileSystem, st: FileStatus): Boolean =
     if (isLocal(fs)) Files.isSymbolicLink(JPaths.get(st.getPath.toUri)) else st.isSymlink
