@@ -65,14 +65,20 @@ def nested_log(directory: Path) -> None:
     (directory / "_txcommit" / "commits" / f"{txn}.json").write_bytes(encode_record(record))
 
 
-def test_an_append_through_a_link_into_a_partition_is_refused_and_the_table_keeps_its_rows(
-    spark, workdir: Path
-) -> None:  # noqa: ANN001
+def linked_partition(spark, workdir: Path) -> tuple[Path, Path]:  # noqa: ANN001
+    """A table ``t`` (by ``partitioned``) and a link ``l`` beside it to its ``k=1``."""
     base = fresh(workdir)
     t, link = base / "t", base / "l"
     txcommit.enable(spark)
     partitioned(spark, str(t))
     link.symlink_to(t / "k=1")
+    return t, link
+
+
+def test_an_append_through_a_link_into_a_partition_is_refused_and_the_table_keeps_its_rows(
+    spark, workdir: Path
+) -> None:  # noqa: ANN001
+    t, link = linked_partition(spark, workdir)
     with pytest.raises(UnsupportedWriteError) as refused, txcommit.transactional(spark):
         spark.range(100, 102).write.mode("append").parquet(str(link))
     message = str(refused.value)
@@ -91,13 +97,9 @@ def test_an_append_through_a_link_into_a_partition_is_refused_and_the_table_keep
 def test_vacuum_through_a_link_into_a_partition_deletes_nothing(spark, workdir: Path) -> None:  # noqa: ANN001
     """A log an older version created through the link: VACUUM of the link cannot tell the
     table's files there from never committed ones, so it refuses and deletes nothing. (Without
-    FORCE the same holds once the files pass the horizon: VacuumLinks in TableLinksContract,
-    whose VACUUM runs at a later time; here every transaction is seconds old.)"""
-    base = fresh(workdir)
-    t, link = base / "t", base / "l"
-    txcommit.enable(spark)
-    partitioned(spark, str(t))
-    link.symlink_to(t / "k=1")
+    FORCE the same holds once the files pass the horizon: TableLinksContract runs VACUUM hours
+    later; here every transaction is seconds old, too young for a VACUUM without FORCE.)"""
+    t, link = linked_partition(spark, workdir)
     nested_log(link)
     with pytest.raises(MaintenanceError) as refused, txcommit.transactional(spark):
         vacuum(spark, str(link), retain_hours=0, force=True).collect()

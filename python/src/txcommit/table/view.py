@@ -36,6 +36,11 @@ one-log-per-path check), a file without a txn id by the nearest log alone; a fil
 is not in a txcommit table and is shown (I7). The cases, with their roots, are
 conformance/vectors/tables.json.
 
+On the local file system the tree is listed through symbolic links, as Spark lists it, and a
+read is refused (:class:`~txcommit.errors.UnsupportedReadError`, as the JVM's read) where a
+link leads its root, or a directory of its tree, inside a table at another place than the path
+as written names (docs/protocol.md, I18; the cases are conformance/vectors/links.json).
+
 A view is one snapshot: every log it uses is listed before the data it judges (I16), so a
 transaction of a log listing has all its files in the data listing, and one that commits
 meanwhile is left out whole: first the logs above the root and the root's own, then the root's

@@ -46,7 +46,8 @@ import io.txcommit.store.{Adapters, CommitStore, Links}
  * Before it deletes a file a replacing commit removed, it records its horizon in `vacuum/`, so a
  * read of a past snapshot that held one fails naming it. Then it writes a checkpoint of the log
  * as it left it. Commit records are never touched: they
- * are the log. A horizon below [[Vacuum.MinRetainHours]]
+ * are the log. It works in the directory the table's path leads to and deletes nothing outside
+ * it: its listing follows no link ([[io.txcommit.store.FileTree.ownFiles]], I14, I18). A horizon below [[Vacuum.MinRetainHours]]
  * could delete the files of a running job or of a reader's snapshot, so it needs `force`.
  */
 object Vacuum {

@@ -209,6 +209,18 @@ abstract class TableLinksContract extends AnyFunSuite {
     }
   }
 
+  test("VACUUM of a table whose log holds a link deletes nothing") {
+    // The table's commits/ replaced by a link to another table's: its own files would look never committed.
+    val (t, files) = table()
+    val (u, _) = table()
+    val commits = new Path(t, "_txcommit/commits")
+    fs(commits).rename(commits, new Path(t, "_txcommit/commits-moved"))
+    link(commits, new Path(u, "_txcommit/commits"))
+    val e = intercept[MaintenanceException](vacuum(t, force = true))
+    assert(e.getMessage.contains("holds a link") && e.getMessage.contains("nothing was deleted"), e.getMessage)
+    assert(files.forall(f => exists(new Path(t, f))))
+  }
+
   test("VACUUM through a link to a table's own directory is VACUUM of that table") {
     val (t, files) = table()
     val garbage = dataFile("k=2", TxnId.generate())
@@ -229,12 +241,18 @@ abstract class TableLinksContract extends AnyFunSuite {
     f
   }
 
-  test("a read through a link into a table's partition directory is refused, naming the table") {
+  /** A table with a file in `k=1` of a transaction that never committed, and a link `l` to `to(table)`. */
+  private def linkedTable(to: Path => Path): (Path, Seq[String], String, Path) = {
     val (t, files) = table()
     val uncommitted = dataFile("k=1", TxnId.generate())
     put(new Path(t, uncommitted))
     val l = new Path(freshDir(), "l")
-    link(l, new Path(t, "k=1"))
+    link(l, to(t))
+    (t, files, uncommitted, l)
+  }
+
+  test("a read through a link into a table's partition directory is refused, naming the table") {
+    val (t, files, uncommitted, l) = linkedTable(new Path(_, "k=1"))
     val first = intercept[UnsupportedReadException](readOf(l, logFirst = true))
     assert(first.getMessage.contains(s"$l is a link to ${new Path(t, "k=1")}"), first.getMessage)
     assert(first.getMessage.contains(s"inside the txcommit table $t"), first.getMessage)
@@ -248,11 +266,7 @@ abstract class TableLinksContract extends AnyFunSuite {
   }
 
   test("a read through a link to a table's own directory reads the table") {
-    val (t, files) = table()
-    val uncommitted = dataFile("k=1", TxnId.generate())
-    put(new Path(t, uncommitted))
-    val l = new Path(freshDir(), "l")
-    link(l, t)
+    val (_, files, uncommitted, l) = linkedTable(identity)
     for (logFirst <- Seq(true, false)) {
       val f = readOf(l, logFirst)
       assert(files.forall(p => f.accept(new Path(l, p))), s"logFirst=$logFirst")
