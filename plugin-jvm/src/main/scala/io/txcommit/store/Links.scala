@@ -79,6 +79,20 @@ object Links {
     }
   }
 
+  /**
+   * Where `name`, in the directory `realParent` (itself resolved: no link on it), leads: one
+   * `lstat` (one `getFileLinkStatus` on HDFS), or a whole [[resolve]] when it is a link. What a
+   * caller resolving many directories of one tree asks, its parents' answers kept.
+   */
+  def child(fs: FileSystem, realParent: Path, name: String): Path = {
+    val uri = realParent.toUri
+    val p = new Path(new URI(uri.getScheme, uri.getAuthority, s"${uri.getPath.stripSuffix("/")}/$name", null, null))
+    entry(fs, p) match {
+      case Link(_, _) => resolve(fs, p)
+      case _ => p
+    }
+  }
+
   /** `lexical` and where it leads, as errors name them: "X is a link to Y" or "X leads through a link to Y". */
   def describe(fs: FileSystem, lexical: Path, real: Path): String = {
     val direct = Try(entry(fs, fs.makeQualified(lexical))).toOption.exists(_.isInstanceOf[Link])
