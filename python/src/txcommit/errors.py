@@ -16,6 +16,7 @@ CommitOutcomeUnknownError      CommitOutcomeUnknownException               re-ru
 WriteIdCommittedError          WriteIdCommittedException                   give up (already done)
 InvalidConfError               InvalidConfException                        give up
 UnsupportedWriteError          UnsupportedWriteException                   give up
+UnsupportedReadError           UnsupportedReadException                    give up (read the table)
 UnsupportedStoreError          UnsupportedStoreException                   give up
 MaintenanceError               MaintenanceException                        give up
 CorruptCommitRecordError       CorruptCommitRecordException                give up
@@ -173,6 +174,12 @@ class UnsupportedWriteError(TxCommitError):
     """A write shape txcommit cannot make transactional; it refused rather than pretend."""
 
 
+class UnsupportedReadError(TxCommitError):
+    """A read txcommit cannot serve right (a path a link leads inside a table, where the table's
+    log is not on the path as written); it refused rather than show a wrong view. Raised by the
+    Python readers too. The message names the link, where it leads and what to read instead."""
+
+
 class MaintenanceError(TxCommitError):
     """A maintenance statement (VACUUM, HISTORY, ...) that cannot run as asked."""
 
@@ -223,6 +230,7 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "WriteIdCommittedException": WriteIdCommittedError,
     "InvalidConfException": InvalidConfError,
     "UnsupportedWriteException": UnsupportedWriteError,
+    "UnsupportedReadException": UnsupportedReadError,
     "UnsupportedStoreException": UnsupportedStoreError,
     "MaintenanceException": MaintenanceError,
     "CorruptCommitRecordException": CorruptCommitRecordError,

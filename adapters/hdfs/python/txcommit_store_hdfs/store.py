@@ -169,6 +169,11 @@ class HdfsStore(Store):
                 f"HDFS denied user '{self.user}'; set the user (the 'user' option or "
                 f"{USER_ENV}) or the directory's permissions"
             )
+        elif "UnresolvedPathException" in what:
+            advice = (
+                "the path leads through an HDFS link (the exception names where it leads), "
+                "which WebHDFS does not follow; use the directory it leads to"
+            )
         elif "SafeModeException" in what:
             advice = "the NameNode is in safe mode; wait until it leaves it, then retry"
         elif "StandbyException" in what:

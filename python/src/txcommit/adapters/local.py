@@ -47,8 +47,9 @@ _T = TypeVar("_T")
 _STAGED = re.compile(r"#[0-9]+$")
 
 
-def local_path(url_or_path: str | os.PathLike[str]) -> Path:
-    """The absolute local path of a plain path or a ``file:`` URL."""
+def local_path(url_or_path: str | os.PathLike[str], resolve: bool = True) -> Path:
+    """The absolute local path of a plain path or a ``file:`` URL: where it leads (every link
+    followed), or with ``resolve=False`` as written (``..`` taken lexically, as Hadoop's)."""
     text = os.fspath(url_or_path)
     if text.startswith("file:"):
         # URL parsing drops a raw TAB or line break: kept as escapes, they name the path given.
@@ -62,7 +63,8 @@ def local_path(url_or_path: str | os.PathLike[str]) -> Path:
                 url=text,
             )
         text = unquote(parts.path)
-    return Path(text).expanduser().resolve()
+    path = Path(text).expanduser()
+    return path.resolve() if resolve else Path(os.path.abspath(path))
 
 
 class LocalStore(ObstoreStore):
@@ -255,8 +257,20 @@ class LocalStore(ObstoreStore):
             if not isinstance(e, FileNotFoundError):  # a directory deleted meanwhile is empty
                 raise self._failure("list", prefix, e) from None
 
-        for directory, _, names in os.walk(top, onerror=failed):
+        # Through links, as Spark's listing goes (the JVM's VACUUM alone follows none); a link
+        # back to a directory the walk is in would never end: an error naming it.
+        for directory, dirs, names in os.walk(top, onerror=failed, followlinks=True):
             self.requests.add("LIST")
+            for d in dirs:
+                linked = os.path.join(directory, d)
+                if os.path.islink(linked):
+                    target = os.path.realpath(linked)
+                    if os.path.commonpath([target, os.path.realpath(directory)]) == target:
+                        raise StoreError(
+                            f"txcommit: {linked} is a link to {target}, a directory it lies in: "
+                            "a listing through it would never end. Remove the link, then retry.",
+                            url=self.url_for(prefix),
+                        )
             base = Path(directory).relative_to(self.root).as_posix()
             for name in names:
                 try:

@@ -36,6 +36,11 @@ one-log-per-path check), a file without a txn id by the nearest log alone; a fil
 is not in a txcommit table and is shown (I7). The cases, with their roots, are
 conformance/vectors/tables.json.
 
+On the local file system the tree is listed through symbolic links, as Spark lists it, and a
+read is refused (:class:`~txcommit.errors.UnsupportedReadError`, as the JVM's read) where a
+link leads its root, or a directory of its tree, inside a table at another place than the path
+as written names (docs/protocol.md, I18; the cases are conformance/vectors/links.json).
+
 A view is one snapshot: every log it uses is listed before the data it judges (I16), so a
 transaction of a log listing has all its files in the data listing, and one that commits
 meanwhile is left out whole: first the logs above the root and the root's own, then the root's
@@ -57,17 +62,20 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from txcommit.adapters import LocalStore, Store, open_store
 from txcommit.adapters.base import StoreFile
+from txcommit.adapters.local import local_path
 from txcommit.errors import (
     AccessDeniedError,
     CorruptCheckpointError,
     CorruptCommitRecordError,
     StoreError,
     TimeTravelError,
+    UnsupportedReadError,
 )
 from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
 from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
@@ -474,6 +482,10 @@ def open_table(
             "needs the table's log to know whether a file is committed)",
             url=store.root_url,
         )
+    written = None
+    if isinstance(store, LocalStore):
+        written = local_path(os.fspath(url), resolve=False)
+        _refuse_link_into_table(written, store.root)
     wanted = None
     if as_of is not None:
         wanted = parse_as_of(as_of)
@@ -483,7 +495,42 @@ def open_table(
                 "characters of 0-9 and a-z, as TXCOMMIT HISTORY shows) nor an ISO-8601 time "
                 "(such as 2026-11-27T20:00:00Z)"
             )
-    return _build(store, options, ignore_corrupt_records, with_markers, report, wanted)
+    return _build(store, options, ignore_corrupt_records, with_markers, report, wanted, written)
+
+
+def _table_at(directory: Path) -> tuple[Path, str] | None:
+    """The nearest directory at or above ``directory`` holding ``_txcommit``, with ``directory``
+    relative to it ("" for itself)."""
+    for d in (directory, *directory.parents):
+        if (d / LOG_DIR_NAME).exists():
+            return d, "" if d == directory else directory.relative_to(d).as_posix()
+    return None
+
+
+def _refuse_link_into_table(asked: Path, real: Path) -> None:
+    """Refuses a read at ``asked`` (a root or a directory of the tree, as written) that its links
+    lead to ``real``, inside a table at another place than the path as written names (a link to
+    a partition directory, a link in a table into another table or elsewhere in itself), as the
+    JVM's read does (docs/protocol.md, I18): files are judged by the log on the path as listed,
+    which there is the wrong one, or none. A link to a table's own directory, or above it, is
+    read as that table; one to a directory of no table is listed as part of the path."""
+    if asked == real:
+        return
+    found = _table_at(real)
+    if found is None:
+        return
+    root, rel = found
+    written = _table_at(asked)
+    if written is not None and written[1] == rel and written[0].resolve() == root:
+        return
+    how = "is a link" if asked.is_symlink() else "leads through a link"
+    raise UnsupportedReadError(
+        f"txcommit: read of {asked}: {asked} {how} to {real}, inside the txcommit table {root}, "
+        f"whose log ({root / LOG_DIR_NAME}) is not at that place on the path as written, so the "
+        "read could not tell the table's committed files there from the rest. Nothing was read. "
+        f"Read {real} or the table {root} itself, or replace the link with the directory it "
+        "leads to."
+    )
 
 
 def _ancestors(store: Store, options: Mapping[str, Any]) -> Iterator[tuple[Store, str]]:
@@ -552,6 +599,7 @@ def _build(
     with_markers: bool,
     report: ProgressReport,
     as_of: AsOf | None = None,
+    written: Path | None = None,
 ) -> TableView:
     # Every log before the data it judges (I16): each transaction of a log listing wrote its
     # files before it committed, so the data listing has all of them, and one that commits
@@ -588,6 +636,13 @@ def _build(
         elif is_data_path(f.key):
             modified_at = None if f.mtime_ns is None else f.mtime_ns // 1_000_000
             data.append(TableFile(f.key, f.size, txn_of(f.key.rpartition("/")[2]), modified_at))
+    if isinstance(store, LocalStore):
+        # A directory of the tree that a link leads inside a table at another place: refused,
+        # as the JVM's read refuses it (the listing went through the link, as Spark's does).
+        for d in sorted({f.path.rpartition("/")[0] for f in data} - {""}):
+            real = Path(os.path.realpath(store.root / d))
+            if real != store.root / d:
+                _refuse_link_into_table((written or store.root) / d, real)
 
     def load(
         on: Store, listed: list[StoreFile], prefix: str, whole: bool, wanted: AsOf | None = None

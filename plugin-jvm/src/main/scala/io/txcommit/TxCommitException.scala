@@ -53,6 +53,13 @@ final class UnsupportedStoreException(message: String) extends TxCommitException
 /** A write shape that txcommit cannot make transactional (it refuses rather than pretend). */
 final class UnsupportedWriteException(message: String) extends TxCommitException(message)
 
+/**
+ * A read txcommit cannot serve right, so it refuses rather than show a wrong view: its path
+ * reaches a directory inside a txcommit table through a link, where the table's log is not on
+ * the path as written. The message names the link, where it leads and what to read instead.
+ */
+final class UnsupportedReadException(message: String) extends TxCommitException(message)
+
 /** A write id whose policy is `fail` was already committed by an earlier transaction. */
 final class WriteIdCommittedException(message: String) extends TxCommitException(message)
 

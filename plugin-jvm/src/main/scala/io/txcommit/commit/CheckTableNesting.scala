@@ -8,7 +8,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
 
 import io.txcommit.{Paths, StorePermissionException, UnsupportedWriteException}
 import io.txcommit.log.LogLayout
-import io.txcommit.store.FileTree
+import io.txcommit.store.{FileTree, Links}
 
 /** What job setup found about the write's own path, for the check before the commit point. */
 final case class NestingSeen(createsTable: Boolean)
@@ -19,6 +19,11 @@ final case class NestingSeen(createsTable: Boolean)
  * table's own files in that directory from its readers, half-apply the table's overwrites,
  * and leave VACUUM of the outer table to delete the inner table's committed files. So a write
  * into a directory below a table, or above one, is refused before anything is written.
+ *
+ * A path is judged where it leads ([[Links]]): a link to a directory inside a table is that
+ * directory, so the write is refused as a write there is; a link to a table's own directory is
+ * that table. A path with a `_txcommit` directory on it, as written or where it leads, is
+ * refused before anything is created: that name is a table's log.
  *
  * Costs, on every job (nothing is remembered between jobs: a table can be deleted, or another
  * application can create one, between any two of them): one existence check per ancestor
@@ -33,11 +38,56 @@ final case class NestingSeen(createsTable: Boolean)
 object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nesting") {
   override protected def execute(ctx: TxnContext, in: Unit): NestingSeen = {
     val fs = ctx.table.getFileSystem(ctx.conf)
-    enclosingTable(fs, ctx.table.getParent).foreach(root => throw insideTable(ctx.table, root, fs))
+    val real = writeLocation(fs, ctx.table)
+    refuseEnclosing(fs, ctx.table, real, e => e)
     val createsTable = !isTable(fs, ctx.table)
-    if (createsTable) tableBelow(fs, ctx.table).foreach(inner => throw aboveTable(ctx.table, inner))
+    if (createsTable) tableBelow(fs, real).foreach(inner => throw aboveTable(ctx.table, inner))
     NestingSeen(createsTable)
   }
+
+  /**
+   * Where a write to `table` lands: its resolved location. Refused, before anything is created,
+   * when a `_txcommit` directory is on it (as written or where it leads), when it leads through
+   * a link this client does not follow, and when its `_txcommit` is a link (a table's log lies
+   * in its own directory, or another table's log would judge its files).
+   */
+  def writeLocation(fs: FileSystem, table: Path): Path = {
+    if (inLog(table)) throw logOnPath(table, None)
+    val real = Links.resolve(fs, table)
+    if (real != fs.makeQualified(table)) {
+      val via = Links.describe(fs, table, real)
+      if (!Links.followed(fs)) throw new UnsupportedWriteException(s"${Links.notFollowed(fs, table, real)}, " +
+        s"so no write can reach it. Nothing was written. Write to ${Paths.display(real)} itself.")
+      if (inLog(real)) throw logOnPath(real, Some(via))
+    }
+    val log = new Path(real, LogLayout.LogDirName)
+    val realLog = Links.resolve(fs, log)
+    if (realLog != log) throw new UnsupportedWriteException(
+      s"${Links.describe(fs, new Path(table, LogLayout.LogDirName), realLog)}: a table's transaction " +
+        "log lies in its own directory, so that no other log judges its files and no other table's " +
+        s"VACUUM deletes them. Nothing was written. Replace the link with the directory of the log " +
+        s"of ${Paths.display(table)}, or remove it and write to ${Paths.display(table)} as a new table.")
+    real
+  }
+
+  /** Refuses (`raced` words the error) a write to `table` (leading to `real`) below a table. */
+  private[commit] def refuseEnclosing(fs: FileSystem, table: Path, real: Path,
+      raced: UnsupportedWriteException => UnsupportedWriteException): Unit = {
+    enclosingTable(fs, table.getParent).foreach(root => throw raced(insideTable(table, root, fs)))
+    if (real != fs.makeQualified(table)) enclosingTable(fs, real.getParent).foreach { root =>
+      throw raced(new UnsupportedWriteException(
+          s"${Links.describe(fs, table, real)}; ${insideTable(real, root, fs).getMessage.stripPrefix("txcommit: ")}"))
+    }
+  }
+
+  /** Whether `path` has a `_txcommit` directory on it. */
+  def inLog(path: Path): Boolean = path.toUri.getPath.split("/").contains(LogLayout.LogDirName)
+
+  private def logOnPath(path: Path, via: Option[String]): UnsupportedWriteException =
+    new UnsupportedWriteException(s"${via.fold("")(v => s"$v; ")}${Paths.display(path)} has a " +
+      s"'${LogLayout.LogDirName}' directory on its path: that name is the transaction log of the " +
+      "table in the directory holding it, which holds only the log's own files, never a table. " +
+      s"Nothing was written. Write to a path without a '${LogLayout.LogDirName}' directory on it.")
 
   /** The nearest ancestor of `dir` (itself included) holding `_txcommit/`. */
   @scala.annotation.tailrec
@@ -129,10 +179,9 @@ object RecheckTableNesting extends CommitStage[NestingSeen, Unit]("recheck-table
   override protected def execute(ctx: TxnContext, seen: NestingSeen): Unit =
     if (seen.createsTable) {
       val fs = ctx.table.getFileSystem(ctx.conf)
-      CheckTableNesting.enclosingTable(fs, ctx.table.getParent).foreach { root =>
-        throw raced(CheckTableNesting.insideTable(ctx.table, root, fs))
-      }
-      CheckTableNesting.tableBelow(fs, ctx.table).foreach { inner =>
+      val real = Links.resolve(fs, ctx.table)
+      CheckTableNesting.refuseEnclosing(fs, ctx.table, real, raced)
+      CheckTableNesting.tableBelow(fs, real).foreach { inner =>
         throw raced(CheckTableNesting.aboveTable(ctx.table, inner))
       }
     }

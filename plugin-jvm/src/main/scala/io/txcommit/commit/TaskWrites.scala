@@ -1,5 +1,6 @@
 package io.txcommit.commit
 
+import scala.collection.mutable
 import scala.collection.mutable.ArrayBuffer
 import scala.util.control.NonFatal
 
@@ -14,7 +15,7 @@ import org.slf4j.LoggerFactory
 import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.DataFileName
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, Links}
 
 /**
  * The task side of one transaction, shared by the batch and the streaming protocol: names each
@@ -29,10 +30,12 @@ import io.txcommit.store.{Adapters, CommitStore}
 final class TaskWrites(table: Path, txn: String, where: String) extends Serializable {
   @transient private var written: ArrayBuffer[(String, Path)] = _
   @transient private var taskStore: CommitStore = _
+  @transient private var ownDirs: mutable.Set[String] = _
 
   def setup(): Unit = {
     written = ArrayBuffer.empty
     taskStore = null
+    ownDirs = null
   }
 
   /** Where the task writes its next data file, in directory `dir` of the table. */
@@ -44,6 +47,7 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
       throw new UnsupportedWriteException(
         s"output file '$rel' of ${Paths.display(table)} is not inside the $where directory ($why)")
     }
+    dir.filter(_.nonEmpty).foreach(checkOwn(taskContext, _))
     val at = store(taskContext).dataWritePath(table, new Path(table, rel), txn, taskContext.getTaskAttemptID.toString)
     written += rel -> at
     at.toString
@@ -70,6 +74,27 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
         }
       }
     }
+
+  /**
+   * Refuses a file in a directory of the table that is a link, before the file exists (I18): its
+   * file would lie where the link leads, out of reach of the table's VACUUM, or in another table,
+   * whose VACUUM would take it for never committed; a link to another directory of the table
+   * would show it twice. Once per directory and task: one `lstat` per directory name locally.
+   */
+  private def checkOwn(taskContext: TaskAttemptContext, dir: String): Unit = {
+    if (ownDirs == null) ownDirs = mutable.HashSet.empty
+    if (!ownDirs.contains(dir)) {
+      val fs = table.getFileSystem(taskContext.getConfiguration)
+      if (Links.followed(fs)) Links.linkBelow(fs, table, dir).foreach { case (at, to) =>
+        throw new UnsupportedWriteException(s"the write to ${Paths.display(table)} puts files in " +
+          s"${Links.describe(fs, at, to)}: txcommit writes a table's files only in directories of its " +
+          "own, where its log and its VACUUM find them (through a link they could land in another " +
+          "table, whose VACUUM would delete them as never committed). Nothing was written there. " +
+          s"Replace the link with a directory, or write to ${Paths.display(to)} as a table of its own.")
+      }
+      ownDirs += dir
+    }
+  }
 
   private def files: Seq[(String, Path)] = Option(written).toSeq.flatten
 

@@ -98,11 +98,19 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
    * does not exist. Whole or an error, never part: a replacing commit removes what this lists
    * ([[FileTree]] keeps a directory vanishing below `dir` from cutting the listing short).
    */
-  def allFiles(dir: String = ""): Seq[TableFile] = {
+  def allFiles(dir: String = ""): Seq[TableFile] = listed(dir, FileTree.files(fs, _))
+
+  /**
+   * Every file in the table's own tree, hidden or not: links below the table are not followed,
+   * each one met is given to `link` (VACUUM's listing: it deletes nothing through a link, I14).
+   */
+  def ownFiles(link: Path => Unit): Seq[TableFile] = listed("", FileTree.ownFiles(fs, _, link))
+
+  private def listed(dir: String, list: Path => Iterator[FileStatus]): Seq[TableFile] = {
     val base = if (dir.isEmpty) table else new Path(table, dir)
     val out = ArrayBuffer.empty[TableFile]
     try {
-      val it = FileTree.files(fs, base)
+      val it = list(base)
       while (it.hasNext) {
         val st = it.next()
         Paths.relativize(table, st.getPath).foreach(rel => out += TableFile(rel, st.getLen, st.getModificationTime))

@@ -2,8 +2,10 @@ package io.txcommit.maintenance
 
 import java.time.Instant
 
+import scala.collection.mutable.ArrayBuffer
+
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileSystem, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
@@ -20,7 +22,7 @@ import io.txcommit.log.{
   TableState,
   TxnId
 }
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, Links}
 
 /**
  * VACUUM of one table: physically removes what no reader can see any more, once it is older
@@ -44,7 +46,8 @@ import io.txcommit.store.{Adapters, CommitStore}
  * Before it deletes a file a replacing commit removed, it records its horizon in `vacuum/`, so a
  * read of a past snapshot that held one fails naming it. Then it writes a checkpoint of the log
  * as it left it. Commit records are never touched: they
- * are the log. A horizon below [[Vacuum.MinRetainHours]]
+ * are the log. It works in the directory the table's path leads to and deletes nothing outside
+ * it: its listing follows no link ([[io.txcommit.store.FileTree.ownFiles]], I14, I18). A horizon below [[Vacuum.MinRetainHours]]
  * could delete the files of a running job or of a reader's snapshot, so it needs `force`.
  */
 object Vacuum {
@@ -56,32 +59,38 @@ object Vacuum {
   /** How the reason of a file a replacing commit removed begins. */
   private val RemovedBy = "removed by "
 
-  def run(table: Path, conf: Configuration, opts: VacuumOptions,
+  def run(path: Path, conf: Configuration, opts: VacuumOptions,
       now: Long = System.currentTimeMillis()): Seq[VacuumEntry] = {
     if (opts.retainHours < 0 || opts.retainHours.isNaN) throw new MaintenanceException(
-      s"VACUUM of ${Paths.display(table)}: RETAIN ${opts.retainHours} HOURS is negative; give a " +
+      s"VACUUM of ${Paths.display(path)}: RETAIN ${opts.retainHours} HOURS is negative; give a " +
         s"horizon of at least $MinRetainHours hour(s) (default $DefaultRetainHours)")
     if (opts.retainHours < MinRetainHours && !opts.force) throw new MaintenanceException(
-      s"VACUUM of ${Paths.display(table)}: RETAIN ${opts.retainHours} HOURS is below the safe " +
+      s"VACUUM of ${Paths.display(path)}: RETAIN ${opts.retainHours} HOURS is below the safe " +
         s"minimum of $MinRetainHours hour(s): it could delete files of jobs still running and of " +
         "readers that started before a recent overwrite. Use a larger horizon, or add FORCE if no " +
         "job writes to and no reader reads this table now.")
+    val fs = path.getFileSystem(conf)
+    val table = located(fs, path)
     val store = Adapters.open(table, conf)
     val state = new TableState(table, store, conf)
     if (state.allFiles(LogLayout.LogDirName).isEmpty) {
-      throw new MaintenanceException(s"VACUUM: ${Paths.display(table)} is not a txcommit table " +
+      throw new MaintenanceException(s"VACUUM: ${Paths.display(path)} is not a txcommit table " +
         s"(it has no ${LogLayout.LogDirName}/ directory); nothing was deleted. Check the path.")
     }
     // A log above this one may have committed files in this directory that this log has no
     // record of: they would look never committed. VACUUM cannot tell, so it deletes nothing.
-    CheckTableNesting.enclosingTable(table.getFileSystem(conf), table.getParent).foreach { outer =>
-      throw new MaintenanceException(s"VACUUM of ${Paths.display(table)}: the transaction log " +
-        s"${Paths.display(new Path(outer, LogLayout.LogDirName))} lies above this table's own " +
-        s"(${Paths.display(new Path(table, LogLayout.LogDirName))}). Files here may be committed " +
-        "through that outer log, which this table's log cannot tell from files that never " +
-        s"committed; nothing was deleted. Move the table at ${Paths.display(table)} out of " +
-        s"${Paths.display(outer)} (or copy its rows into ${Paths.display(outer)} with a txcommit " +
-        "write and remove it) before running VACUUM on either.")
+    // Above the path as written and above where it leads.
+    val via = if (table == fs.makeQualified(path)) None else Some(Links.describe(fs, path, table))
+    (CheckTableNesting.enclosingTable(fs, path.getParent).map(_ -> None) ++
+      via.flatMap(v => CheckTableNesting.enclosingTable(fs, table.getParent).map(_ -> Some(v)))).foreach {
+      case (outer, link) =>
+        throw new MaintenanceException(s"VACUUM of ${Paths.display(path)}: ${link.fold("")(l => s"$l, and ")}" +
+          s"the transaction log ${Paths.display(new Path(outer, LogLayout.LogDirName))} lies above this table's own " +
+          s"(${Paths.display(new Path(table, LogLayout.LogDirName))}). Files here may be committed " +
+          "through that outer log, which this table's log cannot tell from files that never " +
+          s"committed; nothing was deleted. Move the table at ${Paths.display(table)} out of " +
+          s"${Paths.display(outer)} (or copy its rows into ${Paths.display(outer)} with a txcommit " +
+          "write and remove it) before running VACUUM on either.")
     }
     val horizon = now - (opts.retainHours * 3600 * 1000).toLong
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: horizon ${Instant.ofEpochMilli(horizon)} " +
@@ -91,7 +100,9 @@ object Vacuum {
       path => state.replaceLog.net.removedBy(path).flatMap { case (f, r) => r.map(f -> _) }
     def finished(txn: String): Boolean = state.isCommitted(txn)
 
-    val files = state.allFiles()
+    val links = ArrayBuffer.empty[Path]
+    val files = state.ownFiles(links += _)
+    linksMet(table, links.toSeq)
     val uploadsOpen = store.openUploads(table)
     // The last sign of life of each transaction, by the store's clock where there is one.
     val lastActive: Map[String, Long] = (files.flatMap(f => activityOf(f).map(_ -> f.modifiedAt)) ++
@@ -173,6 +184,39 @@ object Vacuum {
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +
       s"${all.size} item(s), ${all.map(_.bytes).sum} bytes, of ${files.size} file(s) listed")
     all
+  }
+
+  /**
+   * The directory VACUUM of `path` works in: where `path` leads (I14: it deletes only in the
+   * table's own resolved tree). Refused when that is through a link this client does not
+   * follow, or when the table's `_txcommit` is a link (another log would judge its files).
+   */
+  private def located(fs: FileSystem, path: Path): Path = {
+    val table = Links.resolve(fs, path)
+    if (table != fs.makeQualified(path) && !Links.followed(fs)) throw new MaintenanceException(
+      s"VACUUM of ${Paths.display(path)}: ${Links.notFollowed(fs, path, table)}; nothing was deleted. " +
+        s"Run VACUUM on ${Paths.display(table)} itself.")
+    val logDir = new Path(table, LogLayout.LogDirName)
+    val realLog = Links.resolve(fs, logDir)
+    if (realLog != logDir) throw new MaintenanceException(
+      s"VACUUM of ${Paths.display(path)}: ${Links.describe(fs, new Path(path, LogLayout.LogDirName), realLog)}: " +
+        "the files here would be judged by the log it leads to, which did not write them; nothing " +
+        s"was deleted. Replace the link with the log of ${Paths.display(path)} itself.")
+    if (table != fs.makeQualified(path)) log.info(s"txcommit: VACUUM ${Paths.display(path)}: " +
+      s"${Links.describe(fs, path, table)}; VACUUM works there")
+    table
+  }
+
+  /** Links in the table's tree: never followed. One inside the log stops VACUUM (its files would
+   *  be judged by records it does not hold); others are named in the log. */
+  private def linksMet(table: Path, links: Seq[Path]): Unit = {
+    val inLog = links.filter(l => Paths.relativize(table, l).exists(_.startsWith(LogLayout.LogDirName + "/")))
+    if (inLog.nonEmpty) throw new MaintenanceException(s"VACUUM of ${Paths.display(table)}: its " +
+      s"transaction log holds a link (${inLog.take(3).map(Paths.display).mkString(", ")}), so the log " +
+      "may not be this table's own; nothing was deleted. Replace the link with what it leads to.")
+    if (links.nonEmpty) log.warn(s"txcommit: VACUUM ${Paths.display(table)}: ${links.size} link(s) in " +
+      s"the table's directory (${links.take(5).map(Paths.display).mkString(", ")}${if (links.size > 5) ", ..." else ""}) " +
+      "were not followed: VACUUM deletes nothing through a link, nor a link itself")
   }
 
   /**

@@ -24,6 +24,8 @@ import io.txcommit.conf.TxCommitConf
  * moment is the read's [[ReadCut]]. Spark may list on executors (past 32 paths), so the filter
  * is Serializable: it carries its configuration and its cut, and rebuilds its caches after
  * deserialisation; every copy judges against the snapshot the read agreed on ([[CutArbiter]]).
+ * Whatever judges it, a file in a directory that a link leads inside a table at another place
+ * than its path names fails the read ([[ReadLinks]]).
  */
 class CommittedFilesFilter extends PathFilter with Configurable with Serializable {
   private var serializableConf: SerializableConfiguration = _
@@ -43,15 +45,17 @@ class CommittedFilesFilter extends PathFilter with Configurable with Serializabl
       SnapshotHandle.decode(v).fold(bad =>
           throw new io.txcommit.InvalidConfException(TxCommitConf.SnapshotOption, bad, "a snapshot set by txcommit"),
         identity)).flatten.orElse(inputSnapshot)
+    val links = new ReadLinks(conf)
+    val judge: Path => Boolean = handle match {
+      case Some(h) =>
+        val logFirst = new LogFirstReader(conf, ignoreCorrupt, h, () => byCut)
+        logFirst.isVisible
+      case None => byCut.isVisible
+    }
     CommittedFilesFilter.Settings(
       enabled = TxCommitConf.bool(conf, TxCommitConf.ReadFilter, default = true),
       delegate = delegate,
-      judge = handle match {
-        case Some(h) =>
-          val logFirst = new LogFirstReader(conf, ignoreCorrupt, h, () => byCut)
-          logFirst.isVisible
-        case None => byCut.isVisible
-      })
+      judge = path => { links.check(path.getParent); judge(path) })
   }
 
   /** This read's cut: fixed when the filter is configured (on the driver, as the listing begins). */

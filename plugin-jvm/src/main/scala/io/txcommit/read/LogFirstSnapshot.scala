@@ -13,7 +13,7 @@ import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
 import io.txcommit.log.TableVersions.AsOf
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, Links}
 
 /**
  * One table's snapshot as a read fixed it by listing the table's log BEFORE any data was listed:
@@ -91,16 +91,19 @@ object LogFirstSnapshot {
   }
 
   /**
-   * The tables found on `root`'s walk. A directory whose log cannot be listed (credentials
+   * The tables found on `root`'s walk (a root a link leads inside a table is refused first:
+   * [[ReadLinks]]). A directory whose log cannot be listed (credentials
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
   private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption]): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
+      ReadLinks.check(q, conf)
       val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf)))
       walk.takeWhile {
         case Failure(e: TimeTravelException) => throw e // a snapshot asked for that cannot be read
+        case Failure(e) if Links.unfollowed(e) => throw ReadLinks.notFollowed(q, conf, e)
         case t => t.isSuccess
       }.flatMap(_.get).toSeq
     }

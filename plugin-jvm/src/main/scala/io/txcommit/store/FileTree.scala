@@ -25,18 +25,44 @@ import io.txcommit.{ListingChangedException, Paths}
  * it is back by the time we look; a recursive listing,
  * which cannot tell which directory failed, is begun again (files already returned are not
  * returned twice), at most [[Restarts]] times, then fails with [[ListingChangedException]].
+ *
+ * Links ([[Links]]): [[files]] follows them, as Spark's own listing does, so a replacing commit
+ * removes what a reader lists; a path listed below `dir` is always `dir` and a path below it
+ * (HDFS answers a listing through a link with the paths where it leads: they are given back
+ * below `dir`). [[ownFiles]], VACUUM's listing, follows none.
  */
 object FileTree {
   private val log = LoggerFactory.getLogger(getClass)
   val Restarts = 5
 
   def files(fs: FileSystem, dir: Path): Iterator[FileStatus] =
-    if (fs.getUri.getScheme == "file") fs.listStatus(dir).iterator.flatMap(st => below(fs, st))
-    else new Restarting(fs, dir)
+    if (fs.getUri.getScheme == "file") fs.listStatus(dir).iterator.flatMap(st => below(fs, st, _ => false))
+    else if (!Links.followed(fs)) new Restarting(fs, dir)
+    else {
+      val (asked, real) = (fs.makeQualified(dir), Links.resolve(fs, dir))
+      if (real == asked) new Restarting(fs, dir)
+      else new Restarting(fs, real).map { st =>
+        Paths.relativize(real, st.getPath).foreach(rel => st.setPath(new Path(asked, rel)))
+        st
+      }
+    }
 
-  private def below(fs: FileSystem, st: FileStatus): Iterator[FileStatus] =
-    if (!st.isDirectory) Iterator.single(st)
-    else children(fs, st.getPath, 1).iterator.flatMap(c => below(fs, c))
+  /**
+   * Every file that lies in `dir`'s own tree: a link below it (to a file or a directory) is
+   * neither followed nor returned, but given to `link`. What VACUUM deletes comes from this
+   * listing, so it deletes nothing through a link (I14). On stores without links: [[files]].
+   */
+  def ownFiles(fs: FileSystem, dir: Path, link: Path => Unit): Iterator[FileStatus] =
+    if (!Links.listed(fs)) new Restarting(fs, dir)
+    else {
+      val isLink = (st: FileStatus) => Links.isLink(fs, st) && { link(st.getPath); true }
+      fs.listStatus(dir).iterator.flatMap(st => below(fs, st, isLink))
+    }
+
+  private def below(fs: FileSystem, st: FileStatus, skip: FileStatus => Boolean): Iterator[FileStatus] =
+    if (skip(st)) Iterator.empty
+    else if (!st.isDirectory) Iterator.single(st)
+    else children(fs, st.getPath, 1).iterator.flatMap(c => below(fs, c, skip))
 
   /** A directory's entries; none when it is gone. Hadoop's local file system reports a
    *  directory removed between its existence check and its listing as a plain IOException

@@ -101,3 +101,32 @@ class HdfsRenameSuite extends AnyFunSuite {
     finally other.close()
   }
 }
+
+/**
+ * The links contract on a real NameNode. The NameNode makes links only where its JVM switched
+ * them on (`FileSystem.enableSymlinks()`, which MiniDFSCluster calls, as Hadoop's own tests
+ * do); the client in this JVM then follows them too. A client with them off (every other
+ * process) fails any call through a link: see docs/protocol.md, I18.
+ */
+class HdfsTableLinksSuite extends io.txcommit.commit.TableLinksContract {
+  override protected def conf: Configuration = MiniHdfs.conf
+  override protected def freshDir(): Path = MiniHdfs.freshDir()
+  override protected def link(at: Path, target: Path): Unit = MiniHdfs.fs.createSymlink(target, at, true)
+}
+
+/** viewfs over a real NameNode: its mount points report themselves as links, and are not. */
+class ViewFsLinksSuite extends AnyFunSuite {
+  test("a write and VACUUM through a viewfs mount point are the table's, as before") {
+    val target = MiniHdfs.freshDir()
+    val conf = MiniHdfs.conf
+    conf.set("fs.viewfs.mounttable.links.link./data", target.toString)
+    val table = new Path("viewfs://links/data/t")
+    val ctx = io.txcommit.commit.TxnContext(table, io.txcommit.log.TxnId.generate(), "token", "job", 1L, conf,
+      Adapters.open(table, conf))
+    val seen = io.txcommit.commit.CheckTableNesting.run(ctx, (), new io.txcommit.commit.StageTimings)
+    assert(seen.createsTable)
+    io.txcommit.commit.StartTransaction.run(ctx, false, new io.txcommit.commit.StageTimings)
+    assert(MiniHdfs.fs.exists(new Path(target, "t/_txcommit/pending")), "the log lies below the mount's target")
+    io.txcommit.maintenance.Vacuum.run(table, conf, io.txcommit.maintenance.VacuumOptions(retainHours = 1))
+  }
+}
