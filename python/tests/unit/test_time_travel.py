@@ -31,7 +31,7 @@ from txcommit.table.versions import AsOfTime, AsOfTxn, at_time, of_txn, order, p
 from txcommit.table.view import open_table
 from txcommit.testing.vectors import load
 
-from support.vectors import logical, logical_checkpoint
+from support.vectors import logical, logical_checkpoint, place_files
 
 VECTORS = load("versions.json")
 HOUR = 3_600_000
@@ -252,8 +252,7 @@ def build(root: Path, case: dict[str, Any]) -> None:
         if store_time is not None:
             os.utime(f, ns=(store_time * 1_000_000, store_time * 1_000_000))
 
-    for rel in case["files"]:
-        place(rel, b"abc")
+    place_files(root, case)
     for r in case["records"]:
         place(r["file"], encode_record(logical(r["record"])), r["storeTime"])
     for c in case["checkpoints"]:

@@ -65,8 +65,10 @@ object Restore {
       SnapshotHandle(java.util.UUID.randomUUID().toString,
         Vector(resolved.snapshot)), () => throw new IllegalStateException("every file is inside the table"))
     val state = new TableState(table, store, conf)
-    val target = state.dataFiles().filter(f => as.isVisible(new Path(table, f.path)))
-      .map(f => RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None))
+    val listed = state.dataFiles()
+    // Whole or nothing: every file of the version that VACUUM may have deleted is there as it was.
+    resolved.listing.verify(Seq(""), listed, _ => None)
+    val target = listed.filter(f => as.isVisible(new Path(table, f.path))).map(RemovedFile.of)
     val schema = resolved.versions.upTo(resolved.version).reverseIterator.flatMap(v => state.record(v.txn))
       .flatMap(_.schema).nextOption()
     (resolved.version, run(table, store, conf, target, schema))
