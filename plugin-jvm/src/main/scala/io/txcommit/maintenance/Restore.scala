@@ -5,14 +5,7 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
-import io.txcommit.commit.{
-  CopyReplaceRecord,
-  PublishRestoreRecord,
-  ReplaceBase,
-  RestoreRequest,
-  StageTimings,
-  TxnContext
-}
+import io.txcommit.commit.{DerivedWork, PublishRestoreRecord, ReplaceBase, RestoreRequest, StageTimings, TxnContext}
 import io.txcommit.log.{CommitRecord, RemovedFile, TableState, TableVersion, TxnId}
 import io.txcommit.log.TableVersions.AsOf
 import io.txcommit.read.{LogFirstReader, SnapshotAsOf, SnapshotHandle}
@@ -39,13 +32,9 @@ object Restore {
     val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base), timings)
     log.info(s"txcommit: restore of ${Paths.display(table)}: committed as txn $txn (sequence " +
       s"${record.sequence.getOrElse(0L)}): removed ${record.removed.size} file(s), re-added ${record.restored.size}")
-    // Derived, as after any replacing commit: the next write rolls it forward if this fails.
-    try CopyReplaceRecord.run(ctx, record, timings)
-    catch {
-      case scala.util.control.NonFatal(e) =>
-        log.warn(s"txcommit: restore of ${Paths.display(table)}: commits/$txn.json not written (${e.getMessage}); " +
-          "readers do not need it and the next write rolls it forward")
-    }
+    // The derived work of every kind of commit (TableCommit): the commits/ copy, _SUCCESS, the
+    // checkpoint and the symlink manifests; a failure is logged and the next write rolls it forward.
+    DerivedWork.apply(ctx, record, timings, DerivedWork.Inline)
     record
   }
 

@@ -56,6 +56,7 @@ class RestoreSuite extends AnyFunSuite {
 
   test("a restore after a checkpoint shows the restored file; a checkpoint through it keeps the restore") {
     val t = new TempTable
+    t.conf.set(TxCommitConf.CheckpointInterval, "0") // the checkpoints are this test's own
     val (a, b) = overwritten(t, System.currentTimeMillis())
     Thread.sleep(2)
     val first = CheckpointWriter.write(t.table, t.store, None).written.get
