@@ -6,7 +6,7 @@ import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
 import io.txcommit.commit.{DerivedWork, PublishRestoreRecord, ReplaceBase, RestoreRequest, StageTimings, TxnContext}
-import io.txcommit.log.{CommitRecord, RemovedFile, TableState, TableVersion, TxnId}
+import io.txcommit.log.{CommitRecord, RemovedFile, SchemaMark, TableState, TableVersion, TxnId}
 import io.txcommit.log.TableVersions.AsOf
 import io.txcommit.read.{LogFirstReader, SnapshotAsOf, SnapshotHandle}
 import io.txcommit.store.{Adapters, CommitStore}
@@ -27,7 +27,8 @@ object Restore {
     val base = ReplaceBase(state.replaceLog.highest, state.commitTxns ++ state.replaceLog.byTxn.keySet)
     val startedAt = now()
     val txn = TxnId.generate(startedAt)
-    val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", "restore", startedAt, conf, store)
+    val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", CommitRecord.RestoreJobId, startedAt,
+      conf, store)
     val timings = new StageTimings
     val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base), timings)
     log.info(s"txcommit: restore of ${Paths.display(table)}: committed as txn $txn (sequence " +
@@ -58,8 +59,21 @@ object Restore {
     // Whole or nothing: every file of the version that VACUUM may have deleted is there as it was.
     resolved.listing.verify(Seq(""), listed, _ => None)
     val target = listed.filter(f => as.isVisible(new Path(table, f.path))).map(RemovedFile.of)
-    val schema = resolved.versions.upTo(resolved.version).reverseIterator.flatMap(v => state.record(v.txn))
-      .flatMap(_.schema).nextOption()
-    (resolved.version, run(table, store, conf, target, schema))
+    (resolved.version, run(table, store, conf, target, schemaAsOf(resolved, state).map(_.ddl)))
+  }
+
+  /**
+   * The table's schema at the version restored to, by I27's rule (the schema guard's): of the
+   * records of the versions up to it, the mark that committed last (`committedAt`, then txn),
+   * whatever order the store dated them in. The snapshot's checkpoint, when it carries a mark,
+   * stands for the records it covers (as for the guard); only the others are read.
+   */
+  private def schemaAsOf(resolved: SnapshotAsOf.Resolved, state: TableState): Option[SchemaMark] = {
+    val marked = resolved.checkpoint.flatMap(c => c.schema.map(c -> _))
+    val uncovered = resolved.versions.upTo(resolved.version).filterNot(v =>
+      marked.exists { case (c, _) => v.sequence.fold(c.covers(v.txn))(_ <= c.through) })
+    val records = uncovered.flatMap(v =>
+      v.sequence.fold(state.record(v.txn))(s => state.replaceLog.records.find(_.sequence.contains(s))))
+    SchemaMark.latest(marked.flatMap(_._2) ++ records.flatMap(SchemaMark.of))
   }
 }

@@ -122,6 +122,40 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(none.getMessage.contains("0000000000000000") && t.versions.size == 6, "a failed restore writes nothing")
   }
 
+  test("a write id whose rows a RESTORE removed is no longer committed: skip and fail let its next run commit; " +
+    "rows an overwrite replaced keep it committed") {
+    val dir = Files.createTempDirectory("txcommit-time-travel").resolve("t")
+    val url = dir.toUri.toString.stripSuffix("/")
+    def df(k: Int, ids: Long*) = spark.createDataFrame(ids.map(i => (i, k))).toDF("id", "k")
+    def ids = spark.read.parquet(url).collect().toSeq.map(_.getAs[Long]("id")).sorted
+    def load(policy: String) = df(5, 10L, 11L).write.mode("append").option("txcommit.writeId", "load-1")
+      .option("txcommit.writeIdPolicy", policy).partitionBy("k").parquet(url)
+    df(1, 1L, 2L, 3L).write.partitionBy("k").parquet(url)
+    val v1 = spark.sql(s"TXCOMMIT HISTORY '$url'").collect().head.getAs[String]("txn")
+    load("fail")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L))
+    spark.sql(s"TXCOMMIT RESTORE '$url' TO '$v1'").collect()
+    assert(ids == Seq(1L, 2L, 3L), "the restore removed the run's rows")
+    load("skip")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L), "skip: the restore undid the run, so this run commits")
+    spark.sql(s"TXCOMMIT RESTORE '$url' TO '$v1'").collect()
+    load("fail")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L), "fail: the same")
+    load("skip")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L), "committed again: skipped")
+    assert(refusedAny(load("fail")).contains("load-1"))
+    // An overwrite that replaced the run's rows is the table moving on, not an undo.
+    df(5, 99L).write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("k").parquet(url)
+    load("skip")
+    assert(ids == Seq(1L, 2L, 3L, 99L))
+    assert(refusedAny(load("fail")).contains("load-1"))
+  }
+
+  private def refusedAny(write: => Any): String = {
+    val e = scala.util.Try(write).fold(identity, got => fail(s"not refused: it gave $got"))
+    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+  }
+
   test("a writer whose clock is an hour ahead does not move its commit: the store's time names versions") {
     val t = new Table
     val v = t.versions
