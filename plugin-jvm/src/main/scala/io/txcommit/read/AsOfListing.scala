@@ -32,7 +32,8 @@ final case class AsOfListing(snapshot: String, files: Vector[RemovedFile]) {
     val wanted = files.filter(f => under.exists(d => d.isEmpty || f.path.startsWith(d.stripSuffix("/") + "/")))
     if (wanted.isEmpty) Nil
     else {
-      val byPath = listed.iterator.filter(f => wanted.exists(_.path == f.path)).toSeq.groupBy(_.path)
+      val paths = wanted.iterator.map(_.path).toSet
+      val byPath = listed.iterator.filter(f => paths(f.path)).toSeq.groupBy(_.path)
       wanted.filterNot(w => byPath.get(w.path).exists(_.exists(f => w.isFile(f.size, f.modifiedAt))))
         .filterNot(w => stat(w.path).exists { case (size, at) => w.isFile(size, at) })
     }
