@@ -1,8 +1,9 @@
 """Symlink manifests through a real Connect server and a JVM-less client: engines that read a
 table's file list (`_symlink_format_manifest/<partition>/manifest`) see exactly the committed
 files after an append, a failed job, a dynamic partition overwrite and writes made with the
-manifests off until ``generate_manifest`` or ``txcommit manifest`` repairs them, and after
-plain writes to a table whose property ``set_manifests`` switched on. DuckDB, reading the
+manifests off until ``generate_manifest`` or ``txcommit manifest`` repairs them, after
+plain writes to a table whose property ``set_manifests`` switched on, and after a restore and
+the VACUUM that follows it. DuckDB, reading the
 listed files, counts what Spark with txcommit counts."""
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from txcommit.maintenance import (
     PROPERTY_COLUMNS,
     committed_files,
     generate_manifest,
+    history,
+    restore,
     set_manifests,
+    vacuum,
 )
 from txcommit.table.view import open_table
 
@@ -140,3 +144,25 @@ def test_manifests_switched_on_for_the_table_are_written_by_every_plain_write(
     assert set(listed(table)) == {"k=0", "k=1", "k=2"}
     assert listed(table) == committed(spark, table)
     assert duckdb_count(table) == spark.read.parquet(url).count() == 130
+
+
+def test_a_restore_rewrites_the_manifests_and_vacuum_leaves_them_naming_only_files_there(
+    spark: SparkSession, table: Path
+) -> None:
+    """Manifests on, an overwrite then ``TXCOMMIT RESTORE`` to the first version: engines
+    reading the manifests read the restored rows, as Spark does, and after VACUUM deleted the
+    overwrite's files no manifest names one."""
+    url = str(table)
+    txcommit.enable(spark)
+    first = spark.range(0, 100, 1, 2).withColumn("k", F.col("id") % 2).write
+    first.option("txcommit.manifests", "true").partitionBy("k").parquet(url)
+    (v1,) = [r["txn"] for r in history(spark, url).collect()]
+    overwrite = spark.range(500, 530).withColumn("k", F.lit(1)).write.mode("overwrite")
+    overwrite.partitionBy("k").parquet(url)
+    assert duckdb_count(table) == spark.read.parquet(url).count() == 30
+    restore(spark, url, v1).collect()
+    assert listed(table) == committed(spark, table)
+    assert duckdb_count(table) == spark.read.parquet(url).count() == 100
+    vacuum(spark, url, retain_hours=0, force=True).collect()
+    assert all(Path(f).exists() for names in listed(table).values() for f in names)
+    assert duckdb_count(table) == spark.read.parquet(url).count() == 100

@@ -18,13 +18,14 @@ import pytest
 from pyspark.sql import functions as F
 
 import txcommit
+from txcommit.cli.ls import main as ls_main
 from txcommit.errors import TimeTravelError
 from txcommit.maintenance import history as txcommit_history
 from txcommit.maintenance import restore, vacuum
 from txcommit.table.names import generate_txn
-from txcommit.testing.local_s3 import LocalS3
+from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 
-from support.tables import TableRef, dynamic_overwrite, reader_target
+from support.tables import TableRef, dynamic_overwrite, parquet_bytes, reader_target
 
 HOUR_MS = 3600 * 1000
 EXPECTED = [[0, 1, 2, 3], [0, 1, 2, 3, 10, 11, 12], [1, 3, 11, 20]]
@@ -118,3 +119,54 @@ def test_every_version_reads_as_committed_by_txn_and_by_store_time(
     assert (
         ids(spark.read.option("txcommit.asOf", history[2]["txn"]).parquet(table.url)) == EXPECTED[2]
     )
+
+
+@pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
+def test_a_past_snapshot_holds_a_name_written_anew_by_identity_and_is_never_read_short(
+    spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
+):  # noqa: ANN001
+    """A writer without txcommit writes ``k=2/x.parquet``; an overwrite removes it; the writer
+    writes another ``x.parquet``; an append (version 2); a dynamic overwrite of ``k=2`` removes
+    the second file; VACUUM ``RETAIN 0 HOURS FORCE`` deletes it. Version 2 held that file:
+    Spark, ``txcommit.dataset`` and ``txcommit ls --as-of`` refuse it naming the file (never
+    its other rows alone), and a restore to it writes nothing."""
+    table = any_table
+    table.prepare(spark)
+
+    def rows(k: int, *values: int) -> Any:
+        return spark.createDataFrame([(v, k) for v in values], "id long, k int")
+
+    table.write("k=2/x.parquet", parquet_bytes([100]))
+    rows(1, 1, 2, 3).write.mode("overwrite").partitionBy("k").parquet(table.url)
+    time.sleep(1.1)  # the store dates the next file in a later second than version 1
+    table.write("k=2/x.parquet", parquet_bytes([4, 5, 6]))
+    rows(1, 7).write.mode("append").partitionBy("k").parquet(table.url)
+    with dynamic_overwrite(spark):
+        rows(2, 9).write.mode("overwrite").partitionBy("k").parquet(table.url)
+    history = txcommit_history(spark, table.url).collect()
+    v = [r["txn"] for r in sorted(history, key=lambda r: r["version"] or 0) if r["version"]]
+    assert len(v) == 3
+
+    def as_of(txn: str) -> list[int]:
+        return ids(spark.read.option("txcommit.asOf", txn).parquet(table.url))
+
+    assert as_of(v[1]) == [1, 2, 3, 4, 5, 6, 7], "version 2 holds the second x, by identity"
+    vacuum(spark, table.url, retain_hours=0, force=True).collect()
+    assert table.read("k=2/x.parquet") is None
+    named = f"version 2, transaction {v[1]}\\).*'k=2/x.parquet'"
+    with pytest.raises(TimeTravelError, match=named), txcommit.typed_errors():
+        as_of(v[1])
+    url, options = reader_target(table, local_s3)
+    with pytest.raises(TimeTravelError, match=named):
+        txcommit.dataset(url, storage_options=options, as_of=v[1])
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
+    cli = ["--endpoint", options["endpoint"]] if options else []
+    capsys.readouterr()
+    assert ls_main([url, "--as-of", v[1], *cli]) == 1
+    assert "'k=2/x.parquet'" in capsys.readouterr().err
+    with pytest.raises(TimeTravelError, match=named), txcommit.typed_errors():
+        restore(spark, table.url, v[1]).collect()
+    assert len(txcommit_history(spark, table.url).collect()) == len(history), "restore wrote none"
+    assert as_of(v[0]) == [1, 2, 3], "the second x was written after version 1: not in it"
+    assert as_of(v[2]) == [1, 2, 3, 7, 9]

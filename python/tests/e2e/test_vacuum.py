@@ -19,8 +19,6 @@ import sys
 import time
 from dataclasses import dataclass
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
@@ -37,6 +35,7 @@ from support.tables import (
     TableRef,
     cli_history,
     dynamic_overwrite,
+    parquet_bytes,
     reader_target,
     txn_of,
 )
@@ -253,13 +252,6 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     # (On s3-multipart the job commit fails one step earlier: completing the aborted upload.)
     assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(100))
-
-
-def parquet_bytes(ids: list[int]) -> bytes:
-    """A Parquet file of column `id`, as a writer without txcommit (pyarrow) makes it."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), sink)
-    return bytes(sink.getvalue().to_pybytes())
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)

@@ -23,6 +23,8 @@ from typing import Any
 from urllib.parse import unquote
 
 import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 import txcommit
@@ -206,6 +208,13 @@ class TableRef:
 
 
 # ---------------------------------------------------------------------- readers outside Spark
+def parquet_bytes(ids: list[int]) -> bytes:
+    """A Parquet file of column `id`, as a writer without txcommit (pyarrow) makes it."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), sink)
+    return bytes(sink.getvalue().to_pybytes())
+
+
 def spark_files(df, table: TableRef) -> set[str]:  # noqa: ANN001 - a Connect DataFrame
     """The data files Spark (with the txcommit read filter) reads for ``df``, relative to the
     table."""

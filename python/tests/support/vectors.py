@@ -3,6 +3,8 @@ Vectors.record)."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from txcommit.adapters import Store
@@ -65,6 +67,19 @@ def write_table(store: Store, case: dict[str, Any]) -> None:
         store.write_replacing(rel, b"abc")
     for r in case["records"]:
         store.write_replacing(r["file"], encode_record(logical(r["record"])))
+
+
+def place_files(root: Path, case: dict[str, Any]) -> None:
+    """A case's ``files`` under ``root``: 3 bytes each, or, for a file its optional ``stat``
+    names, that ``size`` in bytes and the modification time ``modifiedAt`` (epoch ms)."""
+    for rel in case["files"]:
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        stat = case.get("stat", {}).get(rel)
+        f.write_bytes(b"a" * stat["size"] if stat else b"abc")
+        if stat:
+            ns = stat["modifiedAt"] * 1_000_000
+            os.utime(f, ns=(ns, ns))
 
 
 def table_reads(case: dict[str, Any]) -> list[tuple[str, list[str]]]:

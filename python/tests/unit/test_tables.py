@@ -9,7 +9,6 @@ Spark's read filter; the ``txcommit+file`` fsspec file system finds the same dat
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,13 @@ from txcommit.table.records import encode_record
 from txcommit.table.view import is_data_path, open_table
 from txcommit.testing.vectors import load
 
-from support.vectors import logical, logical_checkpoint, table_reads
+from support.vectors import logical, logical_checkpoint, place_files, table_reads
 
 CASES = load("tables.json")["cases"]
 
 
 def build(table: Path, case: dict[str, Any]) -> None:
-    for rel in case["files"]:
-        f = table / rel
-        f.parent.mkdir(parents=True, exist_ok=True)
-        stat = case.get("stat", {}).get(rel)
-        f.write_bytes(b"a" * stat["size"] if stat else b"abc")
-        if stat:
-            ns = stat["modifiedAt"] * 1_000_000
-            os.utime(f, ns=(ns, ns))
+    place_files(table, case)
     for r in case["records"]:
         f = table / r["file"]
         f.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from txcommit.adapters import LocalStore
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
 from txcommit.errors import TimeTravelError
@@ -31,7 +32,7 @@ from txcommit.table.versions import AsOfTime, AsOfTxn, at_time, of_txn, order, p
 from txcommit.table.view import open_table
 from txcommit.testing.vectors import load
 
-from support.vectors import logical, logical_checkpoint
+from support.vectors import logical, logical_checkpoint, place_files
 
 VECTORS = load("versions.json")
 HOUR = 3_600_000
@@ -252,8 +253,7 @@ def build(root: Path, case: dict[str, Any]) -> None:
         if store_time is not None:
             os.utime(f, ns=(store_time * 1_000_000, store_time * 1_000_000))
 
-    for rel in case["files"]:
-        place(rel, b"abc")
+    place_files(root, case)
     for r in case["records"]:
         place(r["file"], encode_record(logical(r["record"])), r["storeTime"])
     for c in case["checkpoints"]:
@@ -273,3 +273,36 @@ def test_vector_tables(case: dict[str, Any], tmp_path: Path) -> None:
         else:
             shown = [f.path for f in open_table(tmp_path, as_of=value).visible_files()]
             assert sorted(shown) == sorted(read["visible"]), value
+
+
+def test_a_vacuum_between_the_log_listing_and_the_data_listing_fails_the_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """VACUUM runs after a past view listed the log (no horizon then) and before it lists the
+    data: the view, checking its data listing, fails naming the file instead of showing the
+    snapshot without it."""
+    case = next(c for c in VECTORS["tables"] if c["name"] == "four-versions")
+    build(tmp_path, case)
+    gone = "k=1/part-00000-tid-mwzeo3k0aaaaaaaa-1-c000.parquet"
+    walk = LocalStore.walk
+    vacuumed: list[str] = []
+
+    def vacuum_first(self: LocalStore, prefix: str = "", progress: Any = None) -> Any:
+        if prefix == "" and not vacuumed:  # the data listing: the log was listed before it
+            horizon = tmp_path / "_txcommit/vacuum" / replace_record_name(T0 + 10 * HOUR)
+            horizon.parent.mkdir(parents=True)
+            horizon.write_text("{}")
+            (tmp_path / gone).unlink()
+            vacuumed.append(gone)
+        return walk(self, prefix, progress)
+
+    monkeypatch.setattr(LocalStore, "walk", vacuum_first)
+    with pytest.raises(TimeTravelError, match=f"version 1, transaction mwzeo3k0aaaaaaaa.*'{gone}'"):
+        open_table(tmp_path, as_of="mwzeo3k0aaaaaaaa")
+    assert vacuumed == [gone], "VACUUM ran between the two listings"
+    monkeypatch.setattr(LocalStore, "walk", walk)
+    assert [f.path for f in open_table(tmp_path, as_of="mwzeo3k0cccccccc").visible_files()] == [
+        "k=1/part-00000-tid-mwzeo3k0rrrrrrrr-1-c000.parquet",
+        "k=2/part-00000-tid-mwzeo3k0bbbbbbbb-1-c000.parquet",
+        "k=2/part-00000-tid-mwzeo3k0cccccccc-1-c000.parquet",
+    ]

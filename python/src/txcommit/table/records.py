@@ -61,6 +61,12 @@ class RemovedFile:
             return True
         return size == self.size and self.modified_at // 1000 == modified_at_ms // 1000
 
+    def is_file(self, size: int, modified_at_ms: int | None) -> bool:
+        """Whether the file at its path, of ``size`` bytes modified at ``modified_at_ms``, is the
+        file this entry names: of its size and, without a txn id, modified in the same second
+        (I21's identity; ``RemovedFile.isFile``)."""
+        return size == self.size and self.applies_to(size, modified_at_ms)
+
     @property
     def has_txn(self) -> bool:
         """Whether its name carries a txn id (then the path alone is the file)."""
@@ -84,6 +90,10 @@ class Removals:
 
     def hides(self, path: str, size: int, modified_at_ms: int | None) -> bool:
         return any(f.applies_to(size, modified_at_ms) for f in self._by_path.get(path, ()))
+
+    def names(self, path: str) -> bool:
+        """Whether some removal names ``path`` (of whichever file)."""
+        return path in self._by_path
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,13 @@ def fold_removals(base: Iterable[RemovedFile], records: Iterable[CommitRecord]) 
             ]
             restored.update(f.path for f in r.restored if f.has_txn)
     return NetRemovals(tuple(removed), frozenset(restored))
+
+
+def quoted_paths(files: Iterable[RemovedFile]) -> str:
+    """Up to ten paths, quoted, for a message (``RemovedFile.names``)."""
+    paths = [f"'{f.path}'" for f in files]
+    more = f", and {len(paths) - 10} more" if len(paths) > 10 else ""
+    return ", ".join(paths[:10]) + more
 
 
 def removed_entry(f: RemovedFile) -> list[tuple[str, Any]]:

@@ -82,7 +82,13 @@ from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
 from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.properties import TableProperties, decode_properties
-from txcommit.table.records import CommitRecord, decode_record, fold_removals
+from txcommit.table.records import (
+    CommitRecord,
+    RemovedFile,
+    decode_record,
+    fold_removals,
+    quoted_paths,
+)
 from txcommit.table.versions import AsOf, AsOfTxn, at_time, of_txn, order, parse_as_of
 
 #: Parallel reads of records and markers (S3 answers each GET in a round trip).
@@ -198,6 +204,43 @@ def _silent(message: str, force: bool = False) -> None:
     """No report: what a library caller gets."""
 
 
+@dataclass(frozen=True)
+class AsOfListing:
+    """What a view of a past snapshot must find in its data listing (docs/protocol.md, I30;
+    the JVM's ``AsOfListing``): the files of the snapshot that a later replacing commit removed
+    (and no restore re-added), each by path, size and, without a txn id, its modification
+    second (I21's identity). They are the only files of the snapshot VACUUM may delete, so a
+    listing holding every one of them (below the view's root) shows the snapshot whole, whatever
+    VACUUM did before or while the view listed, and whether or not it recorded a horizon.
+    ``snapshot`` names the view and the snapshot in errors."""
+
+    snapshot: str
+    files: tuple[RemovedFile, ...]
+
+    def verify(self, below: str, listed: Iterable[TableFile]) -> None:
+        """Fails naming the files of the snapshot under ``below`` (the view's root relative to
+        the table, "" for the table) that ``listed`` (paths relative to the root) lacks."""
+        lead = below + "/" if below else ""
+        wanted = [f for f in self.files if f.path.startswith(lead)]
+        if not wanted:
+            return
+        by_path: dict[str, list[TableFile]] = {}
+        for t in listed:
+            by_path.setdefault(lead + t.path, []).append(t)
+        gone = [
+            w
+            for w in wanted
+            if not any(w.is_file(t.size, t.modified_at) for t in by_path.get(w.path, ()))
+        ]
+        if gone:
+            raise TimeTravelError(
+                f"{self.snapshot} held files that a later replacing commit removed and that are "
+                f"no longer on the store as it had them: {quoted_paths(gone)}; it cannot be read "
+                "whole (VACUUM deletes such files, one that recorded no horizon too, and a writer "
+                "without txcommit may have written another file under one's name)"
+            )
+
+
 @dataclass
 class _Log:
     """What a view read of its table's log, shared by the views of the table's directories.
@@ -218,6 +261,8 @@ class _Log:
     #: The store's time (epoch ms) of each record listed, by ``commits/<txn>`` and
     #: ``replace/<sequence>``: the order of the table's versions.
     store_times: dict[str, int | None] = field(default_factory=dict)
+    #: A past snapshot's: what the data listing must hold (checked once the data is listed).
+    as_of_listing: AsOfListing | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def rule(self) -> Callable[[TableFile], bool | None]:
@@ -671,6 +716,10 @@ def _build(
             "or above this path"
         )
     primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers, as_of)
+    if primary.as_of_listing is not None:
+        # The data was listed after the log: it holds every file of the snapshot VACUUM may
+        # have deleted, or the snapshot is not read (a VACUUM meanwhile included).
+        primary.as_of_listing.verify("" if own_exists else above[0][1], data)
     if own_exists:
         judges.append(_Judge("", "", primary))
     for i, (on, below, listed) in enumerate(above):
@@ -771,8 +820,10 @@ def _log_as_of(
     """The log of a past snapshot (docs/protocol.md, I30), as the JVM's ``SnapshotAsOf``: the
     version ``as_of`` names, then exactly the versions up to it: the ``replace/`` records up to its
     sequence, the appends up to it, and a checkpoint only when every version it folds in is one
-    of them. Fails (naming the table, the value and VACUUM's horizon) when a later replacing
-    commit removed a file of the snapshot before a VACUUM's horizon: the file may be gone."""
+    of them. Fails (naming the table, the value, VACUUM's horizon and the files) when a later
+    replacing commit removed a file of the snapshot before a VACUUM's horizon: the file may be
+    gone. The log's :class:`AsOfListing` names the snapshot's files a later replacing commit
+    removed, which the data listing must hold."""
     _, replacements = _read_records(
         store, [(f, None, seq) for f, seq in listed.replaces], ignore_corrupt, report
     )
@@ -829,29 +880,46 @@ def _log_as_of(
             f"transaction {as_of.text} never committed: VACUUM fenced it, so it has no snapshot"
         )
     kept = [r for r in replacements if (r.sequence or 0) <= through]
-    gone_before = {f.path for f in fold_removals((), kept).removed}
+    before = fold_removals((), kept).removals
 
-    def in_snapshot(path: str) -> bool:
-        txn = txn_of(path.rpartition("/")[2])
-        return path not in gone_before and (txn is None or txn in held)
+    def in_snapshot(f: RemovedFile) -> bool:
+        # By identity, as a removal names a file (I21), never by the name alone: a file without
+        # a txn id is in it when the store dated it no later than the version (a file written
+        # after it was not) and no removal up to the version hides it by size and second.
+        txn = txn_of(f.path.rpartition("/")[2])
+        if txn is not None:
+            return txn in held and not before.names(f.path)
+        if f.modified_at is not None:
+            return f.modified_at // 1000 <= version.store_time // 1000 and not before.hides(
+                f.path, f.size, f.modified_at
+            )
+        return not before.names(f.path)  # an older writer's removal names the path
 
     # Removals still in force after every record (a restore may have re-added the file, I31),
     # as VACUUM judges them: each entry is its record's own object.
     still_removed = {id(f) for f in fold_removals((), replacements).removed}
-    removers = [
-        r
+    removed_later = [
+        (f, r)
         for r in replacements
         if (r.sequence or 0) > through
-        and any(id(f) in still_removed and in_snapshot(f.path) for f in r.removed)
+        for f in r.removed
+        if id(f) in still_removed and in_snapshot(f)
     ]
-    if any(r.committed_at < listed.vacuum_horizon for r in removers):
+    snapshot = f"the snapshot (version {version.number}, transaction {version.txn})"
+    deleted = [f for f, r in removed_later if r.committed_at < listed.vacuum_horizon]
+    if deleted:
         raise fail(
-            f"the snapshot (version {version.number}, transaction {version.txn}) held files that a "
-            "later replacing commit removed and VACUUM has deleted (its horizon: "
-            f"{_iso(listed.vacuum_horizon)}); it cannot be read whole. Snapshots newer than the "
-            "horizon can be read"
+            f"{snapshot} held files that a later replacing commit removed and VACUUM has deleted "
+            f"(its horizon: {_iso(listed.vacuum_horizon)}): {quoted_paths(deleted)}; it cannot "
+            "be read whole. Snapshots newer than the horizon can be read"
         )
-    return _Log(store, ignore_corrupt, checkpoint, appends, kept, [], listed.properties)
+    log = _Log(store, ignore_corrupt, checkpoint, appends, kept, [], listed.properties)
+    if removed_later:
+        log.as_of_listing = AsOfListing(
+            f"txcommit: as_of '{as_of.text}' of table {store.root_url}: {snapshot}",
+            tuple(f for f, _ in removed_later),
+        )
+    return log
 
 
 def _iso(epoch_ms: int) -> str:

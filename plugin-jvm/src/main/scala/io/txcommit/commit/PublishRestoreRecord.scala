@@ -30,7 +30,7 @@ object PublishRestoreRecord extends CommitStage[RestoreRequest, CommitRecord]("p
       val missing = plan.restored.filterNot(stillThere(ctx, _))
       if (missing.nonEmpty) throw new RestoreFilesMissingException(
         s"txcommit: restore of ${Paths.display(ctx.table)}: ${missing.size} file(s) it would re-add are no longer " +
-          s"on the store (${RestorePlan.names(missing)}): VACUUM deleted them once their removal was older than " +
+          s"on the store (${RemovedFile.names(missing)}): VACUUM deleted them once their removal was older than " +
           "its retention horizon (or they were replaced by other files of the same name). Nothing was " +
           "published; the table cannot be restored to that version.",
         missing.map(_.path))
@@ -44,6 +44,6 @@ object PublishRestoreRecord extends CommitStage[RestoreRequest, CommitRecord]("p
     val st: Option[FileStatus] =
       try Some(path.getFileSystem(ctx.conf).getFileStatus(path))
       catch { case _: java.io.FileNotFoundException => None }
-    st.exists(s => s.isFile && s.getLen == f.size && f.appliesTo(s.getLen, s.getModificationTime))
+    st.exists(s => s.isFile && f.isFile(s.getLen, s.getModificationTime))
   }
 }

@@ -31,14 +31,10 @@ object RestorePlan {
     }
     if (uncommitted.nonEmpty) throw new RestoreFilesMissingException(
       s"txcommit: restore of ${Paths.display(state.table)}: ${uncommitted.size} file(s) of the target are " +
-        s"no committed file of the table (${names(uncommitted)}): no transaction's record names them, so no " +
+        s"no committed file of the table (${RemovedFile.names(uncommitted)}): no transaction's record names them, so no " +
         "version of the table showed them. Nothing was published.",
       uncommitted.map(_.path))
     RestorePlan(removed.sortBy(_.path), Removals.distinct(restored))
   }
 
-  /** Up to ten paths, quoted, for a message. */
-  def names(files: Seq[RemovedFile]): String =
-    files.take(10).map(f => s"'${f.path}'").mkString(
-      ", ") + (if (files.size > 10) s", and ${files.size - 10} more" else "")
 }

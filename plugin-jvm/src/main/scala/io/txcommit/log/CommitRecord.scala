@@ -44,6 +44,9 @@ final case class CommitRecord(
   def isReplacing: Boolean = replacement.isDefined
   def isFence: Boolean = operation == CommitRecord.Fence
 
+  /** A restore's record (I31): a replacing commit whose `jobId` is [[CommitRecord.RestoreJobId]]. */
+  def isRestore: Boolean = isReplacing && jobId == CommitRecord.RestoreJobId
+
   /** The distinct directories (relative to the table; "" is the table itself) holding files. */
   def directories: Seq[String] = added.map(f => CommitRecord.dirOf(f.path)).distinct.sorted
 }
@@ -72,6 +75,10 @@ object CommitRecord {
   val OverwritePartitions = "overwrite-partitions"
   val WriteIdOp = "write-id"
   val Fence = "fence"
+
+  /** The `jobId` of a restore's record (it runs no Spark job): what tells a restore that
+   *  re-adds nothing (a version 2 record) from an overwrite adding nothing (I31). */
+  val RestoreJobId = "restore"
   val Operations: Set[String] = Set(Append, Overwrite, OverwritePartitions, WriteIdOp, Fence)
 
   /** Operations that need a sequence (a fence commits nothing, in commits/ and replace/ alike). */

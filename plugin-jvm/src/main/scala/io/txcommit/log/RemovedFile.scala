@@ -17,6 +17,12 @@ final case class RemovedFile(path: String, size: Long, modifiedAt: Option[Long] 
   def appliesTo(size: Long, modifiedAtMs: Long): Boolean =
     modifiedAt.forall(m => size == this.size && Math.floorDiv(m, 1000L) == Math.floorDiv(modifiedAtMs, 1000L))
 
+  /**
+   * Whether the file at its path, of `size` bytes modified at `modifiedAtMs`, is the file this
+   * entry names: of its size and, without a txn id, modified in the same second (I21's identity).
+   */
+  def isFile(size: Long, modifiedAtMs: Long): Boolean = size == this.size && appliesTo(size, modifiedAtMs)
+
   /** The txn id its name carries (then the path alone is the file), None for a file written without txcommit. */
   def txn: Option[String] = DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1))
 
@@ -29,6 +35,11 @@ object RemovedFile {
 
   /** The entry naming `f` as it is now: by path, and with its identity when it has no txn id. */
   def of(f: TableFile): RemovedFile = RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None)
+
+  /** Up to ten paths, quoted, for a message. */
+  def names(files: Seq[RemovedFile]): String =
+    files.take(10).map(f => s"'${f.path}'").mkString(", ") + (if (files.size > 10) s", and ${files.size - 10} more"
+                                                              else "")
 }
 
 /**

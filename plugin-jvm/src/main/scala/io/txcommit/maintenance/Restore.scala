@@ -5,15 +5,8 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{MaintenanceException, Paths}
-import io.txcommit.commit.{
-  CopyReplaceRecord,
-  PublishRestoreRecord,
-  ReplaceBase,
-  RestoreRequest,
-  StageTimings,
-  TxnContext
-}
-import io.txcommit.log.{CommitRecord, RemovedFile, TableState, TableVersion, TxnId}
+import io.txcommit.commit.{DerivedWork, PublishRestoreRecord, ReplaceBase, RestoreRequest, StageTimings, TxnContext}
+import io.txcommit.log.{CommitRecord, RemovedFile, SchemaMark, TableState, TableVersion, TxnId}
 import io.txcommit.log.TableVersions.AsOf
 import io.txcommit.read.{LogFirstReader, SnapshotAsOf, SnapshotHandle}
 import io.txcommit.store.{Adapters, CommitStore}
@@ -34,18 +27,15 @@ object Restore {
     val base = ReplaceBase(state.replaceLog.highest, state.commitTxns ++ state.replaceLog.byTxn.keySet)
     val startedAt = now()
     val txn = TxnId.generate(startedAt)
-    val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", "restore", startedAt, conf, store)
+    val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", CommitRecord.RestoreJobId, startedAt,
+      conf, store)
     val timings = new StageTimings
     val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base), timings)
     log.info(s"txcommit: restore of ${Paths.display(table)}: committed as txn $txn (sequence " +
       s"${record.sequence.getOrElse(0L)}): removed ${record.removed.size} file(s), re-added ${record.restored.size}")
-    // Derived, as after any replacing commit: the next write rolls it forward if this fails.
-    try CopyReplaceRecord.run(ctx, record, timings)
-    catch {
-      case scala.util.control.NonFatal(e) =>
-        log.warn(s"txcommit: restore of ${Paths.display(table)}: commits/$txn.json not written (${e.getMessage}); " +
-          "readers do not need it and the next write rolls it forward")
-    }
+    // The derived work of every kind of commit (TableCommit): the commits/ copy, _SUCCESS, the
+    // checkpoint and the symlink manifests; a failure is logged and the next write rolls it forward.
+    DerivedWork.apply(ctx, record, timings, DerivedWork.Inline)
     record
   }
 
@@ -65,10 +55,25 @@ object Restore {
       SnapshotHandle(java.util.UUID.randomUUID().toString,
         Vector(resolved.snapshot)), () => throw new IllegalStateException("every file is inside the table"))
     val state = new TableState(table, store, conf)
-    val target = state.dataFiles().filter(f => as.isVisible(new Path(table, f.path)))
-      .map(f => RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None))
-    val schema = resolved.versions.upTo(resolved.version).reverseIterator.flatMap(v => state.record(v.txn))
-      .flatMap(_.schema).nextOption()
-    (resolved.version, run(table, store, conf, target, schema))
+    val listed = state.dataFiles()
+    // Whole or nothing: every file of the version that VACUUM may have deleted is there as it was.
+    resolved.listing.verify(Seq(""), listed, _ => None)
+    val target = listed.filter(f => as.isVisible(new Path(table, f.path))).map(RemovedFile.of)
+    (resolved.version, run(table, store, conf, target, schemaAsOf(resolved, state).map(_.ddl)))
+  }
+
+  /**
+   * The table's schema at the version restored to, by I27's rule (the schema guard's): of the
+   * records of the versions up to it, the mark that committed last (`committedAt`, then txn),
+   * whatever order the store dated them in. The snapshot's checkpoint, when it carries a mark,
+   * stands for the records it covers (as for the guard); only the others are read.
+   */
+  private def schemaAsOf(resolved: SnapshotAsOf.Resolved, state: TableState): Option[SchemaMark] = {
+    val marked = resolved.checkpoint.flatMap(c => c.schema.map(c -> _))
+    val uncovered = resolved.versions.upTo(resolved.version).filterNot(v =>
+      marked.exists { case (c, _) => v.sequence.fold(c.covers(v.txn))(_ <= c.through) })
+    val records = uncovered.flatMap(v =>
+      v.sequence.fold(state.record(v.txn))(s => state.replaceLog.records.find(_.sequence.contains(s))))
+    SchemaMark.latest(marked.flatMap(_._2) ++ records.flatMap(SchemaMark.of))
   }
 }

@@ -135,6 +135,7 @@ object LogFirstSnapshot {
         val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
         SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
           LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
+          AsOfListing.expect(readId, r.snapshot.root, r.listing)
           r.snapshot
         }
       }

@@ -8,10 +8,11 @@ import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.log.{
   Checkpoint,
   CheckpointLog,
-  DataFileName,
+  CommitRecord,
   LogLayout,
   NetRemovals,
   RecordCodec,
+  RemovedFile,
   ReplaceLog,
   TableVersion,
   TableVersions
@@ -25,8 +26,11 @@ import io.txcommit.store.CommitStore
  * a read carries ([[TableSnapshot]]: a checkpoint covering none of the later versions, the
  * `replace/` records up to the version's sequence, the appends up to it the checkpoint does not
  * cover). Written once for every user of "the table as of version V": reads (`txcommit.asOf`,
- * `VERSION AS OF`, `TIMESTAMP AS OF`) today, a later `TXCOMMIT RESTORE` (which would commit the
- * difference between now and [[SnapshotAsOf.Resolved.snapshot]]).
+ * `VERSION AS OF`, `TIMESTAMP AS OF`) and `TXCOMMIT RESTORE` (which commits the difference between
+ * now and the snapshot). The snapshot is whole or an error: a VACUUM horizon past the removal of
+ * one of its files fails here, and every user checks its data listing against
+ * [[SnapshotAsOf.Resolved.listing]] once it has listed (a VACUUM meanwhile, one that recorded no
+ * horizon, a file replaced under its name).
  *
  * Costs what a read of now costs (the same three listings of the log in two round trips, no
  * listing of data; a read of now of a known table makes them in one) plus
@@ -36,9 +40,13 @@ import io.txcommit.store.CommitStore
  */
 object SnapshotAsOf {
 
-  /** The version `asOf` named, every version of the table, and the snapshot at it. */
+  /**
+   * The version `asOf` named, every version of the table, and the snapshot at it; `listing`: what
+   * a read of the snapshot must find in its data listing (the snapshot's files a later replacing
+   * commit removed), checked once the data is listed.
+   */
   final case class Resolved(version: TableVersion, versions: TableVersions, snapshot: TableSnapshot,
-      checkpoint: Option[Checkpoint], replaced: ReplaceLog)
+      checkpoint: Option[Checkpoint], replaced: ReplaceLog, listing: AsOfListing)
 
   /**
    * The table at `dir` as of `asOf` (the text `option` gave), listed now through `store`; None
@@ -82,14 +90,22 @@ object SnapshotAsOf {
     val after = checkpoint.fold(0L)(_.through)
     val inSnapshot = ReplaceLog(replaced.records.filter(_.sequence.exists(s => s > after && s <= through)))
     val appends = upTo.filter(v => v.sequence.isEmpty && !checkpoint.exists(_.covers(v.txn))).map(_.txn)
-    vacuumed(store, layout, upTo.map(_.txn).toSet, replaced, through).foreach { horizon =>
-      fail(s"the snapshot (version ${version.number}, transaction ${version.txn}) held files that a later " +
-        s"replacing commit removed and VACUUM has deleted (its horizon: ${Instant.ofEpochMilli(horizon)}); " +
-        "it cannot be read whole. Snapshots newer than the horizon can be read")
+    val snapshot = s"the snapshot (version ${version.number}, transaction ${version.txn})"
+    val removed = removedLater(upTo.map(_.txn).toSet, replaced, through, version.storeTime)
+    if (removed.nonEmpty) {
+      val horizon = store.list(layout.vacuumDir).flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
+        .foldLeft(0L)(math.max)
+      val deleted = removed.collect { case (f, r) if r.committedAt < horizon => f }
+      if (deleted.nonEmpty)
+        fail(s"$snapshot held files that a later replacing commit removed and VACUUM has deleted (its horizon: " +
+          s"${Instant.ofEpochMilli(horizon)}): ${RemovedFile.names(deleted)}; it cannot be read whole. Snapshots " +
+          "newer than the horizon can be read")
     }
     Some(Resolved(version, versions,
         TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through, appends.distinct.sorted),
-        checkpoint, inSnapshot))
+        checkpoint, inSnapshot,
+        AsOfListing(s"$option '${asOf.text}' of table $table: $snapshot",
+          removed.map(_._1).toVector)))
   }
 
   /** The versions of a table from its listings (`commits/`, `replace/`) and its `replace/` records. */
@@ -109,25 +125,28 @@ object SnapshotAsOf {
     }
 
   /**
-   * VACUUM's highest horizon, when a file of the snapshot (of transactions `held`, `replace/`
-   * records up to `through`) is one VACUUM may have deleted: still removed after every record
-   * (a restore may have re-added it, I31), by a replacing commit that committed before the
-   * horizon (VACUUM's own rule, [[io.txcommit.maintenance.Vacuum]]).
+   * The files of the snapshot (of transactions `held`, `replace/` records up to `through`, at the
+   * version the store dated `storeTime`) that a later replacing commit removed, each with that
+   * commit: still removed after every record (a restore may have re-added one, I31), the files
+   * VACUUM may delete ([[io.txcommit.maintenance.Vacuum]] judges the same net removals). A file is
+   * in the snapshot by identity, as a removal names it (I21), never by its name alone: one of a
+   * transaction the snapshot holds that no removal up to it names; one without a txn id that the
+   * store dated no later than the version (the same clock: a file written after it was not in it)
+   * and that no removal up to the version hides by size and modification second (another file
+   * of the same name may have been removed before). A removal without identity (an older
+   * writer's) names the path, as it removed it.
    */
-  private def vacuumed(store: CommitStore, layout: LogLayout, held: Set[String], replaced: ReplaceLog,
-      through: Long): Option[Long] = {
-    val (upTo, later) = replaced.records.partition(_.sequence.exists(_ <= through))
-    val goneBefore = NetRemovals.fold(Nil, upTo).removals
-    def inSnapshot(path: String): Boolean =
-      !goneBefore.names(path) && DataFileName.txnOf(path.substring(path.lastIndexOf('/') + 1)).forall(held)
-    val removers = NetRemovals.fold(Nil, replaced.records).removed.collect {
-      case (f, Some(r)) if later.contains(r) && inSnapshot(f.path) => r
+  private def removedLater(held: Set[String], replaced: ReplaceLog, through: Long, storeTime: Long)
+      : Seq[(RemovedFile, CommitRecord)] = {
+    val before = NetRemovals.fold(Nil, replaced.records.filter(_.sequence.exists(_ <= through))).removals
+    def inSnapshot(f: RemovedFile): Boolean = (f.txn, f.modifiedAt) match {
+      case (Some(txn), _) => held(txn) && !before.names(f.path)
+      case (None, Some(at)) =>
+        Math.floorDiv(at, 1000L) <= Math.floorDiv(storeTime, 1000L) && !before.hides(f.path, f.size, at)
+      case (None, None) => !before.names(f.path)
     }
-    if (removers.isEmpty) None
-    else {
-      val horizon = store.list(layout.vacuumDir).flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
-        .foldLeft(0L)(math.max)
-      if (removers.exists(_.committedAt < horizon)) Some(horizon) else None
+    NetRemovals.fold(Nil, replaced.records).removed.collect {
+      case (f, Some(r)) if r.sequence.exists(_ > through) && inSnapshot(f) => f -> r
     }
   }
 }

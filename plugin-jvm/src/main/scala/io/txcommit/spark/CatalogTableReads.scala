@@ -26,6 +26,7 @@ import org.apache.spark.sql.execution.datasources.{
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.txcommit.conf.TxCommitConf
+import io.txcommit.read.AsOfListing
 
 /**
  * Gives a batch read of a catalog table (`spark.table("db.t")`, `SELECT … FROM db.t`) whose
@@ -125,6 +126,8 @@ final case class CatalogTableSnapshotIndexes(session: SparkSession) extends Rule
 final case class SnapshotCatalogFileIndex(session: SparkSession, table: CatalogTable, sizeInBytes: Long,
     snapshot: String) extends FileIndex {
   private val options = Map(TxCommitConf.SnapshotOption -> snapshot)
+  // Taken with the snapshot, at analysis: what each listing of a past snapshot must hold (I30).
+  private val asOfListings = AsOfListing.of(snapshot)
 
   override def rootPaths: Seq[Path] = table.storage.locationUri.map(new Path(_)).toSeq
   override def partitionSchema: StructType = table.partitionSchema
@@ -136,6 +139,14 @@ final case class SnapshotCatalogFileIndex(session: SparkSession, table: CatalogT
 
   /** The listing of the partitions `filters` keep (all of a table without partition columns). */
   def filterPartitions(filters: Seq[Expression]): InMemoryFileIndex = {
+    val index = list(filters)
+    asOfListings.foreach { case (root, listing) =>
+      listing.verify(root, index.rootPaths, index.allFiles(), session.sessionState.newHadoopConf())
+    }
+    index
+  }
+
+  private def list(filters: Seq[Expression]): InMemoryFileIndex = {
     val conf = session.sessionState.conf
     if (table.partitionColumnNames.nonEmpty) {
       val hadoopConf = session.sessionState.newHadoopConf()

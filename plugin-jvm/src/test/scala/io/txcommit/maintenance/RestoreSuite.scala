@@ -16,6 +16,9 @@ import io.txcommit.log.{
   RemovedFile,
   Replacement,
   ReplaceLog,
+  TableSchema,
+  TableState,
+  TableVersions,
   TxnId
 }
 import io.txcommit.read.{CommittedFilesFilter, TableLogReader}
@@ -56,6 +59,7 @@ class RestoreSuite extends AnyFunSuite {
 
   test("a restore after a checkpoint shows the restored file; a checkpoint through it keeps the restore") {
     val t = new TempTable
+    t.conf.set(TxCommitConf.CheckpointInterval, "0") // the checkpoints are this test's own
     val (a, b) = overwritten(t, System.currentTimeMillis())
     Thread.sleep(2)
     val first = CheckpointWriter.write(t.table, t.store, None).written.get
@@ -72,6 +76,37 @@ class RestoreSuite extends AnyFunSuite {
     t.writeRaw("_txcommit/commits/" + t.layout.commitRecord(r.txn).getName, "{ damaged")
     assert(read(t, Seq(a, b)) == Seq(a))
   }
+
+  for (checkpointed <- Seq(false, true))
+    test("a restore takes the schema I27 put in force at its version: the record that committed last " +
+      s"(committedAt), whatever order the store dated them in${if (checkpointed) ", from a checkpoint" else ""}") {
+      val t = new TempTable
+      t.conf.set(TxCommitConf.CheckpointInterval, "0")
+      val now = System.currentTimeMillis()
+      val (a, b, c) = (TxnId.generate(), TxnId.generate(), TxnId.generate())
+      val (fa, fb, fc) = (DataFileName("", 0, a, 1L, "-c000.parquet"), DataFileName("", 0, b, 1L, "-c000.parquet"),
+        DataFileName("", 0, c, 1L, "-c000.parquet"))
+      Seq(fa, fb, fc).foreach(t.touch(_))
+      // a's driver runs an hour ahead: its record says so, the store dated it first (version 1).
+      t.publish(t.layout.commitRecord(a),
+        RecordCodec.encode(t.record(a, fa).copy(committedAt = now + Hour, schema = Some("id BIGINT"))), now - 3000)
+      t.publish(t.layout.commitRecord(b),
+        RecordCodec.encode(t.record(b, fb).copy(committedAt = now - 2000, schema = Some("id BIGINT, x STRING"))),
+        now - 2000)
+      val inForce = TableSchema.current(new TableState(t.table, t.store, t.conf)).map(_.ddl)
+      assert(inForce.contains("id BIGINT"), "I27: a's mark committed last")
+      // A checkpoint of both, which the snapshot of version 2 uses: its mark stands for their records.
+      if (checkpointed)
+        assert(CheckpointWriter.write(t.table, t.store, None).written.exists(_.schema.flatten.map(_.ddl) == inForce))
+      val o = t.record(c, fc).copy(committedAt = now - 1000, operation = CommitRecord.Overwrite,
+        schema = Some("y INT"),
+        replacement = Some(Replacement(1L, Seq(""), Seq(RemovedFile(fa, 3L), RemovedFile(fb, 3L)))))
+      t.publish(t.layout.replaceRecord(1L), RecordCodec.encode(o), now - 1000)
+      cold()
+      val (version, restore) = Restore.toVersion(t.table, t.conf, TableVersions.AsOfTxn(b), "TXCOMMIT RESTORE")
+      assert(version.number == 2L && restore.restored.map(_.path).toSet == Set(fa, fb))
+      assert(restore.schema == inForce, "the schema the guard judged writes against right after version 2")
+    }
 
   test("VACUUM keeps a file a restore re-added, though an overwrite past the horizon had removed it") {
     val t = new TempTable

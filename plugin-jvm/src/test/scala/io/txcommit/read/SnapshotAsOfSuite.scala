@@ -110,7 +110,7 @@ class SnapshotAsOfSuite extends AnyFunSuite {
   for (c <- Vectors.elements(Vectors.json("versions.json").get("tables"))) {
     test(s"vectors: ${c.get("name").asText()}: ${c.get("about").asText()}") {
       val t = new TempTable
-      Vectors.elements(c.get("files")).foreach(f => t.touch(f.asText()))
+      val files = Vectors.placeFiles(t, c)
       def place(rel: String, bytes: Array[Byte], storeTime: Option[Long]): Unit = {
         t.writeRaw(rel, "")
         val f = t.dir.resolve(rel)
@@ -130,17 +130,22 @@ class SnapshotAsOfSuite extends AnyFunSuite {
         val value = read.get("asOf").asText()
         val asOf = AsOfOption(TableVersions.parseAsOf(value).get, "txcommit.asOf")
         val conf = new Configuration(t.conf)
+        // As a read: the snapshot from the log, then the data listed and checked against it.
+        def snapshot(): Unit = LogFirstSnapshot.forRoots(Seq(t.table), conf, Some(asOf)).foreach { h =>
+          conf.set(TxCommitConf.SnapshotOption, h.encode)
+          val listed = t.table.getFileSystem(conf).listFiles(t.table, true)
+          val data = Iterator.continually(listed).takeWhile(_.hasNext).map(_.next()).toSeq
+          AsOfListing.of(h).foreach { case (root, l) => l.verify(root, Seq(t.table), data, conf) }
+        }
         Vectors.text(read, "error") match {
           case Some(fragment) =>
-            val e = intercept[TimeTravelException](LogFirstSnapshot.forRoots(Seq(t.table), conf, Some(asOf)))
-            assert(e.getMessage.contains(fragment) && e.getMessage.contains(value), value)
+            val e = intercept[TimeTravelException](snapshot())
+            assert(e.getMessage.contains(fragment) && e.getMessage.contains(value), e.getMessage)
           case None =>
-            LogFirstSnapshot.forRoots(Seq(t.table), conf, Some(asOf)).foreach(h =>
-              conf.set(TxCommitConf.SnapshotOption, h.encode))
+            snapshot()
             val filter = new CommittedFilesFilter
             filter.setConf(conf)
-            val visible = Vectors.elements(c.get("files")).map(_.asText()).filter(f =>
-              filter.accept(new Path(t.table, f)))
+            val visible = files.filter(f => filter.accept(new Path(t.table, f)))
             assert(visible.sorted == Vectors.elements(read.get("visible")).map(_.asText()).sorted, value)
         }
       }

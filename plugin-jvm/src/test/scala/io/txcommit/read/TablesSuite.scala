@@ -22,17 +22,7 @@ class TablesSuite extends AnyFunSuite {
     val name = c.get("name").asText()
     test(s"Spark with the read filter reads exactly the visible files: $name") {
       val t = new TempTable
-      val files = Vectors.elements(c.get("files")).map(_.asText())
-      val stat = Option(c.get("stat"))
-      files.foreach { p =>
-        stat.flatMap(s => Option(s.get(p))) match {
-          case None => t.touch(p)
-          case Some(st) =>
-            t.touch(p, st.get("size").asInt())
-            Files.setLastModifiedTime(t.dir.resolve(p),
-              java.nio.file.attribute.FileTime.fromMillis(st.get("modifiedAt").asLong()))
-        }
-      }
+      val files = Vectors.placeFiles(t, c)
       for (r <- Vectors.elements(c.get("records"))) {
         val f = t.dir.resolve(r.get("file").asText())
         Files.createDirectories(f.getParent)

@@ -11,6 +11,7 @@ import org.apache.spark.sql.DataFrame
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit.commit.TableCommit
 import io.txcommit.testing.PluginSessions
 
 import io.txcommit.conf.TxCommitConf
@@ -101,6 +102,60 @@ class ManifestsSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(listed(dir) == read(url))
     }
   }
+
+  /**
+   * A table made by `kind` after what it needs before it (written with manifests on): an append
+   * after a write, an overwrite of it, two runs of one write id, two micro-batches of a stream, a
+   * restore of the first version after an overwrite of it.
+   */
+  private def made(kind: TableCommit, url: String, dir: JPath): Unit = {
+    val first = () => rows(30, 3).write.partitionBy("k").parquet(url)
+    kind match {
+      case TableCommit.Append =>
+        first()
+        rows(9, 3, from = 100).write.mode("append").partitionBy("k").parquet(url)
+      case TableCommit.StaticOverwrite =>
+        first()
+        rows(20, 2, from = 100).write.mode("overwrite").partitionBy("k").parquet(url)
+      case TableCommit.DynamicOverwrite =>
+        first()
+        rows(10, 1, from = 100).selectExpr("id", "1 as k").write.mode("overwrite")
+          .option("partitionOverwriteMode", "dynamic").partitionBy("k").parquet(url)
+      case TableCommit.WriteIdRun =>
+        first()
+        for (from <- Seq(100, 200))
+          rows(6, 2, from).write.mode("append").option("txcommit.writeId", "w").partitionBy("k").parquet(url)
+      case TableCommit.StreamingBatch =>
+        import spark.implicits._
+        val input = io.txcommit.streaming.SparkStreamingTestApi.memoryStream[Long](spark)(newLongEncoder)
+        spark.conf.set("spark.sql.streaming.commitProtocolClass",
+          classOf[io.txcommit.streaming.TxCommitSinkProtocol].getName)
+        try {
+          val query = input.toDF().selectExpr("value as id", "cast(value % 2 as int) as k").writeStream
+            .format("parquet").partitionBy("k").option("checkpointLocation", dir.resolveSibling("cp").toString)
+            .start(url)
+          try for (batch <- Seq(1L to 10L, 11L to 15L)) { input.addData(batch); query.processAllAvailable() }
+          finally query.stop()
+        } finally spark.conf.unset("spark.sql.streaming.commitProtocolClass")
+      case TableCommit.Restore =>
+        first()
+        val v1 = spark.sql(s"TXCOMMIT HISTORY '$url'").collect().head.getAs[String]("txn")
+        rows(20, 2, from = 100).write.mode("overwrite").partitionBy("k").parquet(url)
+        spark.sql(s"TXCOMMIT RESTORE '$url' TO '$v1'").collect()
+        assert(spark.read.parquet(url).count() == 30L)
+    }
+  }
+
+  for (kind <- TableCommit.all)
+    test(s"every kind of commit leaves the manifests what Spark reads, also after VACUUM: ${kind.name}") {
+      val (dir, url) = newTable()
+      withManifests(on = true)(made(kind, url, dir))
+      assert(listed(dir) == read(url) && read(url).nonEmpty, kind.name)
+      spark.sql(s"TXCOMMIT VACUUM '$url' RETAIN 0 HOURS FORCE").collect()
+      assert(
+        listed(dir).forall(f => Files.exists(java.nio.file.Paths.get(new URI(f)))), "no manifest names a deleted file")
+      assert(listed(dir) == read(url))
+    }
 
   test("a write's txcommit.manifests option wins over the session's switch") {
     val (dir, url) = newTable()

@@ -122,6 +122,40 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(none.getMessage.contains("0000000000000000") && t.versions.size == 6, "a failed restore writes nothing")
   }
 
+  test("a write id whose rows a RESTORE removed is no longer committed: skip and fail let its next run commit; " +
+    "rows an overwrite replaced keep it committed") {
+    val dir = Files.createTempDirectory("txcommit-time-travel").resolve("t")
+    val url = dir.toUri.toString.stripSuffix("/")
+    def df(k: Int, ids: Long*) = spark.createDataFrame(ids.map(i => (i, k))).toDF("id", "k")
+    def ids = spark.read.parquet(url).collect().toSeq.map(_.getAs[Long]("id")).sorted
+    def load(policy: String) = df(5, 10L, 11L).write.mode("append").option("txcommit.writeId", "load-1")
+      .option("txcommit.writeIdPolicy", policy).partitionBy("k").parquet(url)
+    df(1, 1L, 2L, 3L).write.partitionBy("k").parquet(url)
+    val v1 = spark.sql(s"TXCOMMIT HISTORY '$url'").collect().head.getAs[String]("txn")
+    load("fail")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L))
+    spark.sql(s"TXCOMMIT RESTORE '$url' TO '$v1'").collect()
+    assert(ids == Seq(1L, 2L, 3L), "the restore removed the run's rows")
+    load("skip")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L), "skip: the restore undid the run, so this run commits")
+    spark.sql(s"TXCOMMIT RESTORE '$url' TO '$v1'").collect()
+    load("fail")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L), "fail: the same")
+    load("skip")
+    assert(ids == Seq(1L, 2L, 3L, 10L, 11L), "committed again: skipped")
+    assert(refusedAny(load("fail")).contains("load-1"))
+    // An overwrite that replaced the run's rows is the table moving on, not an undo.
+    df(5, 99L).write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("k").parquet(url)
+    load("skip")
+    assert(ids == Seq(1L, 2L, 3L, 99L))
+    assert(refusedAny(load("fail")).contains("load-1"))
+  }
+
+  private def refusedAny(write: => Any): String = {
+    val e = scala.util.Try(write).fold(identity, got => fail(s"not refused: it gave $got"))
+    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+  }
+
   test("a writer whose clock is an hour ahead does not move its commit: the store's time names versions") {
     val t = new Table
     val v = t.versions
@@ -137,7 +171,7 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   private def refused(read: => Any): String = {
-    val e = intercept[Exception](read)
+    val e = scala.util.Try(read).fold(identity, got => fail(s"not refused: it gave $got"))
     val chain = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq
     chain.collectFirst { case x: TimeTravelException => x.getMessage }.getOrElse(throw e)
   }
@@ -175,6 +209,100 @@ class TimeTravelSuite extends AnyFunSuite with BeforeAndAfterAll {
     // A restore to such a version is refused the same way, and writes nothing.
     val r = intercept[TimeTravelException](spark.sql(s"TXCOMMIT RESTORE '${t.url}' TO '${v(1)._2}'").collect())
     assert(r.getMessage.contains("horizon") && t.versions.size == 3 && t.ids(spark.read.parquet(t.url)) == expected(2))
+  }
+
+  /** A file written without txcommit at `dest`: one Parquet file of `ids` (its partition column is its directory). */
+  private def plainFile(ids: Seq[Long], dest: JPath): Long = {
+    val scratch = Files.createTempDirectory("txcommit-plain-writer")
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.createDataFrame(ids.map(Tuple1(_))).toDF("id").coalesce(1).write.mode("overwrite")
+        .parquet(scratch.toUri.toString)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    val written = Files.list(scratch).iterator().asScala.filter(_.getFileName.toString.startsWith("part-")).toSeq
+    assert(written.size == 1)
+    Files.createDirectories(dest.getParent)
+    Files.move(written.head, dest, java.nio.file.StandardCopyOption.REPLACE_EXISTING)
+    Files.size(dest)
+  }
+
+  test("a file written without txcommit is in a past snapshot by identity: its name reused, then VACUUMed, " +
+    "the snapshot is refused naming it, never read short; a RESTORE to it writes nothing") {
+    val dir = Files.createTempDirectory("txcommit-time-travel").resolve("t")
+    val url = dir.toUri.toString.stripSuffix("/")
+    val x = dir.resolve("k=2/x.parquet")
+    def df(rows: (Long, Int)*) = spark.createDataFrame(rows).toDF("id", "k")
+    val first = plainFile(Seq(100L), x)
+    df((1L, 1), (2L, 1), (3L, 1)).write.mode("overwrite").partitionBy("k").parquet(url) // removes the first x
+    Thread.sleep(1100) // version 1 and the file are dated in two seconds (a past snapshot's rule)
+    val second = plainFile(Seq(4L, 5L, 6L), x) // another file under the removed name
+    assert(first != second, "two files, told apart by their size")
+    df((7L, 1)).write.mode("append").partitionBy("k").parquet(url)
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try df((9L, 2)).write.mode("overwrite").partitionBy("k").parquet(url) // removes the second x
+    finally spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    def versions = spark.sql(s"TXCOMMIT HISTORY '$url'").collect().toSeq.filter(_.getAs[String]("state") == "committed")
+      .map(r => r.getAs[Long]("version") -> r.getAs[String]("txn")).sorted
+    val v = versions.map(_._2)
+    def asOf(value: String) =
+      spark.read.option("txcommit.asOf", value).parquet(url).collect().toSeq.map(_.getAs[Long]("id")).sorted
+    assert(asOf(v(1)) == Seq(1L, 2L, 3L, 4L, 5L, 6L, 7L), "the second x is in version 2, by identity")
+    spark.sql(s"TXCOMMIT VACUUM '$url' RETAIN 0 HOURS FORCE").collect()
+    assert(!Files.exists(x))
+    val m = refused(asOf(v(1)))
+    assert(m.contains(s"version 2, transaction ${v(1)}") && m.contains("'k=2/x.parquet'") && m.contains("VACUUM"), m)
+    val r = refused(spark.sql(s"TXCOMMIT RESTORE '$url' TO '${v(1)}'").collect())
+    assert(r.contains("'k=2/x.parquet'") && versions.size == 3, "a refused restore writes nothing")
+    assert(asOf(v.head) == Seq(1L, 2L, 3L), "the second x was written after version 1: not in its snapshot")
+    assert(asOf(v(2)) == Seq(1L, 2L, 3L, 7L, 9L))
+  }
+
+  test("a table VACUUMed by a txcommit that recorded no horizon: past reads that lost files are refused " +
+    "naming them (path, catalog table, RESTORE), the others read") {
+    val t = new Table
+    val v = t.versions
+    spark.sql(s"TXCOMMIT VACUUM '${t.url}' RETAIN 0 HOURS FORCE").collect()
+    val horizons = t.dir.resolve("_txcommit/vacuum")
+    Files.list(horizons).iterator().asScala.toSeq.foreach(Files.delete)
+    Files.delete(horizons)
+    val gone = (m: String) => m.contains("no longer on the store") && m.contains("'k=0/part-")
+    for ((_, txn, _) <- v.take(2)) assert(gone(refused(t.asOf(txn))), txn)
+    // A catalog table whose partitions the catalog tracks lists at planning: checked there.
+    spark.sql(s"CREATE TABLE unrecorded (id BIGINT, k INT) USING parquet PARTITIONED BY (k) LOCATION '${t.url}'")
+    try {
+      spark.sql("MSCK REPAIR TABLE unrecorded")
+      assert(gone(refused(spark.sql(s"SELECT * FROM unrecorded VERSION AS OF '${v.head._2}'").collect())))
+      assert(t.ids(spark.sql(s"SELECT * FROM unrecorded VERSION AS OF '${v.head._2}' WHERE k = 1")) == Seq(1L, 3L),
+        "a partition the snapshot lost no file of reads")
+    } finally spark.sql("DROP TABLE unrecorded")
+    assert(gone(refused(spark.sql(s"TXCOMMIT RESTORE '${t.url}' TO '${v(1)._2}'").collect())))
+    assert(t.versions.size == 3 && t.asOf(v(2)._2) == expected(2))
+  }
+
+  test("a VACUUM between a past read's log listing and its data listing fails the read, naming the files") {
+    val t = new Table
+    val v = t.versions
+    val k0 = t.dir.resolve("k=0")
+    val held = Files.list(k0).iterator().asScala.map(_.getFileName.toString)
+      .filter(n => n.startsWith("part-") && n.contains(v.head._2)).toSeq
+    assert(held.nonEmpty)
+    var vacuumed = Seq.empty[String]
+    io.txcommit.testing.ListingHookFileSystem.before.set(() =>
+      vacuumed = io.txcommit.maintenance.Vacuum.run(new org.apache.hadoop.fs.Path(t.url),
+        spark.sessionState.newHadoopConf(), io.txcommit.maintenance.VacuumOptions(0, force = true)).map(_.path))
+    // The session's confs reach the Hadoop configuration of its reads (and of the VACUUM above).
+    val hooked = Seq("fs.file.impl" -> classOf[io.txcommit.testing.ListingHookFileSystem].getName,
+      "fs.file.impl.disable.cache" -> "true", io.txcommit.testing.ListingHookFileSystem.Dir -> k0.toString)
+    hooked.foreach { case (k, value) => spark.conf.set(k, value) }
+    val m =
+      try refused(t.asOf(v.head._2))
+      finally {
+        io.txcommit.testing.ListingHookFileSystem.before.set(null)
+        hooked.foreach(h => spark.conf.unset(h._1))
+      }
+    assert(held.forall(f => vacuumed.contains(s"k=0/$f")), "VACUUM ran between the two listings")
+    assert(m.contains(s"version 1, transaction ${v.head._2}") && held.forall(f => m.contains(s"'k=0/$f'")), m)
+    assert(t.asOf(v(2)._2) == expected(2))
   }
 
   test("a checkpoint that folds in later versions is not used for an older one") {

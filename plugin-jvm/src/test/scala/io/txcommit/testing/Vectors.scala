@@ -90,6 +90,24 @@ object Vectors {
     } else base
   }
 
+  /**
+   * A case's `files` under `t`'s table: 3 bytes each, or, for a file its optional `stat` names,
+   * that `size` in bytes and the modification time `modifiedAt` (epoch ms). Returns the paths.
+   */
+  def placeFiles(t: TempTable, c: JsonNode): Seq[String] = {
+    val stat = Option(c.get("stat"))
+    elements(c.get("files")).map(_.asText()).map { p =>
+      stat.flatMap(s => Option(s.get(p))) match {
+        case None => t.touch(p)
+        case Some(st) =>
+          t.touch(p, st.get("size").asInt())
+          Files.setLastModifiedTime(t.dir.resolve(p),
+            java.nio.file.attribute.FileTime.fromMillis(st.get("modifiedAt").asLong()))
+      }
+      p
+    }
+  }
+
   /** `s` as the inside of a JSON string literal (what Jackson writes between the quotes). */
   def jsonEscaped(s: String): String = mapper.writeValueAsString(s).drop(1).dropRight(1)
 }
