@@ -63,6 +63,8 @@ JOB_DURING_CLEANUP = "job.duringCleanup"
 JOB_BEFORE_SUCCESS = "job.beforeSuccess"
 STREAMING_BEFORE_SINK_LOG = "streaming.beforeSinkLog"
 STREAMING_BEFORE_RECORD = "streaming.beforeRecord"
+TRANSACTION_BEFORE_DECISION = "transaction.beforeDecision"
+TRANSACTION_AFTER_DECISION = "transaction.afterDecision"
 #: ``HaltPoint.all``, in the JVM's order.
 HALT_POINTS: tuple[str, ...] = (
     JOB_AFTER_NESTING_CHECK,
@@ -74,6 +76,8 @@ HALT_POINTS: tuple[str, ...] = (
     JOB_BEFORE_SUCCESS,
     STREAMING_BEFORE_SINK_LOG,
     STREAMING_BEFORE_RECORD,
+    TRANSACTION_BEFORE_DECISION,
+    TRANSACTION_AFTER_DECISION,
 )
 
 # Commit stages, as the JVM's logs and `stageDurationsMs` of `_SUCCESS` name them

@@ -28,6 +28,8 @@ StorePermissionError           StorePermissionException                    give 
 SchemaMismatchError            SchemaMismatchException                     give up (fix the data)
 TimeTravelError                TimeTravelException                         give up (name another)
 RestoreFilesMissingError       RestoreFilesMissingException                give up (VACUUM ran)
+CorruptDecisionError           CorruptDecisionException                    give up (restore it)
+TransactionError               TransactionException                        re-run the transaction
 =============================  ==========================================  =====================
 """
 
@@ -133,6 +135,12 @@ class CorruptCheckpointError(TxCommitError):
     stay in the log) and use the previous one or the records."""
 
 
+class CorruptDecisionError(TxCommitError):
+    """A multi-table transaction's decision (``_txcommit/groups/<group>.json``) that cannot be
+    trusted. The message names the file; the transaction stays undecided (invisible) until it
+    is repaired."""
+
+
 class CorruptTablePropertiesError(TxCommitError):
     """Table properties (``_txcommit/properties/<n>.json``) that cannot be trusted. The
     message names the file. Never skipped for an older number, which may say the opposite of
@@ -217,6 +225,12 @@ class TimeTravelError(TxCommitError, ValueError):
     snapshot. The message names the table, the option and the value."""
 
 
+class TransactionError(TxCommitError):
+    """A multi-table transaction (``txcommit.transaction``, ``TXCOMMIT BEGIN``) used in a way it
+    cannot serve, or decided ``aborted`` before its COMMIT (its lease ran out): nothing of it is
+    visible. The message says what happened and what to do."""
+
+
 class RestoreFilesMissingError(TxCommitError):
     """A restore would re-add files that are no longer on the store (VACUUM deleted them once
     their removal was older than its horizon) or that no committed transaction wrote: nothing
@@ -242,6 +256,8 @@ SERVER_ERRORS: dict[str, type[TxCommitError]] = {
     "SchemaMismatchException": SchemaMismatchError,
     "TimeTravelException": TimeTravelError,
     "RestoreFilesMissingException": RestoreFilesMissingError,
+    "CorruptDecisionException": CorruptDecisionError,
+    "TransactionException": TransactionError,
 }
 
 # How pyspark shows a server error's class: "(io.txcommit.X) txcommit: why" (the message of

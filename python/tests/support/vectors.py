@@ -4,12 +4,14 @@ Vectors.record)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from txcommit.adapters import Store
 from txcommit.table.checkpoints import Checkpoint, SchemaMark
-from txcommit.table.records import AddedFile, CommitRecord, RemovedFile, encode_record
+from txcommit.table.groups import Decision, Participant
+from txcommit.table.records import AddedFile, CommitRecord, GroupRef, RemovedFile, encode_record
 
 
 def logical(n: dict[str, Any]) -> CommitRecord:
@@ -30,7 +32,38 @@ def logical(n: dict[str, Any]) -> CommitRecord:
         removed=tuple(removed_file(f) for f in n["removed"]),
         schema=n.get("schema"),
         restored=tuple(removed_file(f) for f in n.get("restored", [])),
+        group=group_ref(n.get("group")),
     )
+
+
+def rooted(r: CommitRecord, root: str) -> CommitRecord:
+    """``r`` with ``{root}`` in its group's decision URL (a vector's placeholder) replaced."""
+    if r.group is None:
+        return r
+    return replace(r, group=replace(r.group, decision=r.group.decision.replace("{root}", root)))
+
+
+def logical_decision(n: dict[str, Any], root: str = "") -> Decision:
+    """A logical decision of ``decisions.json`` or ``tables.json``, ``{root}`` in table URLs
+    replaced by ``root``."""
+    return Decision(
+        group=n["group"],
+        outcome=n["outcome"],
+        token=n["token"],
+        decided_at=n["decidedAt"],
+        decided_by=n["decidedBy"],
+        app_id=n["appId"],
+        writer=n["writer"],
+        participants=tuple(
+            Participant(p["table"].replace("{root}", root), p["txn"], p["sequence"])
+            for p in n["participants"]
+        ),
+    )
+
+
+def group_ref(n: dict[str, Any] | None) -> GroupRef | None:
+    """A logical record's ``group`` (a prepared record's, I32), None when it has none."""
+    return None if n is None else GroupRef(n["id"], n["decision"], n["leaseMs"])
 
 
 def logical_checkpoint(n: dict[str, Any]) -> Checkpoint:

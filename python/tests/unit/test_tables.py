@@ -20,21 +20,34 @@ from txcommit.cli.log import main as log_main
 from txcommit.errors import CorruptTablePropertiesError
 from txcommit.readers import dataset
 from txcommit.table.checkpoints import encode_checkpoint
+from txcommit.table.groups import encode_decision
 from txcommit.table.records import encode_record
 from txcommit.table.view import is_data_path, open_table
 from txcommit.testing.vectors import load
 
-from support.vectors import logical, logical_checkpoint, place_files, table_reads
+from support.vectors import (
+    logical,
+    logical_checkpoint,
+    logical_decision,
+    place_files,
+    rooted,
+    table_reads,
+)
 
 CASES = load("tables.json")["cases"]
 
 
 def build(table: Path, case: dict[str, Any]) -> None:
     place_files(table, case)
+    root = "file:" + table.as_posix()
     for r in case["records"]:
         f = table / r["file"]
         f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_bytes(encode_record(logical(r["record"])))
+        f.write_bytes(encode_record(rooted(logical(r["record"]), root)))
+    for d in case.get("decisions", []):
+        f = table / d["file"]
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(encode_decision(logical_decision(d["decision"], root)))
     for c in case.get("checkpoints", []):
         f = table / c["file"]
         f.parent.mkdir(parents=True, exist_ok=True)

@@ -12,15 +12,17 @@ from txcommit import paths
 from txcommit.errors import (
     CorruptCheckpointError,
     CorruptCommitRecordError,
+    CorruptDecisionError,
     CorruptTablePropertiesError,
 )
 from txcommit.table.checkpoints import decode_checkpoint, encode_checkpoint
+from txcommit.table.groups import Decision, decode_decision, encode_decision
 from txcommit.table.names import data_file_name, generate_txn, is_valid_txn, txn_of
 from txcommit.table.properties import TableProperties, decode_properties, encode_properties
 from txcommit.table.records import decode_record, encode_record
 from txcommit.testing.vectors import load, vectors_root
 
-from support.vectors import logical, logical_checkpoint
+from support.vectors import logical, logical_checkpoint, logical_decision
 
 VECTORS = vectors_root()
 
@@ -146,3 +148,33 @@ def test_data_file_names_match_the_vectors() -> None:
         assert built == v["name"]
     for v in FILE_NAMES["txnOf"]:
         assert txn_of(v["name"]) == v["txn"], v["name"]
+
+
+DECISIONS = load("decisions.json")
+
+
+def _decision(n: dict[str, Any]) -> Decision:
+    return logical_decision(n)
+
+
+@pytest.mark.parametrize("case", DECISIONS["cases"], ids=[c["file"] for c in DECISIONS["cases"]])
+def test_a_golden_decision_decodes_to_its_logical_decision(case: dict[str, Any]) -> None:
+    data = (VECTORS / case["file"]).read_bytes()
+    assert decode_decision(data, case["file"], case["group"]) == _decision(case["decision"])
+    assert encode_decision(_decision(case["decision"])) == data
+
+
+@pytest.mark.parametrize(
+    "case", DECISIONS["corrupt"], ids=[c["name"] for c in DECISIONS["corrupt"]]
+)
+def test_a_corrupt_decision_is_refused_with_the_shared_message(case: dict[str, Any]) -> None:
+    where = "/t/_txcommit/groups/g.json"
+    with pytest.raises(CorruptDecisionError) as caught:
+        decode_decision(_mutated({"base": case["base"], **case["mutation"]}), where, case["group"])
+    assert case["message"] in str(caught.value) and where in str(caught.value)
+
+
+def test_a_committed_decision_commits_exactly_the_txns_it_names() -> None:
+    d = _decision(DECISIONS["cases"][0]["decision"])
+    assert d.commits("mwrb6d3zh3ckkd3t") and d.commits("mwrb6d3zh3ckkd3u")
+    assert not d.commits("mwrb6d3zh3ckkd3q")

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
 from txcommit.errors import CorruptCommitRecordError
-from txcommit.paths import unsafe_relative_path
-from txcommit.table.jackson import long_field, pretty, strict_object, text_field
+from txcommit.paths import LOG_DIR_NAME, unsafe_relative_path
+from txcommit.table.jackson import JsonObject, long_field, pretty, strict_object, text_field
 from txcommit.table.names import is_valid_txn, is_valid_write_id, txn_of
 
 RECORD_FORMAT = "txcommit-commit-record"
@@ -20,14 +21,49 @@ RECORD_FORMAT_VERSION = 2
 #: The version of a record that re-adds files (``restored``, docs/protocol.md I31): written only
 #: then, so a table without a restore stays readable by a txcommit that reads 1 and 2.
 RESTORE_FORMAT_VERSION = 3
-#: Versions a decoder accepts: 1 (appends only, before replacing commits), 2 and 3.
-READABLE_FORMAT_VERSIONS = (1, 2, 3)
+#: The version of a prepared record (``group``, docs/protocol.md I32): a write of a multi-table
+#: transaction, committed only by its transaction's decision.
+GROUP_FORMAT_VERSION = 4
+#: Versions a decoder accepts: 1 (appends only, before replacing commits), 2, 3 and 4.
+READABLE_FORMAT_VERSIONS = (1, 2, 3, 4)
 #: ``operation`` of a record: ``append`` is the only one of version 1 records.
 OPERATIONS = ("append", "overwrite", "overwrite-partitions", "write-id", "fence")
 #: Operations that need a sequence: replacing commits. A ``fence`` (VACUUM's claim on a
 #: transaction it cleaned up as never committed) commits nothing, in ``commits/`` and in
 #: ``replace/`` alike.
 REPLACING_OPERATIONS = ("overwrite", "overwrite-partitions", "write-id")
+
+
+@dataclass(frozen=True)
+class GroupRef:
+    """What a prepared record says about its multi-table transaction (a group, I32): the
+    group's id, the URL of its decision (``<dir>/_txcommit/groups/<id>.json``, created once: the
+    commit point of every table of the group) and its lease in ms (``GroupRef.scala``)."""
+
+    id: str
+    decision: str
+    lease_ms: int
+
+
+def group_problem(group_id: str, url: str) -> str | None:
+    """Why ``url`` cannot be group ``group_id``'s decision; None when it can
+    (``GroupRef.problem``)."""
+    if not is_valid_txn(group_id):
+        return f"its group id '{group_id}' is not a transaction id"
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.path.startswith("/"):
+        return f"its decision '{url}' is not an absolute URL with a scheme"
+    segments = parts.path.split("/")
+    if (
+        len(segments) < 5
+        or segments[-1] != f"{group_id}.json"
+        or segments[-2] != "groups"
+        or segments[-3] != LOG_DIR_NAME
+    ):
+        return f"its decision '{url}' is not <directory>/{LOG_DIR_NAME}/groups/{group_id}.json"
+    if any(s in (".", "..") for s in segments):
+        return f"its decision '{url}' has '.' or '..' segments"
+    return None
 
 
 @dataclass(frozen=True)
@@ -194,6 +230,14 @@ class CommitRecord:
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
     schema: str | None = None
     restored: tuple[RemovedFile, ...] = field(default_factory=tuple)
+    #: Set on a prepared record (format 4): its group's decision commits it (I32).
+    group: GroupRef | None = None
+
+    @property
+    def is_prepared(self) -> bool:
+        """Whether the record is a write of a multi-table transaction: it commits nothing by
+        itself; its group's decision does."""
+        return self.group is not None
 
     @property
     def files(self) -> int:
@@ -224,7 +268,9 @@ class CommitRecord:
 
     @property
     def format_version(self) -> int:
-        """3 only for a record that restores files (I31), else 2."""
+        """4 for a prepared record (I32), 3 for a record that restores files (I31), else 2."""
+        if self.group is not None:
+            return GROUP_FORMAT_VERSION
         return RESTORE_FORMAT_VERSION if self.restored else RECORD_FORMAT_VERSION
 
     @property
@@ -281,6 +327,10 @@ def encode_record(record: CommitRecord) -> bytes:
             ]
     if record.schema is not None:
         fields.append(("schema", record.schema))
+    if record.group is not None:
+        g = record.group
+        group_fields = [("id", g.id), ("decision", g.decision), ("leaseMs", g.lease_ms)]
+        fields.append(("group", JsonObject(group_fields)))
     return pretty(fields, 0).encode("utf-8")
 
 
@@ -366,6 +416,7 @@ def decode_record(
     schema = root.get("schema")
     if schema is not None and not isinstance(schema, str):
         raise corrupt("field 'schema' is not a string")
+    group = _group(root, version, corrupt, long)
     record = CommitRecord(
         txn=txn,
         token=text("token"),
@@ -376,6 +427,7 @@ def decode_record(
         app_id=app_id if isinstance(app_id, str) else None,
         writer=text("writer"),
         schema=schema,
+        group=group,
     )
     if version == 1:
         if expected_sequence is not None:
@@ -459,6 +511,8 @@ def _restored(
 ) -> tuple[RemovedFile, ...]:
     """Format 3 (I31): the files a restore re-adds, each named like a removal; a file without
     a txn id by its identity, and never one the same record removes."""
+    if version == GROUP_FORMAT_VERSION and not any(k in root for k in _RESTORED_FIELDS):
+        return ()
     if version < RESTORE_FORMAT_VERSION:
         for k in _RESTORED_FIELDS:
             if k in root:
@@ -482,6 +536,36 @@ def _restored(
         if f.path in removed_paths:
             raise corrupt(f"it both removes and restores '{f.path}'")
     return restored
+
+
+def _group(root: dict[str, Any], version: int, corrupt: Any, long: Any) -> GroupRef | None:
+    """Format 4 (I32): the group of a prepared record, which commits nothing by itself."""
+    node = root.get("group")
+    if node is None:
+        if version == GROUP_FORMAT_VERSION:
+            raise corrupt(f"it has format version {GROUP_FORMAT_VERSION} but no 'group'")
+        return None
+    if version < GROUP_FORMAT_VERSION:
+        raise corrupt(
+            f"it has 'group', which needs format version {GROUP_FORMAT_VERSION}, but is version "
+            f"{version} (a reader of version {version} would take the prepared record for a commit)"
+        )
+    if not isinstance(node, dict):
+        raise corrupt("field 'group' is not an object")
+
+    def text(name: str) -> str:
+        v = node.get(name)
+        if not isinstance(v, str):
+            raise corrupt(f"field 'group.{name}' is missing or not a string")
+        return v
+
+    ref = GroupRef(text("id"), text("decision"), long(node, "leaseMs"))
+    why = group_problem(ref.id, ref.decision)
+    if why is not None:
+        raise corrupt(why)
+    if ref.lease_ms < 1:
+        raise corrupt(f"field 'leaseMs' is {ref.lease_ms}; a lease is 1 ms or more")
+    return ref
 
 
 _REPLACING_FIELDS = ("scope", "removedFiles", "removedBytes", "removed")

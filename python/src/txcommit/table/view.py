@@ -73,17 +73,20 @@ from txcommit.errors import (
     AccessDeniedError,
     CorruptCheckpointError,
     CorruptCommitRecordError,
+    ListingChangedError,
     StoreError,
     TimeTravelError,
     UnsupportedReadError,
 )
 from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
 from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
+from txcommit.table.groups import Decisions, Participant
 from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.properties import TableProperties, decode_properties
 from txcommit.table.records import (
     CommitRecord,
+    GroupRef,
     RemovedFile,
     decode_record,
     fold_removals,
@@ -264,6 +267,19 @@ class _Log:
     #: A past snapshot's: what the data listing must hold (checked once the data is listed).
     as_of_listing: AsOfListing | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The groups (multi-table transactions, I32) whose prepared records the listing found, and
+    #: what the listing held: the txns of ``commits/`` and the highest ``replace/`` sequence.
+    groups_met: list[GroupRef] = field(default_factory=list)
+    txns_listed: frozenset[str] = frozenset()
+    highest: int = 0
+
+    def holds(self, p: Participant) -> bool:
+        """Whether this log's listing holds the record of participant ``p`` of a group."""
+        if p.sequence is not None:
+            return self.highest >= p.sequence
+        return p.txn in self.txns_listed or (
+            self.checkpoint is not None and self.checkpoint.covers(p.txn)
+        )
 
     def rule(self) -> Callable[[TableFile], bool | None]:
         """The reader rule of this log for a file (its path relative to the log's table): True
@@ -295,8 +311,8 @@ class _Log:
         with self.lock:
             if not self.unread:
                 return
-            appends, replacements = _read_records(
-                self.store, self.unread, self.ignore_corrupt, _silent
+            appends, replacements, _ = _read_records(
+                self.store, self.unread, self.ignore_corrupt, _silent, None
             )
             self.appends.update(appends)
             self.replacements = sorted(
@@ -652,16 +668,59 @@ def _build(
     above = _logs_above(store, options)
     own_listed = store.walk(LOG_DIR_NAME)
     own_exists = _has_log(store, own_listed)
+    # Each multi-table transaction a log names is asked once for the whole view (I34).
+    decisions = Decisions(options)
 
     def listing(prefix: str) -> list[StoreFile]:
         return store.walk(prefix, progress=lambda n: report(f"listing {store.root_url}: {n} files"))
+
+    def load(
+        on: Store, listed: list[StoreFile], prefix: str, whole: bool, wanted: AsOf | None = None
+    ) -> tuple[_Log, _Markers]:
+        entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
+        return _load_log(on, entries, ignore_corrupt, whole, report, decisions, wanted)
+
+    # The table the root is in (its own log, else the nearest above) gives the history.
+    table: tuple[Store, list[StoreFile]] | None = None
+    if own_exists:
+        table = (store, own_listed)
+    elif above:
+        table = (above[0][0], above[0][2])
+    table_store, table_listed = table if table is not None else (store, [])
+    committed_listed = any(f.key.startswith(_LOG_PREFIX + "commits/") for f in table_listed)
+    if as_of is not None and not committed_listed:
+        raise TimeTravelError(
+            f"txcommit: as_of '{as_of.text}' of {store.root_url} asks for a past snapshot, but no "
+            "txcommit table (a directory holding _txcommit/ with a committed transaction) is at "
+            "or above this path"
+        )
+    # ... read, with the decisions of the groups they name, before the data is listed: a group
+    # decided after that is not in the view (its files may be missing from the listing) ...
+    outer = [_Outer(table_store, table_listed, _LOG_PREFIX)] + [
+        _Outer(on, listed, _LOG_PREFIX)
+        for i, (on, _, listed) in enumerate(above)
+        if i > 0 or own_exists
+    ]
+
+    def read(o: _Outer) -> tuple[_Log, _Markers]:
+        first = o is outer[0]
+        return load(o.store, o.listed, o.prefix, first and with_markers, as_of if first else None)
+
+    _settle(outer, decisions, read)
+    primary, markers = outer[0].loaded
 
     # ... then the tree, which shows where the logs inside it are (tables in a directory of
     # tables, or nested by a version without the one-log-per-path check) ...
     tree = listing("")
     inner = {d for f in tree if (d := _log_dir_of(f.key))}
-    inner_listed = {d: store.walk(f"{d}/{LOG_DIR_NAME}") for d in sorted(inner)}
-    if inner:
+    inner_logs = [
+        _Outer(store, store.walk(f"{d}/{LOG_DIR_NAME}"), f"{d}/{_LOG_PREFIX}", d)
+        for d in sorted(inner)
+    ]
+    if inner_logs:
+        # ... those logs read (and their groups decided, all the view's logs together) ...
+        _settle(outer + inner_logs, decisions, read)
+        primary, markers = outer[0].loaded
         # ... and, those logs listed now, the directories holding them again: a commit there
         # during the first listing may be in it in part.
         tops = {d for d in inner if not _below_any(d, inner)}
@@ -689,41 +748,20 @@ def _build(
             if real != store.root / d:
                 _refuse_link_into_table((written or store.root) / d, real)
 
-    def load(
-        on: Store, listed: list[StoreFile], prefix: str, whole: bool, wanted: AsOf | None = None
-    ) -> tuple[_Log, _Markers]:
-        entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
-        return _load_log(on, entries, ignore_corrupt, whole, report, wanted)
-
-    judges: list[_Judge] = []
-    for d, listed in inner_listed.items():
-        judges.append(_Judge(d + "/", "", load(store, listed, f"{d}/{_LOG_PREFIX}", False)[0]))
+    judges: list[_Judge] = [_Judge(o.directory + "/", "", o.loaded[0]) for o in inner_logs]
     for d in appeared:
         empty = _Log(store, ignore_corrupt, None, {}, [], [])
         judges.append(_Judge(d + "/" if d else "", "", empty))
-    # The table the root is in (its own log, else the nearest above) gives the history.
-    table: tuple[Store, list[StoreFile]] | None = None
-    if own_exists:
-        table = (store, own_listed)
-    elif above:
-        table = (above[0][0], above[0][2])
-    table_store, table_listed = table if table is not None else (store, [])
-    committed_listed = any(f.key.startswith(_LOG_PREFIX + "commits/") for f in table_listed)
-    if as_of is not None and not committed_listed:
-        raise TimeTravelError(
-            f"txcommit: as_of '{as_of.text}' of {store.root_url} asks for a past snapshot, but no "
-            "txcommit table (a directory holding _txcommit/ with a committed transaction) is at "
-            "or above this path"
-        )
-    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers, as_of)
     if primary.as_of_listing is not None:
         # The data was listed after the log: it holds every file of the snapshot VACUUM may
         # have deleted, or the snapshot is not read (a VACUUM meanwhile included).
         primary.as_of_listing.verify("" if own_exists else above[0][1], data)
     if own_exists:
         judges.append(_Judge("", "", primary))
-    for i, (on, below, listed) in enumerate(above):
-        log = primary if i == 0 and not own_exists else load(on, listed, _LOG_PREFIX, False)[0]
+    for i, (_, below, _) in enumerate(above):
+        log = (
+            primary if i == 0 and not own_exists else outer[i + (1 if own_exists else 0)].loaded[0]
+        )
         judges.append(_Judge("", below + "/", log))
     pending: dict[str, Mapping[str, Any]] = {}
     aborted: dict[str, Mapping[str, Any]] = {}
@@ -739,12 +777,96 @@ def _build(
     )  # fmt: skip
 
 
+#: At most this many rounds of listing a log again (a group committed during the view, I34).
+SETTLE_ROUNDS = 8
+
+
+@dataclass
+class _Outer:
+    """A log of a view being settled: its store, listing, the prefix of its files in the
+    listing (``_txcommit/`` below the table) and, inside the view's root, its directory;
+    ``loaded`` once read."""
+
+    store: Store
+    listed: list[StoreFile]
+    prefix: str
+    directory: str = ""
+
+    def relist(self) -> list[StoreFile]:
+        """The log's files, listed again."""
+        return self.store.walk(self.prefix.rstrip("/"))
+
+    _loaded: tuple[_Log, _Markers] | None = None
+
+    @property
+    def loaded(self) -> tuple[_Log, _Markers]:
+        assert self._loaded is not None, "read by _settle first"
+        return self._loaded
+
+    @property
+    def url(self) -> str:
+        return self.store.url_for(self.directory) if self.directory else self.store.root_url
+
+
+def _settle(
+    logs: list[_Outer], decisions: Decisions, load: Callable[[_Outer], tuple[_Log, _Markers]]
+) -> None:
+    """Reads ``logs`` so that each group their records name is in all of them or in none
+    (I34, as the JVM's ``Joint``): a group found committed whose decision names a record that a
+    log of the view lacks (prepared after that log was listed) makes the view list that log
+    again, and every log is judged again with the groups not decided then asked anew. Fails
+    after :data:`SETTLE_ROUNDS` rounds rather than show part of a group."""
+    for o in logs:
+        o._loaded = load(o)
+    for _ in range(SETTLE_ROUNDS):
+        committed = {
+            ref.id: d
+            for o in logs
+            for ref in o.loaded[0].groups_met
+            if (d := decisions.decision(ref)) is not None and d.committed
+        }
+        missing = [
+            o
+            for o in logs
+            if any(
+                _same_table(p.table, o.url) and not o.loaded[0].holds(p)
+                for d in committed.values()
+                for p in d.participants
+            )
+        ]
+        if not missing:
+            return
+        for o in missing:
+            o.listed = o.relist()
+        decisions.forget_undecided()
+        for o in logs:
+            o._loaded = load(o)
+    raise ListingChangedError(
+        f"txcommit: the logs of {', '.join(o.url for o in logs)} kept changing while this view "
+        f"listed them ({SETTLE_ROUNDS} rounds: transactions across them committed meanwhile); "
+        "nothing was read. Open the view again."
+    )
+
+
+def _same_table(a: str, b: str) -> bool:
+    """Whether URLs ``a`` and ``b`` name one directory (``s3``/``s3a``, ``abfs``/``abfss`` and
+    ``file:/``/``file:///`` alike; a trailing slash ignored)."""
+
+    def key(url: str) -> tuple[str, str, str]:
+        parts = urlsplit(url)
+        scheme = {"s3a": "s3", "abfss": "abfs", "": "file"}.get(parts.scheme, parts.scheme)
+        return scheme, parts.netloc, parts.path.rstrip("/")
+
+    return key(a) == key(b)
+
+
 def _load_log(
     store: Store,
     entries: list[tuple[StoreFile, str]],
     ignore_corrupt: bool,
     whole: bool,
     report: ProgressReport,
+    decisions: Decisions,
     as_of: AsOf | None = None,
 ) -> tuple[_Log, _Markers]:
     """One log from its listed files (each with its name below ``_txcommit/``): the records it
@@ -776,7 +898,7 @@ def _load_log(
     times.update({f"replace/{seq}": _ms(f) for f, seq in replaces})
     if as_of is not None:
         past = _LogListing(commits, replaces, checkpoints, properties, max(horizons, default=0))
-        log = _log_as_of(store, past, ignore_corrupt, as_of, report)
+        log = _log_as_of(store, past, ignore_corrupt, as_of, report, decisions)
         log.store_times = times
         return log, markers
     highest = max((seq for _, seq in replaces), default=0)
@@ -794,8 +916,11 @@ def _load_log(
             f, txn, seq = item
             skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
             (unread if skip else needed).append(item)
-    appends, replacements = _read_records(store, needed, ignore_corrupt, report)
+    appends, replacements, met = _read_records(store, needed, ignore_corrupt, report, decisions)
     log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties, times)
+    log.groups_met = met
+    log.txns_listed = frozenset(t for _, t in commits)
+    log.highest = highest
     return log, markers
 
 
@@ -815,7 +940,12 @@ def _ms(f: StoreFile) -> int | None:
 
 
 def _log_as_of(
-    store: Store, listed: _LogListing, ignore_corrupt: bool, as_of: AsOf, report: ProgressReport
+    store: Store,
+    listed: _LogListing,
+    ignore_corrupt: bool,
+    as_of: AsOf,
+    report: ProgressReport,
+    decisions: Decisions,
 ) -> _Log:
     """The log of a past snapshot (docs/protocol.md, I30), as the JVM's ``SnapshotAsOf``: the
     version ``as_of`` names, then exactly the versions up to it: the ``replace/`` records up to its
@@ -824,8 +954,8 @@ def _log_as_of(
     replacing commit removed a file of the snapshot before a VACUUM's horizon: the file may be
     gone. The log's :class:`AsOfListing` names the snapshot's files a later replacing commit
     removed, which the data listing must hold."""
-    _, replacements = _read_records(
-        store, [(f, None, seq) for f, seq in listed.replaces], ignore_corrupt, report
+    _, replacements, _ = _read_records(
+        store, [(f, None, seq) for f, seq in listed.replaces], ignore_corrupt, report, decisions
     )
     times = {seq: _ms(f) for f, seq in listed.replaces}
     replacing = {r.txn for r in replacements}
@@ -872,7 +1002,7 @@ def _log_as_of(
         # Read by name all the same: a fence holds a place but names no snapshot.
         named = as_of.text
         needed += [(f, t, None) for f, t in listed.commits if t == named and t not in replacing]
-    appends, _ = _read_records(store, needed, ignore_corrupt, report)
+    appends, _, _ = _read_records(store, needed, ignore_corrupt, report, decisions)
     if isinstance(as_of, AsOfTxn) and any(
         r.txn == as_of.text and r.operation == "fence" for r in [*appends.values(), *replacements]
     ):
@@ -1014,12 +1144,15 @@ def _read_records(
     items: list[_Item],
     ignore_corrupt: bool,
     report: ProgressReport,
-) -> tuple[dict[str, CommitRecord], list[CommitRecord]]:
+    decisions: Decisions | None,
+) -> tuple[dict[str, CommitRecord], list[CommitRecord], list[GroupRef]]:
     """The records ``items`` name (``(file, txn, None)`` of ``commits/``, ``(file, None,
     sequence)`` of ``replace/``): the ``commits/`` ones that commit by themselves, by txn, and
     the ``replace/`` ones in sequence order. As the JVM does, a replacing commit's
     ``commits/`` copy commits nothing: only its ``replace/`` record does (else its new files
-    would show without its removals)."""
+    would show without its removals). A group's prepared record is left out unless its group's
+    decision (asked through ``decisions``) committed it; the groups met come third. Without
+    ``decisions`` (records a checkpoint covers: decided) every record counts."""
 
     def load(item: _Item) -> CommitRecord | None:
         f, txn, sequence = item
@@ -1034,15 +1167,20 @@ def _read_records(
     loaded = _parallel(load, items, report, "commit records")
     appends: dict[str, CommitRecord] = {}
     replacements: list[CommitRecord] = []
+    met: dict[str, GroupRef] = {}
     for (_, txn, _), record in zip(items, loaded, strict=True):
         if record is None:
             continue
+        if record.group is not None and (txn is None or not record.is_replacing):
+            met.setdefault(record.group.id, record.group)
+            if decisions is not None and not decisions.committed(record):
+                continue
         if txn is None:
             replacements.append(record)
         elif not record.is_replacing:
             appends[record.txn] = record
     replacements.sort(key=lambda r: r.sequence or 0)
-    return appends, replacements
+    return appends, replacements, list(met.values())
 
 
 def _row_count(counted: Mapping[str, Any] | None, txn: str) -> int | None:

@@ -102,3 +102,20 @@ final class TimeTravelException(message: String) extends TxCommitException(messa
  * the table. Raised before the commit point: nothing was published. `missing` names the files.
  */
 final class RestoreFilesMissingException(message: String, val missing: Seq[String]) extends TxCommitException(message)
+
+/**
+ * A group's decision (`_txcommit/groups/<group>.json`) that cannot be trusted: truncated, of an
+ * unknown version, about another group. The read fails naming it; the records of its group stay
+ * undecided until it is repaired (docs/protocol.md, I32).
+ */
+final class CorruptDecisionException(message: String, cause: Throwable = null)
+  extends TxCommitException(message, cause)
+
+/**
+ * A multi-table transaction used in a way it cannot serve (BEGIN inside one, COMMIT of none, a
+ * COMMIT after one of its writes failed, a write the transaction cannot include), or one decided
+ * `aborted` before its COMMIT (its lease expired). Nothing of the transaction is visible; the
+ * message says what happened and what to do.
+ */
+final class TransactionException(message: String, cause: Throwable = null)
+  extends TxCommitException(message, cause)

@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{RecordCodec, TableState}
+import io.txcommit.log.RecordCodec
 import io.txcommit.store.StagedFile
 
 /**
@@ -35,7 +35,7 @@ object AbortTransaction extends CommitStage[Seq[StagedFile], Int]("abort-transac
       log.warn(s"txcommit: ${ctx.describe}: VACUUM fenced this transaction; discarding its files")
       discard(ctx, taskFiles)
     } else if (ctx.store.exists(ctx.layout.commitRecord(ctx.txn)) ||
-      new TableState(ctx.table, ctx.store, ctx.conf).replaceLog.byTxn.contains(ctx.txn)) {
+      ctx.state().replaceLog.byTxn.contains(ctx.txn)) {
       log.warn(s"txcommit: ${ctx.describe}: abort requested, but the transaction is committed; " +
         "nothing is removed")
       0

@@ -1,7 +1,5 @@
 package io.txcommit.commit
 
-import io.txcommit.log.TableState
-
 /**
  * Job commit of a replacing transaction, before its data is published: fails early when a
  * replacing commit made since the job started already overlaps it, so a losing job does not
@@ -11,7 +9,7 @@ import io.txcommit.log.TableState
 object CheckConflicts extends CommitStage[ReplaceRequest, Unit]("check-conflicts") {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): Unit = {
     val scope = req.intent.scope(req.record.directories)
-    val log = req.snapshot.getOrElse(new TableState(ctx.table, ctx.store, ctx.conf)).replaceLog
+    val log = req.snapshot.getOrElse(ctx.state()).replaceLog
     PublishReplaceRecord.conflict(log, req, scope)
       .foreach(winner => throw PublishReplaceRecord.conflictError(ctx, req, scope, winner))
   }

@@ -3,7 +3,7 @@ package io.txcommit.commit
 import java.time.Instant
 
 import io.txcommit.{Paths, WriteIdCommittedException}
-import io.txcommit.log.{CommitRecord, ReplaceLog, TableState}
+import io.txcommit.log.{CommitRecord, ReplaceLog}
 
 /**
  * Job setup and commit of a write carrying a write id: finds the newest earlier commit with
@@ -19,7 +19,7 @@ import io.txcommit.log.{CommitRecord, ReplaceLog, TableState}
 object CheckWriteId extends CommitStage[WriteIntent, Option[CommitRecord]]("check-write-id") {
   override protected def execute(ctx: TxnContext, intent: WriteIntent): Option[CommitRecord] =
     intent.writeId.flatMap { id =>
-      val replaced = new TableState(ctx.table, ctx.store, ctx.conf).replaceLog
+      val replaced = ctx.state().replaceLog
       val runs = replaced.withWriteId(id).filter(_.txn != ctx.txn)
       val earlier = runs.lastOption.flatMap { last =>
         undoneBy(replaced, runs, last) match {

@@ -6,7 +6,7 @@ import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import org.slf4j.LoggerFactory
 
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{AddedFile, CommitRecord, TableSchema, TableState}
+import io.txcommit.log.{AddedFile, CommitRecord, TableSchema}
 import io.txcommit.store.StagedFile
 
 /**
@@ -57,7 +57,7 @@ object JobCommitter {
       kind: CommitKind, cleanup: DerivedWork.Runner, timings: StageTimings): CommitRecord = {
     val record = ctx.record(staged.map(f => AddedFile(f.path, f.size)))
     // One snapshot of the log for the conflict check and the schema guard: their listings are shared.
-    val snapshot = new TableState(ctx.table, ctx.store, ctx.conf)
+    val snapshot = ctx.state()
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base, Some(snapshot)), timings)
     val schema = CheckSchema.run(ctx,
       SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
@@ -68,12 +68,14 @@ object JobCommitter {
     val committed =
       if (intent.isReplacing) PublishReplaceRecord.run(ctx, ReplaceRequest(stamped, intent, base), timings)
       else { PublishCommitRecord.run(ctx, stamped, timings); TableSchema.committed(ctx.layout, stamped); stamped }
-    log.info(s"txcommit: ${ctx.describe}: COMMITTED ${committed.files} file(s), ${committed.bytes} " +
+    log.info(s"txcommit: ${ctx.describe}: ${if (committed.isPrepared) "PREPARED" else "COMMITTED"} " +
+      s"${committed.files} file(s), ${committed.bytes} " +
       s"bytes (${committed.operation}" + committed.replacement.map(r =>
         s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")
     HaltPoint.maybeHalt(ctx.conf, kind.afterRecord)
     kind.committed(committed)
-    DerivedWork.apply(ctx, committed, timings, cleanup)
+    // A prepared record commits nothing yet: its derived work follows its group's decision.
+    if (!committed.isPrepared) DerivedWork.apply(ctx, committed, timings, cleanup)
     committed
   }
 }

@@ -2,7 +2,6 @@ package io.txcommit.commit
 
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.TableState
 import io.txcommit.manifest.ManifestSwitch
 
 /** What job setup leaves for the job commit. */
@@ -38,8 +37,8 @@ object JobSetup {
       if (!intent.isReplacing) ReplaceBase(0L, Set.empty)
       else {
         if (intent.policy == WriteIdPolicy.Fail) CheckWriteId.run(ctx, intent, timings)
-        val state = new TableState(ctx.table, ctx.store, conf)
-        ReplaceBase(state.replaceLog.highest, state.commitTxns)
+        val state = ctx.state()
+        ReplaceBase(state.replaceLog.highest, state.commitTxns, state.undecided.map(_.txn).toSet)
       }
     StartTransaction.run(ctx, intent.isReplacing, timings)
     val heartbeat =

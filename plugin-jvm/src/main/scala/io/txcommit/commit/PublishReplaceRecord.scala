@@ -21,6 +21,12 @@ import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Repl
  * (a publish whose answer was lost) is this commit when it carries this job's token, and is
  * never counted as a conflict or as an earlier run of its write id; with another token it is
  * another driver's commit of the same transaction (a conflict).
+ *
+ * It never creates its record after another group's undecided prepared record that overlaps it
+ * (docs/protocol.md, I35): readers may then take every record after an undecided one as
+ * independent of it. It waits for that group's decision (`spark.txcommit.transaction.waitMs`),
+ * decides it aborted if its lease ran out, and otherwise fails with a conflict naming it. A job
+ * of a group publishes its record the same way, prepared: its group's decision commits it.
  */
 object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("publish-replace-record") {
   override protected def execute(ctx: TxnContext, req: ReplaceRequest): CommitRecord =
@@ -39,7 +45,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
   @tailrec
   private def attempt(ctx: TxnContext, req: ReplaceRequest,
       changes: (TableState, Seq[String]) => (Seq[RemovedFile], Seq[RemovedFile]), tries: Int): CommitRecord = {
-    val state = new TableState(ctx.table, ctx.store, ctx.conf)
+    val state = ctx.state()
     val replaced = state.replaceLog
     replaced.byTxn.get(ctx.txn) match {
       case Some(own) if own.token == req.record.token =>
@@ -52,6 +58,21 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
     }
     val scope = req.intent.scope(req.record.directories)
     conflict(replaced, req, scope).foreach(winner => throw conflictError(ctx, req, scope, winner))
+    val blocking = state.undecided.filter(r => r.isReplacing && overlaps(r, req, scope))
+    val outcome =
+      if (blocking.nonEmpty) { WaitForGroups.decided(ctx, state, blocking, scopeText(scope)); None }
+      else publishAt(ctx, req, changes, tries, state, scope)
+    outcome match {
+      case Some(r) => r
+      case None => attempt(ctx, req, changes, tries + 1)
+    }
+  }
+
+  /** One try at the next sequence number of snapshot `state`: the record, or None when another commit took the number. */
+  private def publishAt(ctx: TxnContext, req: ReplaceRequest,
+      changes: (TableState, Seq[String]) => (Seq[RemovedFile], Seq[RemovedFile]), tries: Int, state: TableState,
+      scope: Seq[String]): Option[CommitRecord] = {
+    val replaced = state.replaceLog
     // The schema guard again, at this snapshot: a commit since the first check may have changed it.
     val schema = CheckSchema.decide(ctx,
       SchemaCheck(req.record.schema.map(TableSchema.parse),
@@ -83,10 +104,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
             case RecordOwner.Absent | RecordOwner.Unreadable => throw RecordOwner.unknown(ctx, target, e)
           }
       }
-    outcome match {
-      case Some(r) => r
-      case None => attempt(ctx, req, changes, tries + 1)
-    }
+    outcome
   }
 
   def conflictError(ctx: TxnContext, req: ReplaceRequest, scope: Seq[String],
@@ -99,11 +117,11 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
 
   /** The first replacing commit since the job started that overlaps it, if any. */
   def conflict(log: ReplaceLog, req: ReplaceRequest, scope: Seq[String]): Option[CommitRecord] =
-    log.after(req.base.sequence).find { r =>
-      r.txn != req.record.txn && (
-        ReplaceLog.scopesOverlap(r.replacement.map(_.scope).getOrElse(Nil), scope) ||
-          (req.intent.writeId.isDefined && r.writeId == req.intent.writeId))
-    }
+    log.records.filter(req.base.since).find(r => r.txn != req.record.txn && overlaps(r, req, scope))
+
+  private def overlaps(r: CommitRecord, req: ReplaceRequest, scope: Seq[String]): Boolean =
+    ReplaceLog.scopesOverlap(r.replacement.map(_.scope).getOrElse(Nil), scope) ||
+      (req.intent.writeId.isDefined && r.writeId == req.intent.writeId)
 
   /** The files this commit logically deletes, sorted by path. */
   private def toRemove(ctx: TxnContext, state: TableState, req: ReplaceRequest,

@@ -2,8 +2,6 @@ package io.txcommit.commit
 
 import scala.util.control.NonFatal
 
-import io.txcommit.log.TableState
-
 /**
  * Job setup: writes the missing `commits/<txn>.json` of replacing commits whose driver died
  * right after creating `replace/<sequence>.json` (readers are already right; this restores
@@ -13,7 +11,7 @@ import io.txcommit.log.TableState
 object RollForwardReplacements extends CommitStage[Unit, Int]("roll-forward-replacements") {
   override protected def execute(ctx: TxnContext, in: Unit): Int =
     try {
-      val state = new TableState(ctx.table, ctx.store, ctx.conf)
+      val state = ctx.state()
       val missing = state.replaceLog.records.filterNot(r => r.isFence || state.commitTxns(r.txn))
       missing.foreach { r =>
         log.info(s"txcommit: ${ctx.describe}: rolling forward replacing commit ${r.txn} " +

@@ -6,9 +6,12 @@ import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
 
+import io.txcommit.log.{GroupDecisions, Groups}
+
 /**
  * Keeps a running job alive in the store's eyes (invariant I19): rewrites the job's
- * `pending/<txn>.json` every `intervalMs` until stopped, so its modification time (the store's
+ * `pending/<txn>.json` (and, for a job of a multi-table transaction, the transaction's lease)
+ * every `intervalMs` until stopped, so its modification time (the store's
  * clock) shows VACUUM that the job is running, however long it runs and whatever the driver's
  * clock says. Stopped when the job commit starts or the job aborts. A failed refresh is logged
  * and retried at the next tick: VACUUM also counts the job's data files' modification times.
@@ -21,10 +24,15 @@ final class TxnHeartbeat private (ctx: TxnContext, replacing: Boolean, intervalM
     t
   }
 
+  private lazy val groupStore = ctx.group.map(g => GroupDecisions.of(ctx.conf, ctx.table, ctx.store).store(g))
+
   private def beat(): Unit =
-    try ctx.store.writeReplacing(ctx.layout.pendingRecord(ctx.txn),
+    try {
+      ctx.store.writeReplacing(ctx.layout.pendingRecord(ctx.txn),
         StartTransaction.pendingMarker(ctx, replacing, Some(System.currentTimeMillis())))
-    catch {
+      // A job of a multi-table transaction keeps its transaction's lease alive too (I33).
+      ctx.group.foreach(g => groupStore.foreach(Groups.renewLease(g, _)))
+    } catch {
       case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: heartbeat not written (retried in " +
           s"$intervalMs ms): ${e.getMessage}")
     }

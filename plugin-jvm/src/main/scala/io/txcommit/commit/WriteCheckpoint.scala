@@ -16,6 +16,5 @@ object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter
 
   override protected def execute(ctx: TxnContext, record: CommitRecord): Option[CheckpointWriter.Outcome] =
     if (!due(record.txn, TxCommitConf.checkpointInterval(ctx.conf))) None
-    else Some(CheckpointWriter.write(ctx.table, ctx.store,
-        io.txcommit.SparkApp.id))
+    else Some(CheckpointWriter.write(ctx.table, ctx.store, io.txcommit.SparkApp.id, groups = Some(ctx.state().groups)))
 }

@@ -51,6 +51,19 @@ object TxCommitConf {
   val HeartbeatIntervalMs = "spark.txcommit.commit.heartbeatIntervalMs"
   val DefaultHeartbeatIntervalMs = 300000L
 
+  /**
+   * A multi-table transaction (docs/protocol.md, I32): `Group` is the session's open transaction
+   * (set by `TXCOMMIT BEGIN`, never by users): every write job of the session prepares instead of
+   * committing. `LeaseMs`: how long a transaction may show no life (between its writes, or during
+   * one) before anyone may decide it aborted. `WaitMs`: how long a replacing commit waits for an
+   * undecided transaction holding an overlapping overwrite before it fails with a conflict.
+   */
+  val Group = "spark.txcommit.transaction"
+  val GroupLeaseMs = "spark.txcommit.transaction.leaseMs"
+  val DefaultGroupLeaseMs = 900000L
+  val GroupWaitMs = "spark.txcommit.transaction.waitMs"
+  val DefaultGroupWaitMs = 10000L
+
   /** About every how many commits a commit writes a checkpoint of the log (0: never). */
   val CheckpointInterval = "spark.txcommit.checkpoint.interval"
   val DefaultCheckpointInterval = 10L
@@ -91,6 +104,10 @@ object TxCommitConf {
 
   def heartbeatIntervalMs(conf: Configuration): Long =
     millis(conf, HeartbeatIntervalMs, DefaultHeartbeatIntervalMs, min = 100L)
+
+  def groupLeaseMs(conf: Configuration): Long = millis(conf, GroupLeaseMs, DefaultGroupLeaseMs, min = 100L)
+
+  def groupWaitMs(conf: Configuration): Long = millis(conf, GroupWaitMs, DefaultGroupWaitMs, min = 0L)
 
   def checkpointInterval(conf: Configuration): Long = count(conf, CheckpointInterval, DefaultCheckpointInterval)
 

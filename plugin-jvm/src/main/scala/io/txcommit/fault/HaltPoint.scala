@@ -30,10 +30,15 @@ object HaltPoint {
       "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
   case object StreamingBeforeRecord extends HaltPoint("streaming.beforeRecord",
       "a streaming batch is claimed by this driver's txn; its commit record is not yet created")
+  case object TransactionBeforeDecision extends HaltPoint("transaction.beforeDecision",
+      "every write of a multi-table transaction published its prepared record; its decision is not yet created")
+  case object TransactionAfterDecision extends HaltPoint("transaction.afterDecision",
+      "a multi-table transaction's decision (committed) exists; no table's derived work is done")
 
   val all: Seq[HaltPoint] =
     Seq(JobAfterNestingCheck, TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
-      JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord)
+      JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord, TransactionBeforeDecision,
+      TransactionAfterDecision)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 
   private val log = LoggerFactory.getLogger(getClass)

@@ -26,17 +26,26 @@ object CheckpointWriter {
   /** What a call did: the checkpoint written, or why none was. */
   final case class Outcome(written: Option[Checkpoint], why: String)
 
+  /**
+   * A checkpoint covers only what is decided (docs/protocol.md, I35): a group's prepared records
+   * where `groups` finds them committed, and its `through` stops before the first `replace/`
+   * record of a group not decided yet (one decided aborted it passes, covering nothing of it).
+   */
   def write(table: Path, store: CommitStore, appId: Option[String],
-      now: () => Long = () => System.currentTimeMillis()): Outcome = {
+      now: () => Long = () => System.currentTimeMillis(), groups: Option[GroupDecisions] = None): Outcome = {
     val layout = LogLayout(table)
+    val judge = groups.getOrElse(GroupDecisions.of(new org.apache.hadoop.conf.Configuration(), table, store))
     val listed = CheckpointLog.list(layout, store.list)
     val previous = CheckpointLog.newest(listed, store.read, Paths.display, _ => true)
     val through = previous.map(_.through).getOrElse(0L)
     val commitTxns = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
-    val replaced = ReplaceLog.load(layout, store.list, store.read, Paths.display, after = through)
+    val loaded = ReplaceLog.load(layout, store.list, store.read, Paths.display, after = through)
+    val replaced = loaded.records.find(judge.undecided).flatMap(_.sequence)
+      .fold(loaded)(open => ReplaceLog(loaded.records.filter(_.sequence.exists(_ < open))))
+      .decided(judge.committed)
     val covered = previous.map(_.committed.keySet).getOrElse(Set.empty)
-    val unread = commitTxns.filterNot(t => covered(t) || replaced.byTxn.contains(t)).distinct
-    if (previous.isDefined && unread.isEmpty && replaced.records.isEmpty) {
+    val unread = commitTxns.filterNot(t => covered(t) || loaded.byTxn.contains(t)).distinct
+    if (previous.isDefined && unread.isEmpty && replaced.highest <= through) {
       return Outcome(None, s"checkpoint ${previous.get.number} is up to date")
     }
     val appendRecords = readAll(unread) { t =>
@@ -45,6 +54,10 @@ object CheckpointWriter {
           s"txcommit: ${Paths.display(path)} was listed but cannot be read now; no checkpoint written"))
       RecordCodec.decode(bytes, Paths.display(path), t)
     }.filterNot(_.isReplacing) // a replacing commit's copy: its replace/ record was listed too
+      .filter(judge.committed) // a group's prepared record: covered once its group committed it
+    if (previous.isDefined && appendRecords.isEmpty && replaced.highest <= through) {
+      return Outcome(None, s"checkpoint ${previous.get.number} is up to date (what is new is not decided)")
+    }
     val appends = appendRecords.map(r => r.txn -> r.added.toVector).toMap
     val (committed, removed) = fold(previous, appends, replaced)
     // The table's schema as of what it covers (I27), so the schema guard need not read those records.

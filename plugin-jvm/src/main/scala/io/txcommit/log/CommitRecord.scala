@@ -17,6 +17,9 @@ package io.txcommit.log
  *              (Parquet writes do); absent in records written before the schema guard and in
  *              writes of formats that give none: "unknown", never checked against
  *              (docs/protocol.md, I27).
+ * @param group  set on a *prepared* record, a job of a multi-table transaction (a group): the
+ *              record commits nothing by itself; its group's decision does (docs/protocol.md,
+ *              I32). Format version 4.
  */
 final case class CommitRecord(
     txn: String,
@@ -30,7 +33,8 @@ final case class CommitRecord(
     operation: String = CommitRecord.Append,
     writeId: Option[String] = None,
     replacement: Option[Replacement] = None,
-    schema: Option[String] = None) {
+    schema: Option[String] = None,
+    group: Option[GroupRef] = None) {
 
   def files: Int = added.size
   def bytes: Long = added.iterator.map(_.size).sum
@@ -39,7 +43,13 @@ final case class CommitRecord(
 
   /** The format version its bytes carry: 3 only for a record that restores files (I31), so a
    *  table without a restore stays readable by a txcommit that reads versions 1 and 2. */
-  def formatVersion: Int = if (restored.nonEmpty) CommitRecord.RestoreVersion else CommitRecord.FormatVersion
+  def formatVersion: Int =
+    if (group.isDefined) CommitRecord.GroupVersion
+    else if (restored.nonEmpty) CommitRecord.RestoreVersion
+    else CommitRecord.FormatVersion
+
+  /** Whether the record is a job's part of a group, committed only by the group's decision (I32). */
+  def isPrepared: Boolean = group.isDefined
   def sequence: Option[Long] = replacement.map(_.sequence)
   def isReplacing: Boolean = replacement.isDefined
   def isFence: Boolean = operation == CommitRecord.Fence
@@ -68,7 +78,10 @@ object CommitRecord {
 
   /** The version of a record that re-adds files (`restored`, I31). */
   val RestoreVersion = 3
-  val ReadableVersions: Set[Long] = Set(1L, 2L, 3L)
+
+  /** The version of a prepared record: a job's part of a multi-table transaction (`group`, I32). */
+  val GroupVersion = 4
+  val ReadableVersions: Set[Long] = Set(1L, 2L, 3L, 4L)
 
   val Append = "append"
   val Overwrite = "overwrite"

@@ -22,6 +22,9 @@ import org.apache.hadoop.fs.Path
  *  - `vacuum/<horizon>.json` a VACUUM run's retention horizon (epoch ms, 20 digits): a
  *                          replaced file older than it may be gone, so a past snapshot holding
  *                          one cannot be read ([[io.txcommit.read.SnapshotAsOf]])
+ *  - `groups/<group>.json` the decision of a multi-table transaction whose first table this is
+ *                          (created exclusively, never rewritten: docs/protocol.md, I32), and
+ *                          `groups/<group>/lease.json` its lease (rewritten while it lives)
  *  - `probe/<uuid>.json`   a conditional-put adapter's proof of the primitive (deleted after)
  *  - `manifests.json`      which log the symlink manifests were last made whole from (derived,
  *                          rewritable; [[io.txcommit.manifest.ManifestState]])
@@ -42,6 +45,7 @@ final case class LogLayout(table: Path) {
   val probeDir: Path = new Path(logDir, "probe")
   val propertiesDir: Path = new Path(logDir, "properties")
   val vacuumDir: Path = new Path(logDir, "vacuum")
+  val groupsDir: Path = new Path(logDir, "groups")
   val success: Path = new Path(table, "_SUCCESS")
   val manifestsDir: Path = new Path(table, LogLayout.ManifestsDirName)
   val manifestState: Path = new Path(logDir, "manifests.json")

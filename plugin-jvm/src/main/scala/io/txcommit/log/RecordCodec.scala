@@ -52,6 +52,9 @@ object RecordCodec {
       }
     }
     r.schema.foreach(root.put("schema", _))
+    r.group.foreach { g =>
+      root.putObject("group").put("id", g.id).put("decision", g.decision).put("leaseMs", g.leaseMs)
+    }
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
@@ -119,10 +122,28 @@ object RecordCodec {
     if (declaredFiles != added.size) {
       throw corrupt(s"it declares $declaredFiles files but lists ${added.size}")
     }
+    // Format 4 (I32): a prepared record, a job's part of a group, commits nothing by itself.
+    val group = Option(root.get("group")) match {
+      case None if version == CommitRecord.GroupVersion =>
+        throw corrupt(s"it has format version ${CommitRecord.GroupVersion} but no 'group'")
+      case None => None
+      case Some(_) if version < CommitRecord.GroupVersion =>
+        throw corrupt(s"it has 'group', which needs format version ${CommitRecord.GroupVersion}, but is " +
+          s"version $version (a reader of version $version would take the prepared record for a commit)")
+      case Some(g) =>
+        if (!g.isObject) throw corrupt("field 'group' is not an object")
+        def groupText(f: String) = Option(g.get(f)).filter(_.isTextual).map(_.asText())
+          .getOrElse(throw corrupt(s"field 'group.$f' is missing or not a string"))
+        val ref = GroupRef(groupText("id"), groupText("decision"), long(g, "leaseMs"))
+        GroupRef.problem(ref.id, ref.decision).foreach(why => throw corrupt(why))
+        if (ref.leaseMs < 1) throw corrupt(s"field 'leaseMs' is ${ref.leaseMs}; a lease is 1 ms or more")
+        Some(ref)
+    }
     // Format 3 (I31): the files a restore re-adds, each named like a removal; a file without a
     // txn id by its identity, and never one the same record removes.
     def restoredOf(removed: Seq[RemovedFile], named: String => Vector[RemovedFile]): Vector[RemovedFile] =
-      if (version < CommitRecord.RestoreVersion) {
+      if (version == CommitRecord.GroupVersion && !restoredFields.exists(f => root.has(f))) Vector.empty
+      else if (version < CommitRecord.RestoreVersion) {
         restoredFields.find(f => root.has(f)).foreach { f =>
           throw corrupt(s"it has '$f', which needs format version ${CommitRecord.RestoreVersion}, but is " +
             s"version $version (a reader of version $version would not see the restored files)")
@@ -206,7 +227,8 @@ object RecordCodec {
       operation = operation,
       writeId = writeId,
       replacement = replacement,
-      schema = schema)
+      schema = schema,
+      group = group)
   }
 
   private val restoredFields = Seq("restored", "restoredFiles")

@@ -4,15 +4,23 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 
 /**
  * The replacing commits of one table (`_txcommit/replace/<sequence>.json`), in sequence order,
- * as one listing saw them. Records are immutable, so decoded ones are cached JVM-wide by file
+ * as one listing saw them. `records` are the commits; `excluded` the prepared records of groups
+ * that do not commit in this view (undecided, aborted: I32), which hold their sequence numbers
+ * and nothing else. A log just loaded holds every record in `records`: [[decided]] sorts them. Records are immutable, so decoded ones are cached JVM-wide by file
  * (path, length and modification time, so a table deleted and written anew at the same path
  * does not reuse its predecessor's records), bounded (least recently used go first): a read
  * lists `replace/` once and fetches only records it has not seen.
  */
-final case class ReplaceLog(records: Seq[CommitRecord]) {
+final case class ReplaceLog(records: Seq[CommitRecord], excluded: Seq[CommitRecord] = Nil) {
 
-  /** The highest sequence (0 when there is no replacing commit). */
-  val highest: Long = records.lastOption.flatMap(_.sequence).getOrElse(0L)
+  /** The highest sequence listed, commit or not (0 when there is none): the next record's is one more. */
+  val highest: Long = (records.iterator ++ excluded.iterator).flatMap(_.sequence).foldLeft(0L)(math.max)
+
+  /** This log with only the records `commits` judges committed (a prepared record whose group did not commit it is excluded). */
+  def decided(commits: CommitRecord => Boolean): ReplaceLog = {
+    val (in, out) = records.partition(r => !r.isPrepared || commits(r))
+    if (out.isEmpty) this else ReplaceLog(in, (excluded ++ out).sortBy(_.sequence.getOrElse(0L)))
+  }
   lazy val byTxn: Map[String, CommitRecord] = records.map(r => r.txn -> r).toMap
 
   /** The removals of these records by the reader rule (restores cancel earlier removals). */

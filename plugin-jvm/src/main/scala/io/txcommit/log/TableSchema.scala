@@ -31,25 +31,29 @@ object TableSchema {
   val ParquetWrittenSchemaKey = "org.apache.spark.sql.parquet.row.attributes"
 
   /** What a record in `commits/` (immutable) says, by record path: its mark, or that it is a replacing commit's copy. */
-  private final case class Seen(copy: Boolean, mark: Option[SchemaMark])
+  private final case class Seen(copy: Boolean, mark: Option[SchemaMark], group: Option[GroupRef] = None)
   private val cache = new BoundedCache[String, Seen](1000000L, _ => 1L)
 
   /** An append this JVM just committed: the next commit to the table need not read it back. */
   def committed(layout: LogLayout, r: CommitRecord): Unit =
-    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString, Seen(copy = false, SchemaMark.of(r)))
+    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString, Seen(copy = false, SchemaMark.of(r), r.group))
 
   /** Whether this JVM knows what the record of `txn` in `commits/` says (no read needed). */
   private def known(layout: LogLayout, txn: String): Boolean = cache.get(layout.commitRecord(txn).toString).isDefined
 
-  /** The mark of the append `txn` of `commits/` (None: no schema, a replacing copy, or gone), read once per JVM. */
-  private def markOf(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String): Option[SchemaMark] = {
+  /**
+   * The mark of the append `txn` of `commits/` (None: no schema, a replacing copy, gone, or a
+   * prepared record `commits` does not count as committed), read once per JVM.
+   */
+  private def markOf(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String,
+      commits: (GroupRef, String) => Boolean): Option[SchemaMark] = {
     val path = layout.commitRecord(txn)
     cache.get(path.toString).orElse(read(path).map { b =>
       val r = RecordCodec.decode(b, Paths.display(path), txn)
-      val seen = Seen(r.isReplacing, if (r.isReplacing) None else SchemaMark.of(r))
+      val seen = Seen(r.isReplacing, if (r.isReplacing) None else SchemaMark.of(r), r.group)
       cache.put(path.toString, seen)
       seen
-    }).filterNot(_.copy).flatMap(_.mark)
+    }).filterNot(_.copy).filter(_.group.forall(commits(_, txn))).flatMap(_.mark)
   }
 
   /**
@@ -100,7 +104,7 @@ object TableSchema {
     val replaced = state.replaceLogAfter(base.map(_.through).getOrElse(0L))
     val covered = base.map(_.covered).getOrElse(Set.empty[String])
     val appends = txns.toSeq.filterNot(t => covered(t) || replaced.byTxn.contains(t))
-      .flatMap(markOf(layout, state.readLog, _))
+      .flatMap(markOf(layout, state.readLog, _, state.groups.commits))
     SchemaMark.latest(base.flatMap(_.mark).toSeq ++ replaced.records.flatMap(SchemaMark.of) ++ appends)
   }
 
@@ -119,7 +123,7 @@ object TableSchema {
           case None =>
             val all = ReplaceLog.load(layout, list, read, Paths.display, after = 0L)
             all.records.filter(_.sequence.exists(_ <= p.through)).flatMap(SchemaMark.of) ++
-              p.committed.keys.toSeq.filterNot(all.byTxn.contains).flatMap(markOf(layout, read, _))
+              p.committed.keys.toSeq.filterNot(all.byTxn.contains).flatMap(markOf(layout, read, _, (_, _) => true))
         }
     }
     SchemaMark.latest((before ++ records.flatMap(SchemaMark.of)).filter(m => covered(m.txn)))

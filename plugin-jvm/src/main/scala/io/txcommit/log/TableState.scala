@@ -13,18 +13,42 @@ import io.txcommit.store.{CommitStore, FileTree}
 /**
  * One table's log as the writer, VACUUM and history see it at one moment, read through the
  * table's [[CommitStore]] (the log) and its Hadoop file system (recursive listing of data).
- * It applies the same reader rule as `TableLogReader` (docs/protocol.md, "Reading").
+ * It applies the same reader rule as `TableLogReader` (docs/protocol.md, "Reading"). Prepared
+ * records of groups (multi-table transactions, I32) count as `groups` judges them: each group's
+ * decision asked once for the whole snapshot.
  */
-final class TableState(val table: Path, store: CommitStore, conf: Configuration) {
+final class TableState(val table: Path, store: CommitStore, conf: Configuration,
+    groupsOf: Option[GroupDecisions] = None) {
   val layout: LogLayout = LogLayout(table)
   private lazy val fs: FileSystem = table.getFileSystem(conf)
   private val records = new ConcurrentHashMap[String, Option[CommitRecord]]()
 
+  /** How this snapshot judges prepared records. */
+  val groups: GroupDecisions = groupsOf.getOrElse(GroupDecisions.of(conf, table, store))
+
   /**
+   * Every `replace/` record listed, prepared records of groups that did not commit them included.
    * Listed after `commits/` (forced first), so a replacing commit whose `commits/` copy was
    * listed is in it: a copy is written only after its `replace/` record exists.
    */
-  lazy val replaceLog: ReplaceLog = replaceLogAfter(0L)
+  lazy val replaceListed: ReplaceLog =
+    ReplaceLog.load(layout, _ => replaceListing, store.read, Paths.display, after = 0L)
+
+  /** The replacing commits of this snapshot: prepared records only where their group committed them. */
+  lazy val replaceLog: ReplaceLog = replaceListed.decided(groups.committed)
+
+  /**
+   * Other groups' prepared records not decided when this snapshot asked (`replace/` ones, in
+   * sequence order, then `commits/` ones): they commit nothing yet and may still commit. The
+   * `commits/` records not covered by the newest checkpoint are read to find them (every one a
+   * checkpoint covers is decided).
+   */
+  lazy val undecided: Seq[CommitRecord] = {
+    val covered = CheckpointLog.newest(CheckpointLog.list(layout, store.list), store.read, Paths.display, _ => true)
+      .fold(Set.empty[String])(_.committed.keySet)
+    replaceListed.records.filter(groups.undecided) ++
+      commitTxns.toSeq.sorted.filterNot(covered).flatMap(commitRecordOf).filter(groups.undecided)
+  }
 
   /** The listing of `replace/` every [[ReplaceLog]] of this snapshot is read from (after `commits/`'s). */
   lazy val replaceListing: Seq[FileStatus] = {
@@ -34,7 +58,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
 
   /** The replacing commits of this snapshot with a sequence above `sequence` (those up to it not read). */
   def replaceLogAfter(sequence: Long): ReplaceLog =
-    ReplaceLog.load(layout, _ => replaceListing, store.read, Paths.display, after = sequence)
+    ReplaceLog.load(layout, _ => replaceListing, store.read, Paths.display, after = sequence).decided(groups.committed)
 
   /**
    * The newest checkpoint that carries the table's schema (I27), listed and read (once per JVM)
@@ -47,8 +71,19 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   /** Reads a log file through the table's store (None: absent). */
   def readLog(path: Path): Option[Array[Byte]] = store.read(path)
 
+  /** The listing of `commits/`, with the store's times. */
+  lazy val commitsListing: Seq[FileStatus] = store.list(layout.commitsDir)
+
   /** Transactions with a record in `commits/`. */
-  lazy val commitTxns: Set[String] = txnsIn(layout.commitsDir)
+  lazy val commitTxns: Set[String] =
+    commitsListing.flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName)).toSet
+
+  /** The store's time of `r`'s file as this snapshot listed it (its `replace/` record, else its `commits/` one); 0 if unknown. */
+  def storeTime(r: CommitRecord): Long = {
+    val name = r.sequence.fold(s"${r.txn}.json")(LogLayout.replaceRecordName)
+    (if (r.sequence.isDefined) replaceListing else commitsListing)
+      .find(_.getPath.getName == name).fold(0L)(_.getModificationTime)
+  }
   lazy val pendingTxns: Set[String] = txnsIn(layout.pendingDir)
   lazy val abortedTxns: Set[String] = txnsIn(layout.abortedDir)
 
@@ -59,7 +94,12 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   private def txnsIn(dir: Path): Set[String] =
     store.list(dir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName)).toSet
 
-  def isCommitted(txn: String): Boolean = commitTxns(txn) || replaceLog.byTxn.contains(txn)
+  /**
+   * Whether `txn` is done: committed, or fenced (a fence in `commits/` commits nothing but ends the
+   * transaction). A prepared record counts only where its group committed it.
+   */
+  def isCommitted(txn: String): Boolean =
+    replaceLog.byTxn.contains(txn) || (commitTxns(txn) && commitRecordOf(txn).forall(groups.committed))
 
   /**
    * The committed record of `txn` (from `replace/` or `commits/`), if it is committed. A
@@ -67,11 +107,15 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
    * `commits/` copy, listed after `replace/` was, commits nothing (its removals would be missing).
    */
   def record(txn: String): Option[CommitRecord] =
-    replaceLog.byTxn.get(txn).orElse(records.computeIfAbsent(txn,
-        t =>
-          if (!commitTxns(t)) None
-          else store.read(layout.commitRecord(t)).map(b =>
-            RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing)))
+    replaceLog.byTxn.get(txn).orElse(commitRecordOf(txn).filter(groups.committed))
+
+  /** The `commits/` record of `txn` other than a replacing commit's copy: an append, a fence or a prepared append. */
+  def commitRecordOf(txn: String): Option[CommitRecord] =
+    records.computeIfAbsent(txn,
+      t =>
+        if (!commitTxns(t)) None
+        else store.read(layout.commitRecord(t)).map(b =>
+          RecordCodec.decode(b, Paths.display(layout.commitRecord(t)), t)).filterNot(_.isReplacing))
 
   private val addedSets = new ConcurrentHashMap[String, Option[Set[String]]]()
 

@@ -24,7 +24,8 @@ object Restore {
   def run(table: Path, store: CommitStore, conf: Configuration, target: Seq[RemovedFile],
       schema: Option[String] = None, now: () => Long = () => System.currentTimeMillis()): CommitRecord = {
     val state = new TableState(table, store, conf)
-    val base = ReplaceBase(state.replaceLog.highest, state.commitTxns ++ state.replaceLog.byTxn.keySet)
+    val base = ReplaceBase(state.replaceLog.highest, state.commitTxns ++ state.replaceLog.byTxn.keySet,
+      state.undecided.map(_.txn).toSet)
     val startedAt = now()
     val txn = TxnId.generate(startedAt)
     val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", CommitRecord.RestoreJobId, startedAt,

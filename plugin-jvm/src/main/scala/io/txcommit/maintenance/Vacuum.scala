@@ -178,7 +178,7 @@ object Vacuum {
     }
     val all = entries ++ uploads
     if (!opts.dryRun) {
-      val outcome = CheckpointWriter.write(table, store, io.txcommit.SparkApp.id)
+      val outcome = CheckpointWriter.write(table, store, io.txcommit.SparkApp.id, groups = Some(state.groups))
       log.info(s"txcommit: VACUUM ${Paths.display(table)}: checkpoint: ${outcome.why}")
     }
     log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (opts.dryRun) "would delete" else "deleted"} " +

@@ -9,11 +9,11 @@ import scala.util.{Failure, Try}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-import io.txcommit.{Paths, TimeTravelException}
+import io.txcommit.TimeTravelException
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
+import io.txcommit.log.{LogLayout, TxnId}
 import io.txcommit.log.TableVersions.AsOf
-import io.txcommit.store.{Adapters, CommitStore, Links}
+import io.txcommit.store.{Adapters, Links}
 
 /**
  * One table's snapshot as a read fixed it by listing the table's log BEFORE any data was listed:
@@ -27,18 +27,25 @@ import io.txcommit.store.{Adapters, CommitStore, Links}
  * @param root       the table directory (qualified)
  * @param checkpoint the checkpoint's number (0: none)
  * @param through    the highest `replace/` sequence listed (0: none)
- * @param appends    committed transactions the checkpoint does not cover, sorted
+ * @param appends    committed transactions the checkpoint does not cover, sorted (a group's
+ *                   prepared append only when its group committed it: I32)
+ * @param open       `replace/` sequences after the checkpoint, up to `through`, whose prepared
+ *                   record no decision committed when the read asked (it commits nothing here)
  */
-final case class TableSnapshot(root: String, checkpoint: Long, through: Long, appends: Vector[String])
+final case class TableSnapshot(root: String, checkpoint: Long, through: Long, appends: Vector[String],
+    open: Vector[Long] = Vector.empty)
 
 /** The log-first snapshots of one read (one per table it reads), as a read option carries them. */
 final case class SnapshotHandle(readId: String, tables: Vector[TableSnapshot]) {
 
-  /** `v1;<read>;<root>|<checkpoint>|<through>|<txn>,<txn>...;...`: roots URL-encoded, so no separator clashes. */
+  /**
+   * `v1;<read>;<root>|<checkpoint>|<through>|<txn>,<txn>...[|<open>,<open>...];...`: roots
+   * URL-encoded, so no separator clashes; the open sequences only where there are some.
+   */
   def encode: String =
     (Seq(SnapshotHandle.Version, readId) ++ tables.map(t =>
-      Seq(URLEncoder.encode(t.root, UTF_8), t.checkpoint.toString, t.through.toString, t.appends.mkString(","))
-        .mkString("|"))).mkString(";")
+      (Seq(URLEncoder.encode(t.root, UTF_8), t.checkpoint.toString, t.through.toString, t.appends.mkString(",")) ++
+        (if (t.open.isEmpty) Nil else Seq(t.open.mkString(",")))).mkString("|"))).mkString(";")
 
   /** The tables holding `file`, the nearest (longest root) first. */
   def tablesOf(file: Path): List[TableSnapshot] = {
@@ -56,13 +63,20 @@ object SnapshotHandle {
     else value.split(";", -1).toList match {
       case Version :: readId :: tables if readId.nonEmpty =>
         val parsed = tables.map(_.split("\\|", -1).toList match {
-          case root :: cp :: through :: txns :: Nil =>
+          case root :: cp :: through :: txns :: open =>
             for {
               c <- cp.toLongOption.filter(_ >= 0)
               t <- through.toLongOption.filter(_ >= 0)
               ids = if (txns.isEmpty) Vector.empty else txns.split(",").toVector
               if ids.forall(TxnId.isValid)
-            } yield TableSnapshot(URLDecoder.decode(root, UTF_8), c, t, ids)
+              seqs <- open match {
+                case Nil => Some(Vector.empty[Long])
+                case o :: Nil =>
+                  val all = o.split(",").toVector.map(_.toLongOption.filter(_ > 0))
+                  if (all.forall(_.isDefined)) Some(all.flatten) else None
+                case _ => None
+              }
+            } yield TableSnapshot(URLDecoder.decode(root, UTF_8), c, t, ids, seqs)
           case _ => None
         })
         if (parsed.forall(_.isDefined)) Right(Some(SnapshotHandle(readId, parsed.flatten.toVector)))
@@ -76,6 +90,9 @@ final case class AsOfOption(value: AsOf, option: String)
 
 object LogFirstSnapshot {
 
+  /** At most this many rounds of listing again (a group committed during the read, I34), then the read fails. */
+  val MaxRounds = 8
+
   /**
    * The log-first snapshots for a read of `roots`: for each root, the table it is, and the
    * tables it is a partition directory of (its `name=value` ancestors, up to the first other
@@ -83,24 +100,34 @@ object LogFirstSnapshot {
    * probed: a root where none is found (a directory holding tables, a directory of a table that
    * is not a partition directory, a glob, a store without an adapter) is judged by the read
    * filter's own rule (clock cut), as before.
+   *
+   * The snapshots of one read hold every multi-table transaction (a group, docs/protocol.md,
+   * I34) whole or not at all, across all its tables: each group's decision is asked once for the
+   * read, and a table whose listing lacks a record of a group the read found committed is listed
+   * again ([[Joint]]).
    */
   def forRoots(roots: Seq[Path], conf: Configuration, asOf: Option[AsOfOption] = None): Option[SnapshotHandle] = {
     val readId = UUID.randomUUID().toString
-    val tables = roots.distinct.flatMap(r => find(r, conf, readId, asOf)).distinctBy(_.root).toVector
-    if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables))
+    val tables = asOf match {
+      case Some(_) => roots.distinct.flatMap(r => find(r, conf)(d => take(d, conf, readId, asOf))).distinctBy(_.root)
+      case None =>
+        val found = roots.distinct.flatMap(r => find(r, conf)(d => discover(d, conf))).distinctBy(_.dir.toString)
+        Joint.take(found, conf, readId)
+    }
+    if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables.toVector))
   }
 
   /**
-   * The tables found on `root`'s walk (a root a link leads inside a table is refused first:
+   * What `take` finds on `root`'s walk (a root a link leads inside a table is refused first:
    * [[ReadLinks]]). A directory whose log cannot be listed (credentials
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
-  private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption]): Seq[TableSnapshot] =
+  private def find[A](root: Path, conf: Configuration)(take: Path => Option[A]): Seq[A] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
       ReadLinks.check(q, conf)
-      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf)))
+      val walk = candidates(q).iterator.map(d => Try(take(d)))
       walk.takeWhile {
         case Failure(e: TimeTravelException) => throw e // a snapshot asked for that cannot be read
         case Failure(e) if Links.unfollowed(e) => throw ReadLinks.notFollowed(q, conf, e)
@@ -115,59 +142,39 @@ object LogFirstSnapshot {
   private def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
 
   /**
-   * The snapshot of the table at `dir`, listed now; None when `dir` holds no committed record
-   * (one LIST: a plain directory costs a read this and nothing more).
-   *
-   * The three listings may run in any order, and at once: every record any of them returns was
-   * complete before the data listing that follows begins, and what one listing finds without
-   * the other still judges whole. A checkpoint whose `through` is beyond the `replace/` listing
-   * is not used (an older one, or the records, serve). A replacing commit's `commits/` copy
-   * listed without its `replace/` record adds nothing ([[LogFirstReader]]: a copy commits nothing
-   * by itself), so that commit is out of the snapshot entirely. `commits/` goes first only for a
-   * directory not known to be a table, so that a plain directory costs one LIST; a known table
-   * root (one never stops being one) lists all three at once: one round trip. The checkpoint
-   * and the `replace/` records read here (cached JVM-wide by listed file) are kept for read
-   * `readId`, so the driver's listing reads none again.
+   * The snapshot of the table at `dir` as of a past version ([[SnapshotAsOf]]); None when `dir`
+   * holds no committed record. The checkpoint and the `replace/` records read here (cached
+   * JVM-wide by listed file) are kept for read `readId`, so the driver's listing reads none again.
    */
   def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None): Option[TableSnapshot] =
-    Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
-      asOf.fold(takeNow(dir, conf, readId, store)) { a =>
-        val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-        SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
-          LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
-          AsOfListing.expect(readId, r.snapshot.root, r.listing)
-          r.snapshot
+    asOf match {
+      case None => Joint.take(discover(dir, conf).toSeq, conf, readId).headOption
+      case Some(a) =>
+        Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
+          val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+          SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
+            LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
+            AsOfListing.expect(readId, r.snapshot.root, r.listing)
+            r.snapshot
+          }
         }
-      }
     }
 
-  private def takeNow(dir: Path, conf: Configuration, readId: String, store: CommitStore): Option[TableSnapshot] = {
-    val layout = LogLayout(dir)
-    def commits() = store.list(layout.commitsDir).flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
-    def others() = LogRequests.atOnce(CheckpointLog.list(layout, store.list), store.list(layout.replaceDir))
-    val (committed, (checkpoints, replaceListing)) =
-      if (TableLogReader.Roots.get(dir.toString).isDefined) LogRequests.atOnce(commits(), others())
+  /**
+   * Whether `dir` is a table (holds a committed record): a directory this JVM knows for a table
+   * root (one never stops being one) costs nothing; any other costs one LIST of `commits/`,
+   * kept as the table's listing when it is the read's only table. None: not a table, or no
+   * adapter serves it.
+   */
+  private def discover(dir: Path, conf: Configuration): Option[Joint.Found] =
+    Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
+      if (TableLogReader.Roots.get(dir.toString).isDefined) Some(Joint.Found(dir, store, None))
       else {
-        val c = commits()
-        (c, if (c.isEmpty) (CheckpointLog(Nil), Nil) else others())
+        val listed = store.list(LogLayout(dir).commitsDir)
+        if (listed.exists(st => LogLayout.txnOfRecordName(st.getPath.getName).isDefined)) {
+          TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
+          Some(Joint.Found(dir, store, Some(listed)))
+        } else None
       }
-    if (committed.isEmpty) None
-    else {
-      TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
-      val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
-        .foldLeft(0L)(math.max)
-      val checkpoint = CheckpointLog.newest(checkpoints, read(store), Paths.display, _.through <= through)
-      val covered = checkpoint.fold(Set.empty[String])(_.committed.keySet)
-      val snapshot = TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
-        committed.filterNot(covered).distinct.sorted.toVector)
-      val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-      val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
-        e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
-      LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
-      LogRequests.prefetchRecords(dir, store, snapshot.appends)
-      Some(snapshot)
     }
-  }
-
-  private def read(store: CommitStore): Path => Option[Array[Byte]] = p => store.read(p)
 }

@@ -51,6 +51,45 @@ private[read] object LogRequests {
     catch { case e: ExecutionException => throw e.getCause }
   }
 
+  /** Every one of `requests` at once (the last on the caller's thread); the first failure is thrown. */
+  def all[A](requests: Seq[() => A]): Seq[A] =
+    if (requests.size <= 1) requests.map(_())
+    else {
+      val others = requests.init.map(r => pool.submit[A](() => r()))
+      val last =
+        try requests.last()
+        catch { case e: Throwable => others.foreach(_.cancel(true)); throw e }
+      try others.map(_.get()) :+ last
+      catch { case e: ExecutionException => throw e.getCause }
+    }
+
+  /**
+   * Reads and decodes every `commits/` record of `txns` of the table at `root` this JVM has not
+   * decoded yet, at once, and returns what each says (None: no such record). Unlike
+   * [[prefetchRecords]] a store's failure is thrown: a read that must know whether a record is
+   * a group's prepared one (docs/protocol.md, I32) cannot guess. A corrupt record is None: it is
+   * left to the reader's own read of it, which reports it (or hides its files) if the read meets
+   * a file of it; decoded, it could not commit anything.
+   */
+  def records(root: Path, store: CommitStore, txns: Seq[String]): Map[String, Option[TableLogReader.Commit]] = {
+    val layout = LogLayout(root)
+    val (known, missing) = txns.distinct.map(t =>
+      (t, layout.commitRecord(t),
+        TableLogReader.Records.get(
+          layout.commitRecord(t).toString))).partition(_._3.isDefined)
+    val read = all(missing.map { case (txn, path, _) =>
+      () =>
+        txn -> store.read(path).flatMap { b =>
+          try {
+            val c = TableLogReader.Commit.of(RecordCodec.decode(b, Paths.display(path), txn))
+            TableLogReader.Records.put(path.toString, c)
+            Some(c)
+          } catch { case _: io.txcommit.CorruptCommitRecordException => None }
+        }
+    })
+    known.map { case (t, _, c) => t -> c }.toMap ++ read
+  }
+
   /**
    * Reads and decodes the `commits/` records of `txns` of the table at `root` that this JVM has
    * not decoded yet ([[TableLogReader.Records]]), at once: a cold read of a table with many

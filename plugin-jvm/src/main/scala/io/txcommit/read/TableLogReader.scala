@@ -111,8 +111,22 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
           s"was found by another JVM of $cut but is missing now; a replacement record was deleted " +
           "while it was being read")
       }
-      TableLogReader.Snapshot(checkpoint, ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))), log)
+      TableLogReader.Snapshot(checkpoint,
+        ReplaceLog(log.records.filter(_.sequence.exists(_ <= agreed))).decided(r => groupCommitted(r.group.get, r.txn)),
+        log)
     })
+
+  /**
+   * Whether group `ref`'s decision committed `txn` before the read began (I34): the decision is
+   * the group's commit point, dated as a record is ([[ReadCut.precedes]]: its store time for
+   * another application's), the same for every table of the group, so a read applies a group in
+   * all of them or in none. Asked once per group and read; a decided outcome is kept JVM-wide.
+   */
+  private def groupCommitted(ref: io.txcommit.log.GroupRef, txn: String): Boolean =
+    groups.decision(ref).exists(d =>
+      d.commits(txn) && cut.precedes(d.asOf, storedAt(ref.decisionPath, keep = true)))
+
+  private val groups = new io.txcommit.log.GroupDecisions(r => Adapters.open(r, conf))
 
   /**
    * The read's checkpoint of the table: the newest one that this listing can use (it was
@@ -226,7 +240,8 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
     val found = load(root, txn)
     val proposed = found.exists(c =>
       !c.replacing && cut.precedes(c.time,
-        storedAt(LogLayout(root).commitRecord(txn), keep = c.time ne TableLogReader.Unreadable)))
+        storedAt(LogLayout(root).commitRecord(txn), keep = c.time ne TableLogReader.Unreadable)) &&
+        c.group.forall(groupCommitted(_, txn)))
     if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
     else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
       .filterNot(_.replacing).map(_.added)
@@ -343,7 +358,11 @@ object TableLogReader {
    * replacing commit's copy, and the record without its file lists (`time`: when and by
    * which application it committed).
    */
-  private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord)
+  private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord) {
+
+    /** The group of a prepared record (docs/protocol.md, I32): its decision commits it. */
+    def group: Option[io.txcommit.log.GroupRef] = time.group
+  }
 
   private[txcommit] object Commit {
     def of(record: CommitRecord): Commit =

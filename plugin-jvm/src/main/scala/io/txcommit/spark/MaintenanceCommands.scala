@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
 import io.txcommit.{MaintenanceException, Paths, SparkApp}
-import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties, TableVersions}
+import io.txcommit.log.{CheckpointWriter, GroupDecisions, LogLayout, TableProperties, TableVersions}
 import io.txcommit.maintenance.{History, Restore, Vacuum, VacuumOptions}
 import io.txcommit.manifest.ManifestWriter
 import io.txcommit.store.Adapters
@@ -56,7 +56,9 @@ final case class CheckpointCommand(path: String) extends LeafRunnableCommand {
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
     MaintenanceCommands.requireTable("TXCOMMIT CHECKPOINT", table, conf)
-    val outcome = CheckpointWriter.write(table, Adapters.open(table, conf), SparkApp.id)
+    val store = Adapters.open(table, conf)
+    val outcome =
+      CheckpointWriter.write(table, store, SparkApp.id, groups = Some(GroupDecisions.of(conf, table, store)))
     Seq(outcome.written match {
       case Some(c) => Row(c.number, c.committed.size.toLong, c.files.toLong, c.through, true, outcome.why)
       case None => Row(null, null, null, null, false, outcome.why)

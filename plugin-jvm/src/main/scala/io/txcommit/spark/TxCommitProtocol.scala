@@ -12,7 +12,8 @@ import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
 import io.txcommit.{CommitOutcomeUnknownException, Paths, UnsupportedWriteException}
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.TxnId
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{GroupRef, Groups, TxnId}
 import io.txcommit.manifest.ManifestSwitch
 import io.txcommit.store.{Adapters, StagedFile}
 
@@ -60,9 +61,22 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   /** Set when the job commit found a second log on its path: abort removes the log it created. */
   @volatile @transient private var nestingRefused: Boolean = false
 
+  /**
+   * Driver side, set by setupJob when the session has a multi-table transaction open
+   * (`spark.txcommit.transaction`, set by TXCOMMIT BEGIN): the job publishes a prepared record,
+   * which the transaction's decision commits with the others (docs/protocol.md, I32).
+   */
+  @transient private var group: Option[(OpenGroup, GroupRef)] = None
+  @transient private var groupEnded: Boolean = false
+
   private def context(jc: JobContext): TxnContext = {
     val conf = jc.getConfiguration
-    TxnContext(table, txn, token, jobId, startedAt, conf, Adapters.open(table, conf))
+    TxnContext(table, txn, token, jobId, startedAt, conf, Adapters.open(table, conf), group.map(_._2))
+  }
+
+  /** This job is done with its transaction: prepared (`failed` None) or failed. Once. */
+  private def endGroupJob(failed: Option[String]): Unit = group.foreach { case (g, _) =>
+    if (!groupEnded) { groupEnded = true; g.ended(failed) }
   }
 
   /**
@@ -99,8 +113,14 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       enforceNotNull = WriteIntent.enforceNotNull(conf))
     // Read now, so a bad txcommit.manifests value fails the job before it writes anything.
     val manifests = ManifestSwitch.option(conf)
+    group = Option(conf.get(TxCommitConf.Group)).map(_.trim).filter(_.nonEmpty).map { id =>
+      val g = OpenGroups.forWrite(id)
+      (g, g.join(table, conf, Adapters.open(table, conf)))
+    }
     val ctx = context(jobContext)
-    val started = JobSetup.run(ctx, intent, streaming = false)
+    val started =
+      try JobSetup.run(ctx, intent, streaming = false)
+      catch { case e: Throwable => endGroupJob(Some(s"setup of ${ctx.describe}: ${e.getMessage}")); throw e }
     nesting = started.nesting
     base = started.base
     heartbeat = started.heartbeat
@@ -153,6 +173,11 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val committed =
       try JobCommitter.commit(ctx, taskCommits, intent, base)
       catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
+    group.foreach { case (g, ref) =>
+      committed.filter(_.isPrepared).foreach(r => g.add(ctx, r))
+      g.store.foreach(Groups.renewLease(ref, _))
+      endGroupJob(None)
+    }
     committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
   }
 
@@ -160,6 +185,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
 
   override def abortJob(jobContext: JobContext): Unit = {
     stopHeartbeat()
+    endGroupJob(Some(s"txn $txn on ${Paths.display(table)} aborted"))
     // If the job failed because its store is unusable, there is nothing to abort; never let
     // abort's own error hide the one that failed the job.
     scala.util.Try(context(jobContext)) match {

@@ -6,12 +6,13 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{CheckpointCodec, LogLayout, RecordCodec, TableState}
+import io.txcommit.log.{CheckpointCodec, Decision, LogLayout, RecordCodec, TableState}
 import io.txcommit.testing.{TempTable, Vectors}
 
 /**
  * Tables as listings (`conformance/vectors/tables.json`): each is built on a temporary
- * directory (files named in `stat` with that size and modification time), and what Spark with the plugin reads (the names Spark lists as data, then the
+ * directory (files named in `stat` with that size and modification time, the decisions of
+ * multi-table transactions its records name, `{root}` in their URLs the directory's), and what Spark with the plugin reads (the names Spark lists as data, then the
  * read filter) must be exactly the case's `visible` set, which the Python readers are held to; the
  * same at each of the case's other `reads` roots (a table, a partition directory, a directory of
  * tables, a table inside a table), with the names below the root; each read by the clock cut
@@ -26,7 +27,7 @@ class TablesSuite extends AnyFunSuite {
       for (r <- Vectors.elements(c.get("records"))) {
         val f = t.dir.resolve(r.get("file").asText())
         Files.createDirectories(f.getParent)
-        val record = Vectors.record(r.get("record"))
+        val record = Vectors.rooted(Vectors.record(r.get("record")), t.table.toString)
         Files.write(f, RecordCodec.encode(record))
         // The store's time: the writer's clock is right in every vector.
         Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(record.committedAt))
@@ -38,6 +39,12 @@ class TablesSuite extends AnyFunSuite {
         t.writeRaw(name, new String(CheckpointCodec.encode(checkpoint), "UTF-8"))
         Files.setLastModifiedTime(t.dir.resolve(name),
           java.nio.file.attribute.FileTime.fromMillis(checkpoint.createdAt))
+      }
+      for (d <- Option(c.get("decisions")).toSeq.flatMap(Vectors.elements)) {
+        val decision = Vectors.decision(d.get("decision"), t.table.toString)
+        t.writeRaw(d.get("file").asText(), new String(Decision.encode(decision), "UTF-8"))
+        Files.setLastModifiedTime(t.dir.resolve(d.get("file").asText()),
+          java.nio.file.attribute.FileTime.fromMillis(decision.decidedAt))
       }
       for (raw <- Option(c.get("raw")).toSeq.flatMap(Vectors.elements)) {
         t.writeRaw(raw.get("file").asText(), raw.get("content").asText())

@@ -7,7 +7,17 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
-import io.txcommit.log.{AddedFile, Checkpoint, CommitRecord, RemovedFile, Replacement, SchemaMark}
+import io.txcommit.log.{
+  AddedFile,
+  Checkpoint,
+  CommitRecord,
+  Decision,
+  GroupRef,
+  Participant,
+  RemovedFile,
+  Replacement,
+  SchemaMark
+}
 
 /**
  * The golden test vectors in `conformance/vectors/` (see its README.md), shared with the
@@ -51,8 +61,21 @@ object Vectors {
       replacement = long(n, "sequence").map(seq =>
         Replacement(seq, elements(n.get("scope")).map(_.asText()),
           removedFiles(n.get("removed")), Option(n.get("restored")).map(removedFiles).getOrElse(Nil))),
-      schema = text(n, "schema"))
+      schema = text(n, "schema"),
+      group = Option(n.get("group")).filterNot(_.isNull).map(g =>
+        GroupRef(g.get("id").asText(), g.get("decision").asText(), g.get("leaseMs").asLong())))
   }
+
+  /** `r` with `{root}` in its group's decision URL (a vector's placeholder) replaced by `root`. */
+  def rooted(r: CommitRecord, root: String): CommitRecord =
+    r.copy(group = r.group.map(g => g.copy(decision = g.decision.replace("{root}", root))))
+
+  /** A logical decision of `decisions.json` (or of a `tables.json` case), `{root}` in table URLs replaced by `root`. */
+  def decision(n: JsonNode, root: String = ""): Decision =
+    Decision(n.get("group").asText(), n.get("outcome").asText(), n.get("token").asText(), n.get("decidedAt").asLong(),
+      n.get("decidedBy").asText(), text(n, "appId"), n.get("writer").asText(),
+      elements(n.get("participants")).map(p =>
+        Participant(p.get("table").asText().replace("{root}", root), p.get("txn").asText(), long(p, "sequence"))))
 
   /** A logical checkpoint of `checkpoints.json` (or of a `tables.json` case) numbered `number`. */
   def checkpoint(n: JsonNode, number: Long): Checkpoint = {
