@@ -29,6 +29,7 @@ from txcommit.client import (  # noqa: E402
     enable,
     is_enabled,
     server_version,
+    transaction,
     transactional,
 )
 from txcommit.errors import (  # noqa: E402
@@ -48,6 +49,7 @@ from txcommit.errors import (  # noqa: E402
     ServerUnreachableError,
     StorePermissionError,
     TaskFileMissingError,
+    TransactionError,
     TxCommitError,
     TxCommitNotInstalledError,
     UnsupportedReadError,
@@ -82,6 +84,7 @@ __all__ = [
     "ServerStartError",
     "ServerUnreachableError",
     "TaskFileMissingError",
+    "TransactionError",
     "ListingChangedError",
     "StorePermissionError",
     "TxCommitError",
@@ -100,6 +103,7 @@ __all__ = [
     "is_enabled",
     "polars_frame",
     "server_version",
+    "transaction",
     "transactional",
     "typed_errors",
 ]

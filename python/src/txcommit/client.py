@@ -40,6 +40,8 @@ _DEFAULT_CONNECT_PORT = 15002
 #: Seconds :func:`connect` waits for the server's port to accept a connection.
 CONNECT_TIMEOUT = 5.0
 
+_log = logging.getLogger("txcommit.client")
+
 
 def connect(url: str, *, timeout: float = CONNECT_TIMEOUT) -> SparkSession:
     """A Spark Connect session for ``url`` (``sc://host:port``), safe on JVM-less clients.
@@ -133,6 +135,55 @@ def transactional(spark: Any) -> Iterator[Any]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+class Transaction:
+    """A multi-table transaction open in a session (:func:`transaction`): ``id``, ``location``
+    (where its decision lives, None for its first table), ``lease_ms``, and, once the block
+    ended, ``outcome`` (``committed`` or ``aborted``) and ``writes`` (how many writes it
+    prepared)."""
+
+    def __init__(self, row: Any) -> None:
+        self.id: str = row["transaction"]
+        self.location: str | None = row["location"]
+        self.lease_ms: int = row["leaseMs"]
+        self.outcome: str | None = None
+        self.writes: int | None = None
+
+    def __repr__(self) -> str:
+        return f"Transaction({self.id!r}, outcome={self.outcome!r}, writes={self.writes!r})"
+
+
+@contextlib.contextmanager
+def transaction(spark: Any, *, location: str | None = None) -> Iterator[Transaction]:
+    """Every write of ``spark`` inside the block, to any number of tables (DataFrame writes,
+    SQL INSERT, overwrites, dynamic overwrites), becomes visible at once when the block ends
+    without an error, or never (docs/protocol.md, I32): each write prepares, and the block's end
+    creates one decision (``TXCOMMIT BEGIN`` / ``COMMIT`` / ``ROLLBACK`` in SQL). An error
+    in the block rolls it back and is raised again; a client that dies leaves it undecided, and
+    its lease (``spark.txcommit.transaction.leaseMs``) rolls it back. ``location``: a directory
+    of its own for the decision (default: the first table written). Reads in the block see the
+    tables as committed before it. The plugin's errors come out typed, as with
+    :func:`typed_errors` (a COMMIT that lost to its lease raises ``TransactionError``)."""
+    quoted = "" if location is None else " LOCATION '" + location.replace("'", "''") + "'"
+    with typed_errors():
+        tx = Transaction(spark.sql("TXCOMMIT BEGIN" + quoted).first())
+    try:
+        yield tx
+    except BaseException:
+        try:
+            with typed_errors():
+                _ended(tx, spark.sql("TXCOMMIT ROLLBACK").first())
+        except Exception as e:  # the block's error matters more: the rollback's is logged
+            _log.warning("txcommit: transaction %s not rolled back (its lease will): %s", tx.id, e)
+        raise
+    with typed_errors():
+        _ended(tx, spark.sql("TXCOMMIT COMMIT").first())
+
+
+def _ended(tx: Transaction, row: Any) -> None:
+    tx.outcome = row["outcome"]
+    tx.writes = row["writes"]
 
 
 def release(spark: Any, server_alive: bool) -> None:

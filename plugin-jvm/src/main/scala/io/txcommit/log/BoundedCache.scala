@@ -30,6 +30,8 @@ final class BoundedCache[K, V](val maxWeight: Long, weigh: V => Long) {
     get(key).getOrElse { val v = make; put(key, v); v }
   }
 
+  def remove(key: K): Unit = synchronized(Option(map.remove(key)).foreach(old => weight -= old._2))
+
   def size: Int = synchronized(map.size)
   def totalWeight: Long = synchronized(weight)
   def clear(): Unit = synchronized { map.clear(); weight = 0L }

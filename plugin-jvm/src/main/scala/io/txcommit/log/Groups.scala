@@ -61,6 +61,9 @@ object Groups {
   val CacheMaxWeight: Long = 1000000L
   private val Decided = new BoundedCache[String, Decision](CacheMaxWeight, d => 1L + d.participants.size)
 
+  /** Forgets `ref`'s decision in this JVM (tests: a JVM that has not read it yet). */
+  private[txcommit] def forget(ref: GroupRef): Unit = Decided.remove(ref.decision)
+
   /** The decision of `ref`'s group if this JVM has read it: decided outcomes never change. */
   def known(ref: GroupRef): Option[Decision] = Decided.get(ref.decision)
 

@@ -20,6 +20,9 @@ import io.txcommit.maintenance.{Vacuum, VacuumOptions}
  * TXCOMMIT GENERATE MANIFEST '<path>'
  * TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>' [, ...])
  * TXCOMMIT RESTORE '<path>' TO '<transaction id or ISO-8601 time>'
+ * TXCOMMIT BEGIN [LOCATION '<directory>']
+ * TXCOMMIT COMMIT
+ * TXCOMMIT ROLLBACK
  * }}}
  *
  * A quote inside the path is written twice (`'it''s'`). Every other statement goes to Spark's
@@ -45,8 +48,23 @@ object TxCommitSqlParser {
     "TXCOMMIT GENERATE MANIFEST '<path>', TXCOMMIT ALTER '<path>' SET ('<property>' = '<value>') or " +
     "TXCOMMIT RESTORE '<path>' TO '<transaction id or time>'"
 
+  private val TransactionStatement = "(?is)^\\s*TXCOMMIT\\s+(BEGIN|COMMIT|ROLLBACK)\\b(.*)$".r
+  private val BeginLocation = "(?is)^\\s+LOCATION\\s+'((?:[^']|'')*)'\\s*;?\\s*$".r
+
+  val TransactionUsage: String = "TXCOMMIT BEGIN [LOCATION '<directory>'], TXCOMMIT COMMIT or TXCOMMIT ROLLBACK"
+
   /** The command for a txcommit statement; None for any other SQL. */
   def ours(sqlText: String): Option[LogicalPlan] = sqlText match {
+    case TransactionStatement(verb, tail) =>
+      def bad(why: String) = new MaintenanceException(s"cannot parse '${sqlText.trim}': $why. " +
+        s"Expected $TransactionUsage.")
+      Some((verb.toUpperCase(Locale.ROOT), tail) match {
+        case ("BEGIN", Nothing()) => BeginTransactionCommand(None)
+        case ("BEGIN", BeginLocation(dir)) if dir.trim.nonEmpty => BeginTransactionCommand(Some(dir.replace("''", "'")))
+        case ("COMMIT", Nothing()) => CommitTransactionCommand()
+        case ("ROLLBACK", Nothing()) => RollbackTransactionCommand()
+        case (v, t) => throw bad(s"unexpected '${t.trim}' after $v")
+      })
     case Statement(verb, rest) =>
       def bad(why: String) = new MaintenanceException(s"cannot parse '${sqlText.trim}': $why. " +
         s"Expected $Usage.")

@@ -110,11 +110,30 @@ object TxCommitSQLConf {
     .version(Since).stringConf.transform(_.toLowerCase(java.util.Locale.ROOT))
     .checkValues(Set("replace", "skip", "fail")).createWithDefault("replace")
 
+  val TRANSACTION: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.Group)
+    .doc("txcommit: the multi-table transaction this session's writes belong to, set by TXCOMMIT BEGIN " +
+      "and cleared by TXCOMMIT COMMIT or ROLLBACK (txcommit.transaction(spark) from Python): each write " +
+      "prepares, and the transaction's COMMIT makes all of them visible at once.")
+    .version(Since).stringConf.createWithDefault("")
+
+  val TRANSACTION_LEASE_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.GroupLeaseMs)
+    .doc("txcommit: how long (ms) a multi-table transaction begun in this session may show no life (no " +
+      "write running, between its writes or before its COMMIT) before a writer, VACUUM or a reader that " +
+      "meets it may roll it back; its COMMIT then fails. A running write keeps it alive.")
+    .version(Since).longConf.checkValue(_ >= 100, "must be 100 or more")
+    .createWithDefault(TxCommitConf.DefaultGroupLeaseMs)
+
+  val TRANSACTION_WAIT_MS: ConfigEntry[Long] = SQLConf.buildConf(TxCommitConf.GroupWaitMs)
+    .doc("txcommit: how long (ms) an overwrite waits for a multi-table transaction that holds an undecided " +
+      "overwrite of the same data before it fails with a conflict naming it.")
+    .version(Since).longConf.checkValue(_ >= 0, "must be 0 or more")
+    .createWithDefault(TxCommitConf.DefaultGroupWaitMs)
+
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
     Seq(READ_FILTER, LOG_FIRST, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
       MANIFESTS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
-      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
+      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY, TRANSACTION, TRANSACTION_LEASE_MS, TRANSACTION_WAIT_MS)
     ()
   }
 }

@@ -1,0 +1,233 @@
+"""Multi-table transactions end to end, from a JVM-less client through a real Connect server
+(docs/protocol.md, I32-I35): ``with txcommit.transaction(spark)`` around writes of several
+tables, and the SQL form (``TXCOMMIT BEGIN`` / ``COMMIT`` / ``ROLLBACK``). What a user relies
+on: until the block ends, readers see every table as it was; after it, every write at once;
+an error, a failed write or a dead server leaves nothing, and the next writer after the lease
+rolls a dead transaction back."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+import txcommit
+from txcommit.conformance.protocol import fail_at
+from txcommit.errors import TransactionError
+from txcommit.readers import dataset
+
+from support.servers import new_session, run_until_the_server_dies, running, server_with_s3
+from support.tables import FEATURE_STORES, TableRef, make_table, reader_target, table_makers
+
+
+def ids(spark, url: str) -> list[int]:  # noqa: ANN001
+    return sorted(r["id"] for r in spark.read.parquet(url).select("id").collect())
+
+
+def rows(spark, start: int, n: int, parts: int = 2):  # noqa: ANN001, ANN201
+    return spark.range(start, start + n, 1, parts).withColumn("k", (F.col("id") % 3).cast("int"))
+
+
+def decisions(table: TableRef) -> list[dict]:  # noqa: ANN401
+    return [
+        json.loads(table.read(k) or b"{}")
+        for k in table.objects()
+        if k.startswith("_txcommit/groups/") and k.count("/") == 2
+    ]
+
+
+@pytest.fixture
+def pair(workdir: Path, any_table: TableRef, request) -> tuple[TableRef, TableRef]:  # noqa: ANN001
+    """Two fresh tables on the same store: orders and lines."""
+    return any_table, another(any_table.store, workdir, request)
+
+
+def another(store: str, workdir: Path, request) -> TableRef:  # noqa: ANN001
+    """A fresh table on ``store``, on the emulator its table maker names."""
+    fixture = table_makers()[store].fixture
+    return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
+
+
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
+def test_writes_to_two_tables_are_visible_together_at_the_end_of_the_block(
+    spark, server, pair: tuple[TableRef, TableRef], local_s3
+) -> None:  # noqa: ANN001
+    orders, lines = pair
+    orders.prepare(spark)
+    lines.prepare(spark)
+    rows(spark, 0, 30).write.partitionBy("k").parquet(orders.url)
+    rows(spark, 0, 90).write.partitionBy("k").parquet(lines.url)
+    spark.sql(f"CREATE TABLE tx_lines_{id(pair)} USING parquet LOCATION '{lines.url}'")
+    reader = new_session(server.url)
+    with txcommit.transaction(spark) as tx:
+        rows(spark, 100, 10).write.mode("append").partitionBy("k").parquet(orders.url)
+        # A dynamic partition overwrite of k=1, then an SQL INSERT into the catalog table.
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        rows(spark, 1000, 9).where("k = 1").write.mode("overwrite").partitionBy("k").parquet(
+            lines.url
+        )
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+        spark.sql(f"INSERT INTO tx_lines_{id(pair)} SELECT 2000L AS id, 2 AS k")
+        # Until the block ends, readers (another session, and this one) see both as they were.
+        for s in (reader, spark):
+            assert ids(s, orders.url) == list(range(30))
+            assert ids(s, lines.url) == list(range(90))
+        assert tx.id and decisions(orders) == [], "no decision before the block ends"
+    assert tx.outcome == "committed" and tx.writes == 3
+    expected_lines = sorted([i for i in range(90) if i % 3 != 1] + [1000, 1003, 1006] + [2000])
+    assert ids(reader, orders.url) == list(range(30)) + list(range(100, 110))
+    assert ids(reader, lines.url) == expected_lines
+    (decision,) = decisions(orders)
+    assert decision["outcome"] == "committed" and decision["group"] == tx.id
+    assert len(decision["participants"]) == 3
+    # The Python readers apply the same rule, the decision read from the first table's log.
+    for table, expected in (
+        (orders, list(range(30)) + list(range(100, 110))),
+        (lines, expected_lines),
+    ):
+        url, options = reader_target(table, local_s3)
+        got = (
+            dataset(url, storage_options=options).to_table(columns=["id"]).column("id").to_pylist()
+        )
+        assert sorted(got) == expected
+    reader.stop()
+
+
+@pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
+def test_an_error_in_the_block_leaves_nothing(spark, pair: tuple[TableRef, TableRef]) -> None:  # noqa: ANN001
+    orders, lines = pair
+    orders.prepare(spark)
+    rows(spark, 0, 6).write.parquet(orders.url)
+    with (
+        pytest.raises(RuntimeError, match="the pipeline changed its mind"),
+        txcommit.transaction(spark) as tx,
+    ):
+        rows(spark, 100, 6).write.mode("append").parquet(orders.url)
+        rows(spark, 200, 6).write.mode("overwrite").parquet(lines.url)
+        raise RuntimeError("the pipeline changed its mind")
+    assert tx.outcome == "aborted" and tx.writes == 2
+    assert ids(spark, orders.url) == list(range(6))
+    assert not [f for f in lines.data_files()], "the aborted writes' files are discarded"
+    assert [d["outcome"] for d in decisions(orders)] == ["aborted"]
+    # The session is out of it: the next write commits at once.
+    rows(spark, 300, 3).write.mode("append").parquet(orders.url)
+    assert ids(spark, orders.url) == list(range(6)) + [300, 301, 302]
+
+
+@pytest.mark.parametrize("any_table", ["local"], indirect=True)
+def test_sql_begin_commit_and_rollback_and_their_errors(spark, any_table: TableRef) -> None:  # noqa: ANN001
+    table = any_table
+    table.prepare(spark)
+
+    def sql(text: str):  # noqa: ANN202
+        with txcommit.typed_errors():
+            return spark.sql(text).collect()
+
+    with pytest.raises(TransactionError, match="no transaction is open"):
+        sql("TXCOMMIT COMMIT")
+    (begun,) = sql("TXCOMMIT BEGIN")
+    assert spark.conf.get("spark.txcommit.transaction") == begun["transaction"]
+    with pytest.raises(TransactionError, match="do not nest"):
+        sql("TXCOMMIT BEGIN")
+    rows(spark, 0, 4).write.parquet(table.url)
+    (done,) = sql("TXCOMMIT COMMIT")
+    assert (done["transaction"], done["outcome"], done["writes"]) == (
+        begun["transaction"],
+        "committed",
+        1,
+    )
+    assert spark.conf.get("spark.txcommit.transaction", "") == ""
+    sql("TXCOMMIT BEGIN")
+    rows(spark, 10, 4).write.mode("append").parquet(table.url)
+    (back,) = sql("TXCOMMIT ROLLBACK")
+    assert back["outcome"] == "aborted" and back["writes"] == 1
+    assert ids(spark, table.url) == list(range(4))
+    # A transaction needs the session's writes to go through txcommit.
+    txcommit.disable(spark)
+    with pytest.raises(TransactionError, match="do not go through txcommit"):
+        sql("TXCOMMIT BEGIN")
+
+
+@pytest.mark.parametrize("any_table", ["local"], indirect=True)
+def test_a_failed_write_leaves_the_transaction_only_a_rollback(spark, any_table: TableRef) -> None:  # noqa: ANN001
+    table = any_table
+    table.prepare(spark)
+    rows(spark, 0, 4).write.parquet(table.url)
+    spark.sql("TXCOMMIT BEGIN").collect()
+    rows(spark, 10, 4).write.mode("append").parquet(table.url)
+    boom = fail_at("id", 21, "injected write failure")
+    with pytest.raises(Exception, match="injected write failure"):
+        spark.range(20, 24, 1, 2).select(boom.alias("id")).withColumn("k", F.lit(0)).write.mode(
+            "append"
+        ).parquet(table.url)
+    with pytest.raises(TransactionError, match="one of its writes failed"), txcommit.typed_errors():
+        spark.sql("TXCOMMIT COMMIT").collect()
+    spark.sql("TXCOMMIT ROLLBACK").collect()
+    assert ids(spark, table.url) == list(range(4))
+
+
+@pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
+@pytest.mark.parametrize("point", ["transaction.beforeDecision", "transaction.afterDecision"])
+def test_a_server_killed_at_each_transaction_point_leaves_all_or_nothing(
+    point: str, workdir: Path, pair: tuple[TableRef, TableRef], server, local_s3
+) -> None:  # noqa: ANN001
+    orders, lines = pair
+    committed = point == "transaction.afterDecision"
+    crashing = server_with_s3(workdir / f"halt-{point}-{orders.store}", local_s3)
+    for _ in running(crashing):
+        spark = new_session(crashing.url)
+        orders.prepare(spark)
+        spark.conf.set("spark.txcommit.transaction.leaseMs", "3000")
+        rows(spark, 0, 6).write.parquet(orders.url)
+        rows(spark, 0, 6).write.parquet(lines.url)
+        spark.sql("TXCOMMIT BEGIN").collect()
+        rows(spark, 100, 6).write.mode("append").parquet(orders.url)
+        rows(spark, 200, 6).write.mode("overwrite").parquet(lines.url)
+        spark.conf.set("spark.txcommit.test.haltAt", point)
+        run_until_the_server_dies(
+            crashing, spark, lambda s=spark: s.sql("TXCOMMIT COMMIT").collect()
+        )
+    reader = new_session(server.url, one_clock=True)
+    orders.prepare(reader)
+    if committed:
+        assert ids(reader, orders.url) == list(range(6)) + list(range(100, 106))
+        assert ids(reader, lines.url) == list(range(200, 206))
+        # The derived work the dead driver did not do is rolled forward by the next write.
+        (decision,) = decisions(orders)
+        (over,) = [p["txn"] for p in decision["participants"] if p.get("sequence")]
+        assert lines.read(f"_txcommit/commits/{over}.json") is None
+        rows(reader, 300, 3).write.mode("append").parquet(lines.url)
+        assert lines.read(f"_txcommit/commits/{over}.json") is not None
+        assert ids(reader, lines.url) == list(range(200, 206)) + [300, 301, 302]
+    else:
+        assert ids(reader, orders.url) == list(range(6)) and ids(reader, lines.url) == list(
+            range(6)
+        )
+        # Nobody decided it: after its lease, the next overwrite of lines rolls it back itself.
+        time.sleep(3.5)
+        rows(reader, 300, 3).write.mode("overwrite").parquet(lines.url)
+        (decision,) = decisions(orders)
+        assert decision["outcome"] == "aborted" and decision["decidedBy"] == "lease-expired"
+        assert ids(reader, lines.url) == [300, 301, 302] and ids(reader, orders.url) == list(
+            range(6)
+        )
+    reader.stop()
+
+
+def test_a_transaction_across_two_stores(spark, workdir: Path, request) -> None:  # noqa: ANN001
+    """A local table and an S3 table in one transaction; the decision lives with the first."""
+    local = another("local", workdir, request)
+    s3 = another("s3", workdir, request)
+    s3.prepare(spark)
+    with txcommit.transaction(spark) as tx:
+        rows(spark, 0, 5).write.parquet(s3.url)
+        rows(spark, 10, 5).write.parquet(local.url)
+        prepared = s3.committed().values()
+        assert prepared and all(r["version"] == 4 and "group" in r for r in prepared)
+        assert decisions(s3) == [], "prepared records only: nothing decided, nothing visible"
+    assert tx.outcome == "committed"
+    assert ids(spark, s3.url) == list(range(5)) and ids(spark, local.url) == list(range(10, 15))
+    assert [d["outcome"] for d in decisions(s3)] == ["committed"] and decisions(local) == []
