@@ -418,7 +418,7 @@ def test_txcommit_log_shows_the_history(
     assert set(d) == {
         "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
         "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
-        "restoredFiles",
+        "restoredFiles", "transaction",
     }  # fmt: skip
     # Committed transactions are numbered in commit order: A, the first, is version 1 (I30).
     assert sorted((r["version"], t) for t, r in rows.items() if r["state"] == "committed")[0] == (

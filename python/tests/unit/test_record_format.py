@@ -71,8 +71,8 @@ def test_a_truncated_record_is_refused_naming_the_file() -> None:
 
 def test_a_record_of_another_format_or_version_is_refused() -> None:
     assert "'format' is not" in corrupt_message(JVM_RECORD.replace(b"commit-record", b"other"))
-    v4 = JVM_RECORD.replace(b'"version" : 1', b'"version" : 4')
-    assert "upgrade" in corrupt_message(v4)
+    v5 = JVM_RECORD.replace(b'"version" : 1', b'"version" : 5')
+    assert "upgrade" in corrupt_message(v5)
     other = "0000000000000000"
     assert other in corrupt_message(JVM_RECORD, other)
     three = JVM_RECORD.replace(b'"files" : 2', b'"files" : 3')

@@ -73,7 +73,7 @@ def corrupt(data: bytes, sequence: int | None = 3, txn: str | None = None) -> st
 
 
 def test_corrupt_version_2_records_are_refused_naming_the_file() -> None:
-    assert "upgrade" in corrupt(JVM_OVERWRITE.replace(b'"version" : 2', b'"version" : 4'))
+    assert "upgrade" in corrupt(JVM_OVERWRITE.replace(b'"version" : 2', b'"version" : 5'))
     assert "truncated" in corrupt(JVM_OVERWRITE[:-40])
     assert "file name says 4" in corrupt(JVM_OVERWRITE, 4)
     assert "'operation' is 'delete'" in corrupt(

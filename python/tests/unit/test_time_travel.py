@@ -44,6 +44,7 @@ def test_version_order(case: dict[str, Any]) -> None:
     versions = order(
         [(a["txn"], a["storeTime"]) for a in case["appends"]],
         [(r["sequence"], r["txn"], r["storeTime"]) for r in case["replaces"]],
+        [(r["txn"], r["storeTime"], r["sequence"]) for r in case.get("decided", [])],
     )
     assert [v.txn for v in versions] == case["order"]
     assert [v.number for v in versions] == list(range(1, len(versions) + 1))

@@ -169,13 +169,7 @@ class Decisions:
             if ref.decision in self._asked:
                 return self._asked[ref.decision]
         directory, _, name = ref.decision.rpartition("/")
-        with self._lock:
-            store = self._stores.get(directory)
-        if store is None:
-            store = open_store(directory, **self._options)
-            with self._lock:
-                self._stores[directory] = store
-        data = store.read(name)
+        data = self._store(directory).read(name)
         found = None if data is None else decode_decision(data, ref.decision, ref.id)
         with self._lock:
             self._asked[ref.decision] = found
@@ -185,6 +179,30 @@ class Decisions:
                     _decided.clear()
                 _decided[ref.decision] = found
         return found
+
+    def decision_times(self, refs: list[GroupRef]) -> dict[str, int]:
+        """The store's times (epoch ms) of the decisions of ``refs``, by decision URL: one
+        listing per directory of decisions (``Groups.decisionTimes``)."""
+        out: dict[str, int] = {}
+        by_dir: dict[str, list[GroupRef]] = {}
+        for r in refs:
+            by_dir.setdefault(r.decision.rpartition("/")[0], []).append(r)
+        for directory, rs in by_dir.items():
+            listed = {f.key: f.mtime_ns for f in self._store(directory).list("")}
+            for r in rs:
+                at = listed.get(r.decision.rpartition("/")[2])
+                if at is not None and at > 0:
+                    out[r.decision] = at // 1_000_000
+        return out
+
+    def _store(self, directory: str) -> Store:
+        with self._lock:
+            store = self._stores.get(directory)
+        if store is None:
+            store = open_store(directory, **self._options)
+            with self._lock:
+                self._stores[directory] = store
+        return store
 
     def forget_undecided(self) -> None:
         """Ask again every group this view found undecided (its logs were listed again)."""

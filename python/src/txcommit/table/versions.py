@@ -1,7 +1,8 @@
 """What a version of a table is (docs/protocol.md, I30), as the JVM's ``TableVersions`` says it.
 
 A version is a commit point: an append's ``commits/<txn>.json``, a replacing commit's
-``replace/<sequence>.json``. Versions are ordered by the time the STORE gave the record (the
+``replace/<sequence>.json``, a write of a multi-table transaction its transaction's decision.
+Versions are ordered by the time the STORE gave the record (the
 modification time its listing returns: one clock for every writer, never a writer's), ties by
 transaction id, with ``replace/`` records in sequence order (one the store dated before its
 predecessor takes its predecessor's time). A listing without a time stands for it with the time
@@ -59,11 +60,19 @@ def _known(txn: str, store_time: int | None) -> int:
 def order(
     appends: Iterable[tuple[str, int | None]],
     replaces: Iterable[tuple[int, str, int | None]],
+    decided: Iterable[tuple[str, int | None, int | None]] = (),
 ) -> list[TableVersion]:
     """The versions of a table: ``appends`` are (txn, store time ms) of the ``commits/`` records
-    that are not a replacing commit's copy, ``replaces`` (sequence, txn, store time ms) of every
-    ``replace/`` record."""
-    a = sorted(((_known(t, at), t, None) for t, at in appends), key=lambda x: (x[0], x[1]))
+    that are not a replacing commit's copy nor a prepared record, ``replaces`` (sequence, txn,
+    store time ms) of every ``replace/`` record that is not a prepared record, ``decided`` (txn,
+    store time ms of its transaction's decision, sequence of a replacing one) of every prepared
+    record its multi-table transaction committed: dated by the decision, the same in every table
+    (I32), not by its place in ``replace/``."""
+    a = sorted(
+        [(_known(t, at), t, None) for t, at in appends]
+        + [(_known(t, at), t, seq) for t, at, seq in decided],
+        key=lambda x: (x[0], x[1]),
+    )
     r: list[tuple[int, str, int | None]] = []
     latest = 0
     for seq, txn, at in sorted(replaces, key=lambda x: x[0]):

@@ -161,6 +161,8 @@ class HistoryRow:
     store_time: int | None = None
     #: The files a restore re-added (docs/protocol.md, I31).
     restored_files: int | None = None
+    #: The multi-table transaction of a write of one (docs/protocol.md, I32).
+    transaction: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The row with the history's column names (shared with the JVM's history)."""
@@ -181,6 +183,7 @@ class HistoryRow:
             "version": self.version,
             "storeTime": self.store_time,
             "restoredFiles": self.restored_files,
+            "transaction": self.transaction,
         }
 
 
@@ -272,6 +275,10 @@ class _Log:
     groups_met: list[GroupRef] = field(default_factory=list)
     txns_listed: frozenset[str] = frozenset()
     highest: int = 0
+    #: The prepared records of multi-table transactions this log's view found not committed,
+    #: and how the view judged them.
+    prepared: list[CommitRecord] = field(default_factory=list)
+    decisions: Decisions | None = None
 
     def holds(self, p: Participant) -> bool:
         """Whether this log's listing holds the record of participant ``p`` of a group."""
@@ -485,11 +492,37 @@ class TableView:
                     version=versions[txn].number if txn in versions else None,
                     store_time=versions[txn].store_time if txn in versions else None,
                     restored_files=len(r.restored) if replacing else 0,
+                    transaction=r.group.id if r.group is not None else None,
                 )
             )
+        # A prepared write not committed: ``prepared`` while its transaction is undecided, else
+        # ``aborted`` (decided aborted, or a write its decision does not name).
+        decisions = self._log.decisions or Decisions()
+        for r in self._log.prepared:
+            if r.txn in records:
+                continue
+            undecided = r.group is not None and decisions.decision(r.group) is None
+            rows.append(
+                HistoryRow(
+                    txn=r.txn,
+                    state="prepared" if undecided else "aborted",
+                    started_at=r.started_at,
+                    committed_at=None,
+                    operation=r.operation,
+                    write_id=r.write_id,
+                    files=r.files,
+                    bytes=r.bytes,
+                    rows=None,
+                    removed_files=r.removed_files if r.is_replacing else None,
+                    removed_bytes=r.removed_bytes if r.is_replacing else None,
+                    sequence=r.sequence,
+                    transaction=r.group.id if r.group is not None else None,
+                )
+            )
+        shown = {row.txn for row in rows}
         for state, markers in (("aborted", self.aborted), ("pending", self.pending)):
             for txn, marker in markers.items():
-                if txn in records or (state == "pending" and txn in self.aborted):
+                if txn in shown or (state == "pending" and txn in self.aborted):
                     continue
                 started = marker.get("startedAt")
                 rows.append(
@@ -916,9 +949,14 @@ def _load_log(
             f, txn, seq = item
             skip = checkpoint.covers(txn) if txn is not None else (seq or 0) <= through
             (unread if skip else needed).append(item)
-    appends, replacements, met = _read_records(store, needed, ignore_corrupt, report, decisions)
+    prepared: list[CommitRecord] = []
+    appends, replacements, met = _read_records(
+        store, needed, ignore_corrupt, report, decisions, prepared
+    )
     log = _Log(store, ignore_corrupt, checkpoint, appends, replacements, unread, properties, times)
     log.groups_met = met
+    log.prepared = prepared
+    log.decisions = decisions
     log.txns_listed = frozenset(t for _, t in commits)
     log.highest = highest
     return log, markers
@@ -954,14 +992,26 @@ def _log_as_of(
     replacing commit removed a file of the snapshot before a VACUUM's horizon: the file may be
     gone. The log's :class:`AsOfListing` names the snapshot's files a later replacing commit
     removed, which the data listing must hold."""
-    _, replacements, _ = _read_records(
-        store, [(f, None, seq) for f, seq in listed.replaces], ignore_corrupt, report, decisions
+    _, listed_replacements, _ = _read_records(
+        store, [(f, None, seq) for f, seq in listed.replaces], ignore_corrupt, report, None
     )
     times = {seq: _ms(f) for f, seq in listed.replaces}
-    replacing = {r.txn for r in replacements}
+    replacing = {r.txn for r in listed_replacements}
+    replacements = [r for r in listed_replacements if decisions.committed(r)]
+    # A multi-table transaction's write is a version only once committed, dated by its decision
+    # (I32): the appends' records are read to tell them.
+    all_appends, _, _ = _read_records(
+        store, [(f, t, None) for f, t in listed.commits if t not in replacing], ignore_corrupt,
+        report, None,
+    )  # fmt: skip
+    prepared = {t for t, r in all_appends.items() if r.group is not None}
+    decided = [r for r in all_appends.values() if r.group is not None and decisions.committed(r)]
+    decided += [r for r in replacements if r.group is not None]
+    decided_at = decisions.decision_times([r.group for r in decided if r.group is not None])
     versions = order(
-        [(t, _ms(f)) for f, t in listed.commits if t not in replacing],
-        [(r.sequence or 0, r.txn, times.get(r.sequence or 0)) for r in replacements],
+        [(t, _ms(f)) for f, t in listed.commits if t not in replacing and t not in prepared],
+        [(r.sequence or 0, r.txn, times.get(r.sequence or 0)) for r in replacements if not r.group],
+        [(r.txn, decided_at.get(r.group.decision), r.sequence) for r in decided if r.group],
     )
 
     def fail(why: str) -> TimeTravelError:
@@ -1009,7 +1059,12 @@ def _log_as_of(
         raise fail(
             f"transaction {as_of.text} never committed: VACUUM fenced it, so it has no snapshot"
         )
-    kept = [r for r in replacements if (r.sequence or 0) <= through]
+
+    def in_it(r: CommitRecord) -> bool:
+        # Up to the version's place, and a multi-table transaction's write once it committed.
+        return (r.sequence or 0) <= through and (r.group is None or r.txn in held)
+
+    kept = [r for r in replacements if in_it(r)]
     before = fold_removals((), kept).removals
 
     def in_snapshot(f: RemovedFile) -> bool:
@@ -1031,7 +1086,7 @@ def _log_as_of(
     removed_later = [
         (f, r)
         for r in replacements
-        if (r.sequence or 0) > through
+        if not in_it(r)
         for f in r.removed
         if id(f) in still_removed and in_snapshot(f)
     ]
@@ -1145,14 +1200,18 @@ def _read_records(
     ignore_corrupt: bool,
     report: ProgressReport,
     decisions: Decisions | None,
+    uncommitted: list[CommitRecord] | None = None,
 ) -> tuple[dict[str, CommitRecord], list[CommitRecord], list[GroupRef]]:
     """The records ``items`` name (``(file, txn, None)`` of ``commits/``, ``(file, None,
     sequence)`` of ``replace/``): the ``commits/`` ones that commit by themselves, by txn, and
     the ``replace/`` ones in sequence order. As the JVM does, a replacing commit's
     ``commits/`` copy commits nothing: only its ``replace/`` record does (else its new files
     would show without its removals). A group's prepared record is left out unless its group's
-    decision (asked through ``decisions``) committed it; the groups met come third. Without
-    ``decisions`` (records a checkpoint covers: decided) every record counts."""
+    decision (asked through ``decisions``) committed it (added to ``uncommitted`` instead); the
+    groups met come third. Without ``decisions`` (records a checkpoint covers: decided) every
+    record counts."""
+    if uncommitted is None:
+        uncommitted = []
 
     def load(item: _Item) -> CommitRecord | None:
         f, txn, sequence = item
@@ -1174,6 +1233,7 @@ def _read_records(
         if record.group is not None and (txn is None or not record.is_replacing):
             met.setdefault(record.group.id, record.group)
             if decisions is not None and not decisions.committed(record):
+                uncommitted.append(record)
                 continue
         if txn is None:
             replacements.append(record)

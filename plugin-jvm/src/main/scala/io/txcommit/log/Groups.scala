@@ -98,6 +98,16 @@ object Groups {
     }
   }
 
+  /**
+   * The store's times of the decisions of `refs` (by decision URL): one listing per directory of
+   * decisions. A decision the listing lacks, or a store that keeps no time, is left out.
+   */
+  def decisionTimes(refs: Seq[GroupRef], storeOf: GroupRef => CommitStore): Map[String, Long] =
+    refs.distinctBy(_.decision).groupBy(_.decisionPath.getParent).flatMap { case (dir, rs) =>
+      val listed = storeOf(rs.head).list(dir).map(st => st.getPath.getName -> st.getModificationTime).toMap
+      rs.flatMap(r => listed.get(r.decisionPath.getName).filter(_ > 0L).map(r.decision -> _))
+    }
+
   /** Rewrites the group's lease: its store time is the group's newest sign of life. */
   def renewLease(ref: GroupRef, store: CommitStore): Unit =
     store.writeReplacing(ref.leasePath,

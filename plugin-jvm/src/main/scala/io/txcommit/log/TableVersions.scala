@@ -17,7 +17,9 @@ final case class TableVersion(number: Long, txn: String, storeTime: Long, sequen
  * commit point (one clock for every writer: a writer's clock never moves a version), ties by
  * transaction id, with `replace/` records in their sequence order. An append's commit point is
  * its `commits/` record; a replacing commit's is its `replace/` record (its `commits/` copy,
- * written after, is no version). No writer ever consults this order: it needs no shared counter.
+ * written after, is no version); a write of a multi-table transaction's is its transaction's
+ * decision (I32), the same in every table it wrote, so a version of any of them holds the whole
+ * transaction. No writer ever consults this order: it needs no shared counter.
  */
 final case class TableVersions(versions: Vector[TableVersion]) {
 
@@ -35,13 +37,19 @@ object TableVersions {
 
   /**
    * The order of a table's commit points. `appends`: (txn, store time) of every `commits/` record
-   * that is not a replacing commit's copy; `replaces`: (sequence, txn, store time) of every
-   * `replace/` record. A store time of 0 or less (a store whose listing gives none) stands for the
+   * that is not a replacing commit's copy nor a prepared record; `replaces`: (sequence, txn,
+   * store time) of every `replace/` record that is not a prepared record; `decided`: (txn, store
+   * time of its transaction's decision, sequence of a replacing one) of every prepared record
+   * its transaction committed. A store time of 0 or less (a store whose listing gives none) stands for the
    * time in the transaction's id (its driver's clock when it started).
    */
-  def order(appends: Seq[(String, Long)], replaces: Seq[(Long, String, Long)]): TableVersions = {
+  def order(appends: Seq[(String, Long)], replaces: Seq[(Long, String, Long)],
+      decided: Seq[(String, Long, Option[Long])] = Nil): TableVersions = {
     def known(txn: String, t: Long): Long = if (t > 0L) t else TxnId.startedAt(txn).getOrElse(0L)
-    val a = appends.map { case (txn, t) => (known(txn, t), txn, Option.empty[Long]) }.sortBy(x => (x._1, x._2))
+    // A multi-table transaction's write is dated by its decision, not by its place in replace/:
+    // the sequence order of prepared records is the order they were prepared in, not committed.
+    val a = (appends.map { case (txn, t) => (known(txn, t), txn, Option.empty[Long]) } ++
+      decided.map { case (txn, t, seq) => (known(txn, t), txn, seq) }).sortBy(x => (x._1, x._2))
     // Sequence order is commit order (I23): a record never sorts before one with a lower number.
     val r = replaces.sortBy(_._1).scanLeft((0L, "", Option.empty[Long])) { case ((prev, _, _), (seq, txn, t)) =>
       (math.max(prev, known(txn, t)), txn, Some(seq))

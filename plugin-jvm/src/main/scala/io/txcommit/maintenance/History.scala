@@ -15,9 +15,13 @@ object History {
   def rows(table: Path, conf: Configuration): Seq[HistoryRow] = {
     val store = Adapters.open(table, conf)
     val state = new TableState(table, store, conf)
-    val commits = store.list(state.layout.commitsDir).flatMap(st =>
-      LogLayout.txnOfRecordName(st.getPath.getName).map(_ -> st))
-    val versions = SnapshotAsOf.versionsOf(commits, state.replaceListing, state.replaceLog)
+    val commits = state.commitsListing.flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName).map(_ -> st))
+    // Writes of multi-table transactions (I32): one row per table, naming the transaction.
+    val prepared =
+      (state.replaceListed.records ++ commits.flatMap(c => state.commitRecordOf(c._1))).filter(_.isPrepared)
+    val groupOf = prepared.map(r => r.txn -> r.group.get).toMap
+    val versions = SnapshotAsOf.versionsOf(commits, state.replaceListing, state.replaceLog,
+      groupOf.filter(g => !state.replaceListed.byTxn.contains(g._1)), state.groups)
     val byTxn = versions.versions.map(v => v.txn -> v).toMap // a txn's last version
     val records = state.committedRecords
     val changed = schemaChanges(records)
@@ -26,14 +30,23 @@ object History {
         r.writeId,
         Some(r.files.toLong), Some(r.bytes), state.rowCounts.get(r.txn), r.replacement.map(_.removedFiles.toLong),
         r.replacement.map(_.removedBytes), r.sequence, changed.get(r.txn), byTxn.get(r.txn).map(_.number),
-        byTxn.get(r.txn).map(_.storeTime), r.replacement.map(_.restored.size.toLong))
+        byTxn.get(r.txn).map(_.storeTime), r.replacement.map(_.restored.size.toLong), r.group.map(_.id))
     }.sortBy(r => (r.version.getOrElse(Long.MaxValue), r.txn))
     val done = committed.map(_.txn).toSet
-    val others = (state.pendingTxns ++ state.abortedTxns).toSeq.filterNot(done).map { t =>
-      HistoryRow(t, if (state.abortedTxns(t)) "aborted" else "pending", TxnId.startedAt(t).getOrElse(0L),
-        None, None, None, None, None, None, None, None, None)
+    // A prepared write not committed: `prepared` while its transaction is undecided, else
+    // `aborted` (decided aborted, or a write its decision does not name).
+    val undecided = prepared.filterNot(r => done(r.txn)).map { r =>
+      HistoryRow(r.txn, if (state.groups.undecided(r)) "prepared" else "aborted", r.startedAt, None, Some(r.operation),
+        r.writeId, Some(r.files.toLong),
+        Some(r.bytes), None, r.replacement.map(_.removedFiles.toLong), r.replacement.map(_.removedBytes), r.sequence,
+        transaction = r.group.map(_.id))
     }
-    committed ++ others.sortBy(r => (r.startedAt, r.txn))
+    val others = (state.pendingTxns ++ state.abortedTxns).toSeq.filterNot(t => done(t) || groupOf.contains(t)).map {
+      t =>
+        HistoryRow(t, if (state.abortedTxns(t)) "aborted" else "pending", TxnId.startedAt(t).getOrElse(0L),
+          None, None, None, None, None, None, None, None, None)
+    }
+    committed ++ (undecided ++ others).sortBy(r => (r.startedAt, r.txn))
   }
 
   /**

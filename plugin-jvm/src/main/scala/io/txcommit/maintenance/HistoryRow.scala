@@ -12,4 +12,4 @@ final case class HistoryRow(txn: String, state: String, startedAt: Long, committ
     operation: Option[String], writeId: Option[String], files: Option[Long], bytes: Option[Long],
     rows: Option[Long], removedFiles: Option[Long], removedBytes: Option[Long], sequence: Option[Long],
     schema: Option[String] = None, version: Option[Long] = None, storeTime: Option[Long] = None,
-    restoredFiles: Option[Long] = None)
+    restoredFiles: Option[Long] = None, transaction: Option[String] = None)

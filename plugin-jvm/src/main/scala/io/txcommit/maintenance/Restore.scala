@@ -49,7 +49,7 @@ object Restore {
    */
   def toVersion(table: Path, conf: Configuration, asOf: AsOf, statement: String): (TableVersion, CommitRecord) = {
     val store = Adapters.open(table, conf)
-    val resolved = SnapshotAsOf.resolve(table, store, asOf, statement, ignoreCorrupt = false).getOrElse(
+    val resolved = SnapshotAsOf.resolve(table, store, asOf, statement, ignoreCorrupt = false, conf).getOrElse(
       throw new MaintenanceException(s"$statement: ${Paths.display(table)} has no committed transaction; " +
         "nothing was written. Check the path."))
     val as = new LogFirstReader(conf, false,

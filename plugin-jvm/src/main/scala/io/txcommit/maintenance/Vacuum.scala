@@ -15,6 +15,8 @@ import io.txcommit.log.{
   CommitRecord,
   DataFileName,
   Fence,
+  GroupRef,
+  Groups,
   LogLayout,
   RecordCodec,
   RemovedFile,
@@ -72,6 +74,9 @@ object Vacuum {
     val fs = path.getFileSystem(conf)
     val table = located(fs, path)
     val store = Adapters.open(table, conf)
+    // A multi-table transaction whose lease ran out is decided aborted first (I33): its decision
+    // is its fence, and the snapshot below then judges its writes never committed.
+    if (!opts.dryRun && store.exists(LogLayout(table).logDir)) abortExpired(table, store, conf, now)
     val state = new TableState(table, store, conf)
     if (state.allFiles(LogLayout.LogDirName).isEmpty) {
       throw new MaintenanceException(s"VACUUM: ${Paths.display(path)} is not a txcommit table " +
@@ -135,7 +140,8 @@ object Vacuum {
     }
     val garbage: Seq[(TableFile, String, String)] = superseded ++ files.flatMap { f =>
       val segments = f.path.split("/")
-      if (f.path.startsWith(LogLayout.LogDirName + "/")) marker(f, segments, state, old)
+      if (f.path.startsWith(LogLayout.LogDirName + "/groups/")) lease(f, segments, store, table, horizon)
+      else if (f.path.startsWith(LogLayout.LogDirName + "/")) marker(f, segments, state, old)
       else segments.find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)) match {
         case Some(txn) =>
           if (finished(txn)) Some((f, "staging", s"S3A staging marker of committed txn $txn"))
@@ -146,12 +152,17 @@ object Vacuum {
         case None => None
       }
     }
-    // Fence every never-committed transaction before deleting a file of it; one that turned
-    // out committed keeps its files.
+    // A write of a multi-table transaction not decided yet (its lease lives) keeps its files;
+    // one decided aborted (or not named by its committed decision) needs no fence: the decision
+    // is final. Fence every other never-committed transaction before deleting a file of it; one
+    // that turned out committed keeps its files.
+    val undecided = state.undecided.map(_.txn).toSet
+    def prepared(txn: String): Boolean =
+      state.replaceListed.byTxn.get(txn).exists(_.isPrepared) || state.commitRecordOf(txn).exists(_.isPrepared)
     val committedLate: Set[String] =
-      if (opts.dryRun) Set.empty
-      else garbage.flatMap { case (f, kind, _) => if (kind == "marker") None else activityOf(f) }
-        .distinct.filterNot(finished).filterNot { txn =>
+      if (opts.dryRun) undecided
+      else undecided ++ garbage.flatMap { case (f, kind, _) => if (kind == "marker") None else activityOf(f) }
+        .distinct.filterNot(finished).filterNot(undecided).filterNot(prepared).filterNot { txn =>
           val layout = LogLayout(table)
           val aborted = store.exists(layout.abortedRecord(txn))
           val mayReplace = !aborted && store.read(layout.pendingRecord(txn))
@@ -219,6 +230,19 @@ object Vacuum {
       "were not followed: VACUUM deletes nothing through a link, nor a link itself")
   }
 
+  /** Decides aborted every multi-table transaction with an undecided write in the table whose lease ran out by `now`. */
+  private def abortExpired(table: Path, store: CommitStore, conf: Configuration, now: Long): Unit = {
+    val s = new TableState(table, store, conf)
+    val allowance = io.txcommit.conf.TxCommitConf.maxClockSkewMs(conf)
+    s.undecided.groupBy(_.group.get.id).values.foreach { rs =>
+      val ref = rs.head.group.get
+      Groups.abortIfExpired(ref, s.groups.store(ref), rs.map(s.storeTime).max, now, allowance).foreach { d =>
+        log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${Groups.describe(ref)} is decided ${d.outcome} " +
+          s"(${d.decidedBy}); its writes here are ${if (d.committed) "committed" else "never committed"}")
+      }
+    }
+  }
+
   /**
    * Records `horizon` in `vacuum/` (docs/protocol.md, I30): files removed by a replacing commit
    * before it may be deleted, so a past snapshot holding one can no longer be read whole.
@@ -234,6 +258,18 @@ object Vacuum {
   private def activityOf(f: TableFile): Option[String] =
     if (f.path.startsWith(s"${LogLayout.LogDirName}/pending/")) LogLayout.txnOfRecordName(f.name)
     else f.txn.orElse(f.path.split("/").find(_.startsWith(MagicPrefix)).map(_.stripPrefix(MagicPrefix)))
+
+  /**
+   * The lease of a multi-table transaction whose decision this table keeps, once decided and
+   * silent since before the horizon: no one asks a decided transaction's lease. Decisions stay
+   * (other tables' prepared records name them: they are commit points, like records).
+   */
+  private def lease(f: TableFile, segments: Array[String], store: CommitStore, table: Path,
+      horizon: Long): Option[(TableFile, String, String)] =
+    if (segments.length == 4 && segments(3) == "lease.json" && f.modifiedAt < horizon &&
+      TxnId.isValid(segments(2)) && store.exists(GroupRef.decisionUnder(table, segments(2)))) {
+      Some((f, "marker", s"lease of decided transaction ${segments(2)}, silent since before the horizon"))
+    } else None
 
   private def marker(f: TableFile, segments: Array[String], state: TableState,
       old: String => Boolean): Option[(TableFile, String, String)] =

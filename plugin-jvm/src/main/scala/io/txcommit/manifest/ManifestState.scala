@@ -18,10 +18,17 @@ import io.txcommit.store.CommitStore
 object ManifestState {
   val Format = "txcommit-manifests"
 
-  /** The names of the records `state` lists, its log listing forced before any data listing. */
-  def recordNames(state: TableState): Set[String] =
+  /**
+   * The names of the records `state` lists, its log listing forced before any data listing,
+   * less the prepared records of multi-table transactions not decided yet (I32): they change
+   * nothing yet and may later, so a pass counts them only once their transaction decided.
+   */
+  def recordNames(state: TableState): Set[String] = {
+    val open =
+      state.undecided.map(r => r.sequence.fold(s"commits/${r.txn}")(s => s"replace/${LogLayout.replaceRecordName(s)}"))
     state.commitTxns.map(t => s"commits/$t") ++ state.replaceListing.map(_.getPath.getName)
-      .filter(n => LogLayout.sequenceOfRecordName(n).isDefined).map(n => s"replace/$n")
+      .filter(n => LogLayout.sequenceOfRecordName(n).isDefined).map(n => s"replace/$n") -- open
+  }
 
   /** The names a commit's own records have (its `replace/` record and its `commits/` one or copy). */
   def ownNames(record: CommitRecord): Set[String] =

@@ -152,7 +152,7 @@ object LogFirstSnapshot {
       case Some(a) =>
         Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
           val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-          SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
+          SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt, conf).map { r =>
             LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
             AsOfListing.expect(readId, r.snapshot.root, r.listing)
             r.snapshot

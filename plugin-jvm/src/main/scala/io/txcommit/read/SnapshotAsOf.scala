@@ -2,6 +2,7 @@ package io.txcommit.read
 
 import java.time.Instant
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 
 import io.txcommit.{Paths, TimeTravelException}
@@ -9,6 +10,9 @@ import io.txcommit.log.{
   Checkpoint,
   CheckpointLog,
   CommitRecord,
+  GroupDecisions,
+  GroupRef,
+  Groups,
   LogLayout,
   NetRemovals,
   RecordCodec,
@@ -18,7 +22,7 @@ import io.txcommit.log.{
   TableVersions
 }
 import io.txcommit.log.TableVersions.{AsOf, AsOfTime, AsOfTxn}
-import io.txcommit.store.CommitStore
+import io.txcommit.store.{Adapters, CommitStore}
 
 /**
  * A table's state as of one of its versions (docs/protocol.md, I30), from one listing of its log:
@@ -53,8 +57,8 @@ object SnapshotAsOf {
    * when `dir` holds no committed record. Fails with [[TimeTravelException]] when `asOf` names no
    * version of the table or the snapshot's files are gone.
    */
-  def resolve(dir: Path, store: CommitStore, asOf: AsOf, option: String, ignoreCorrupt: Boolean)
-      : Option[Resolved] = {
+  def resolve(dir: Path, store: CommitStore, asOf: AsOf, option: String, ignoreCorrupt: Boolean,
+      conf: Configuration = new Configuration()): Option[Resolved] = {
     val layout = LogLayout(dir)
     val table = Paths.display(dir)
     val commits =
@@ -64,9 +68,18 @@ object SnapshotAsOf {
     // next); checkpoints/ beside replace/: a checkpoint beyond the version's sequence is unused.
     val (checkpoints, replaceListing) =
       LogRequests.atOnce(CheckpointLog.list(layout, store.list), store.list(layout.replaceDir))
-    val replaced = ReplaceLog.load(layout, _ => replaceListing, p => store.read(p), Paths.display,
+    val listed = ReplaceLog.load(layout, _ => replaceListing, p => store.read(p), Paths.display,
       e => if (!ignoreCorrupt) throw e)
-    val versions = versionsOf(commits, replaceListing, replaced)
+    val groups = new GroupDecisions(root => if (root == dir) store else Adapters.open(root, conf))
+    // A prepared record is a version only where its transaction committed it, dated by the decision (I32).
+    val prepared = LogRequests.records(dir, store, commits.map(_._1).filterNot(listed.byTxn.contains))
+      .collect { case (t, Some(c)) if !c.replacing && c.group.isDefined => t -> c.group.get }
+    val replaced = listed.decided(groups.committed)
+    val versions = versionsOf(commits, replaceListing, replaced, prepared, groups)
+    // The replacing records of the snapshot as of version `v`'s place: up to `through`, and a
+    // multi-table transaction's only when it committed by then.
+    def heldBy(held: Set[String], through: Long)(r: CommitRecord): Boolean =
+      r.sequence.exists(_ <= through) && (!r.isPrepared || held(r.txn))
     def fail(why: String): Nothing =
       throw new TimeTravelException(s"$option '${asOf.text}' of table $table: $why")
     val version = asOf match {
@@ -88,10 +101,13 @@ object SnapshotAsOf {
     val checkpoint = CheckpointLog.newest(checkpoints, p => store.read(p), Paths.display,
       c => c.through <= through && !c.committed.keysIterator.exists(later))
     val after = checkpoint.fold(0L)(_.through)
-    val inSnapshot = ReplaceLog(replaced.records.filter(_.sequence.exists(s => s > after && s <= through)))
+    val held = upTo.map(_.txn).toSet
+    val inSnapshot = ReplaceLog(replaced.records.filter(r => r.sequence.exists(_ > after) && heldBy(held, through)(r)))
+    val open = listed.records.flatMap(_.sequence).filter(s => s > after && s <= through)
+      .filterNot(s => inSnapshot.records.exists(_.sequence.contains(s))).toVector
     val appends = upTo.filter(v => v.sequence.isEmpty && !checkpoint.exists(_.covers(v.txn))).map(_.txn)
     val snapshot = s"the snapshot (version ${version.number}, transaction ${version.txn})"
-    val removed = removedLater(upTo.map(_.txn).toSet, replaced, through, version.storeTime)
+    val removed = removedLater(held, replaced, heldBy(held, through), version.storeTime)
     if (removed.nonEmpty) {
       val horizon = store.list(layout.vacuumDir).flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
         .foldLeft(0L)(math.max)
@@ -102,20 +118,34 @@ object SnapshotAsOf {
           "newer than the horizon can be read")
     }
     Some(Resolved(version, versions,
-        TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through, appends.distinct.sorted),
+        TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through, appends.distinct.sorted, open),
         checkpoint, inSnapshot,
         AsOfListing(s"$option '${asOf.text}' of table $table: $snapshot",
           removed.map(_._1).toVector)))
   }
 
-  /** The versions of a table from its listings (`commits/`, `replace/`) and its `replace/` records. */
-  def versionsOf(commits: Seq[(String, FileStatus)], replaceListing: Seq[FileStatus],
-      replaced: ReplaceLog): TableVersions = {
+  /**
+   * The versions of a table from its listings (`commits/`, `replace/`), its committed `replace/`
+   * records (`replaced`, prepared ones only where their transaction committed them) and its
+   * prepared appends (`prepared`, by txn, whatever their transaction decided): a prepared record
+   * its transaction committed is dated by the decision's store time (one listing per directory
+   * of decisions), the others are no version.
+   */
+  def versionsOf(commits: Seq[(String, FileStatus)], replaceListing: Seq[FileStatus], replaced: ReplaceLog,
+      prepared: Map[String, GroupRef], groups: GroupDecisions): TableVersions = {
     val times = replaceListing.flatMap(st =>
       LogLayout.sequenceOfRecordName(st.getPath.getName).map(_ -> st.getModificationTime)).toMap
+    val committedPrepared = prepared.filter { case (t, g) => groups.commits(g, t) }
+    val decidedAt = Groups.decisionTimes((committedPrepared.values ++ replaced.records.flatMap(_.group)).toSeq,
+      groups.store)
+    def dated(g: GroupRef): Long = decidedAt.getOrElse(g.decision, 0L)
     TableVersions.order(
-      commits.collect { case (txn, st) if !replaced.byTxn.contains(txn) => txn -> st.getModificationTime },
-      replaced.records.flatMap(r => r.sequence.map(s => (s, r.txn, times.getOrElse(s, 0L)))))
+      commits.collect {
+        case (txn, st) if !replaced.byTxn.contains(txn) && !prepared.contains(txn) => txn -> st.getModificationTime
+      },
+      replaced.records.filterNot(_.isPrepared).flatMap(r => r.sequence.map(s => (s, r.txn, times.getOrElse(s, 0L)))),
+      committedPrepared.toSeq.map { case (t, g) => (t, dated(g), Option.empty[Long]) } ++
+        replaced.records.filter(_.isPrepared).map(r => (r.txn, dated(r.group.get), r.sequence)))
   }
 
   private def isFence(store: CommitStore, layout: LogLayout, txn: String, replaced: ReplaceLog): Boolean =
@@ -136,9 +166,9 @@ object SnapshotAsOf {
    * of the same name may have been removed before). A removal without identity (an older
    * writer's) names the path, as it removed it.
    */
-  private def removedLater(held: Set[String], replaced: ReplaceLog, through: Long, storeTime: Long)
+  private def removedLater(held: Set[String], replaced: ReplaceLog, inIt: CommitRecord => Boolean, storeTime: Long)
       : Seq[(RemovedFile, CommitRecord)] = {
-    val before = NetRemovals.fold(Nil, replaced.records.filter(_.sequence.exists(_ <= through))).removals
+    val before = NetRemovals.fold(Nil, replaced.records.filter(inIt)).removals
     def inSnapshot(f: RemovedFile): Boolean = (f.txn, f.modifiedAt) match {
       case (Some(txn), _) => held(txn) && !before.names(f.path)
       case (None, Some(at)) =>
@@ -146,7 +176,7 @@ object SnapshotAsOf {
       case (None, None) => !before.names(f.path)
     }
     NetRemovals.fold(Nil, replaced.records).removed.collect {
-      case (f, Some(r)) if r.sequence.exists(_ > through) && inSnapshot(f) => f -> r
+      case (f, Some(r)) if !inIt(r) && inSnapshot(f) => f -> r
     }
   }
 }

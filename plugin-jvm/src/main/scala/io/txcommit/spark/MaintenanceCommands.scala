@@ -71,7 +71,8 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
     "txn" -> StringType, "state" -> StringType, "startedAt" -> LongType, "committedAt" -> LongType,
     "operation" -> StringType, "writeId" -> StringType, "files" -> LongType, "bytes" -> LongType,
     "rows" -> LongType, "removedFiles" -> LongType, "removedBytes" -> LongType, "sequence" -> LongType,
-    "schema" -> StringType, "version" -> LongType, "storeTime" -> LongType, "restoredFiles" -> LongType)
+    "schema" -> StringType, "version" -> LongType, "storeTime" -> LongType, "restoredFiles" -> LongType,
+    "transaction" -> StringType)
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
@@ -80,7 +81,8 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
     History.rows(table, conf).map(r =>
       Row(r.txn, r.state, r.startedAt, n(r.committedAt),
         r.operation.orNull, r.writeId.orNull, n(r.files), n(r.bytes), n(r.rows), n(r.removedFiles),
-        n(r.removedBytes), n(r.sequence), r.schema.orNull, n(r.version), n(r.storeTime), n(r.restoredFiles)))
+        n(r.removedBytes), n(r.sequence), r.schema.orNull, n(r.version), n(r.storeTime), n(r.restoredFiles),
+        r.transaction.orNull))
   }
 }
 
@@ -150,6 +152,10 @@ final case class RestoreCommand(path: String, to: String) extends LeafRunnableCo
 
   override def run(spark: SparkSession): Seq[Row] = {
     val statement = "TXCOMMIT RESTORE ... TO"
+    TransactionCommands.current(spark).filter(id => io.txcommit.commit.OpenGroups.get(id).isDefined).foreach { id =>
+      throw new io.txcommit.TransactionException(s"$statement: transaction $id is open in this session, and a " +
+        "restore commits at once: it cannot be part of a transaction. Nothing was written; run it outside one.")
+    }
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
     MaintenanceCommands.requireTable("TXCOMMIT RESTORE", table, conf)
     val asOf = TableVersions.parseAsOf(to).getOrElse(throw new MaintenanceException(s"TXCOMMIT RESTORE " +

@@ -295,6 +295,7 @@ class DecideGroupSuite extends AnyFunSuite {
 
   test("a checkpoint covers a transaction only once decided, and never passes an undecided overwrite") {
     val a = new TempTable
+    a.conf.set(TxCommitConf.CheckpointInterval, "0") // only the checkpoints this test writes
     job(a, Seq(""))
     val g = begin()
     val (_, append) = job(a, Seq("k=1"), group = Some(g))
@@ -313,6 +314,7 @@ class DecideGroupSuite extends AnyFunSuite {
 
   test("a checkpoint passes a transaction decided aborted, covering nothing of it") {
     val a = new TempTable
+    a.conf.set(TxCommitConf.CheckpointInterval, "0")
     val g = begin()
     val (_, append) = job(a, Seq("k=1"), group = Some(g))
     val (_, over) = job(a, Seq("k=2"), overwrite("k=2"), group = Some(g))

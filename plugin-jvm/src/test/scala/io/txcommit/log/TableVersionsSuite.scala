@@ -17,7 +17,9 @@ class TableVersionsSuite extends AnyFunSuite {
       val versions = TableVersions.order(
         Vectors.elements(c.get("appends")).map(a => a.get("txn").asText() -> a.get("storeTime").asLong()),
         Vectors.elements(c.get("replaces")).map(r =>
-          (r.get("sequence").asLong(), r.get("txn").asText(), r.get("storeTime").asLong())))
+          (r.get("sequence").asLong(), r.get("txn").asText(), r.get("storeTime").asLong())),
+        Option(c.get("decided")).toSeq.flatMap(Vectors.elements).map(r =>
+          (r.get("txn").asText(), r.get("storeTime").asLong(), Vectors.long(r, "sequence"))))
       assert(versions.versions.map(_.txn) == Vectors.elements(c.get("order")).map(_.asText()))
       assert(versions.versions.map(_.number) == (1L to versions.versions.size.toLong))
       for (q <- Vectors.elements(c.get("asOf"))) {

@@ -1,0 +1,120 @@
+package io.txcommit.maintenance
+
+import java.nio.file.{Files => JFiles}
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.TransactionException
+import io.txcommit.commit.{DecideGroup, DerivedWork, OpenGroups, WriteIntent}
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{Decision, RecordCodec, TableVersions}
+import io.txcommit.read.SnapshotAsOf
+import io.txcommit.testing.TempTable
+import io.txcommit.testing.GroupJobs.{job, visibleFiles}
+
+/**
+ * Maintenance beside multi-table transactions (docs/protocol.md, I36), on local tables: VACUUM
+ * never deletes a write of a transaction not decided while its lease lives, and decides one
+ * whose lease ran out aborted before deleting it; history shows one row per table naming the
+ * transaction; a version is the whole transaction, dated by its decision, in every table; a
+ * restore goes back to before it.
+ */
+class TransactionMaintenanceSuite extends AnyFunSuite {
+  private def exists(t: TempTable, rel: String): Boolean = JFiles.exists(t.dir.resolve(rel))
+
+  private def vacuumAll(t: TempTable) = Vacuum.run(t.table, t.conf, VacuumOptions(retainHours = 0, force = true))
+
+  test("VACUUM at its most aggressive keeps an undecided transaction's files while its lease lives") {
+    val (a, b) = (new TempTable, new TempTable)
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, ra) = job(a, Seq("k=1"), group = Some(g))
+    val (_, rb) = job(b, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+    assert(vacuumAll(a).isEmpty && vacuumAll(b).isEmpty)
+    assert(exists(a, ra.added.head.path) && exists(b, rb.added.head.path))
+    assert(!b.store.exists(b.layout.commitRecord(rb.txn)), "not fenced: its transaction may still commit")
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    assert(visibleFiles(a) == ra.added.map(_.path) && visibleFiles(b) == rb.added.map(_.path))
+    vacuumAll(a)
+    vacuumAll(b)
+    assert(visibleFiles(a) == ra.added.map(_.path) && visibleFiles(b) == rb.added.map(_.path), "committed: kept")
+  }
+
+  test("VACUUM decides a transaction whose lease ran out aborted, then deletes its files; its COMMIT fails") {
+    val (a, b) = (new TempTable, new TempTable)
+    val g = OpenGroups.begin(None, 200L)
+    val (_, ra) = job(a, Seq("k=1"), group = Some(g))
+    val (_, rb) = job(b, Seq(""), group = Some(g))
+    Thread.sleep(1500) // the lease (200 ms) and the clock allowance (1 s)
+    val deleted = vacuumAll(b).filter(_.deleted).map(_.path)
+    assert(deleted.contains(rb.added.head.path), deleted)
+    val d = Decision.read(a.store.read(ra.group.get.decisionPath).get, ra.group.get)
+    assert(!d.committed && d.decidedBy == Decision.ByLeaseExpiry)
+    assert(!b.store.read(b.layout.commitRecord(rb.txn)).exists(RecordCodec.decode(_, "r", rb.txn).isFence),
+      "no fence: the decision is final")
+    assert(intercept[TransactionException](DecideGroup.commit(g, a.conf, DerivedWork.Inline)).getMessage.contains(
+        "lease"))
+    assert(visibleFiles(a).isEmpty && visibleFiles(b).isEmpty)
+    vacuumAll(a)
+    assert(!exists(a, ra.added.head.path))
+    assert(a.store.exists(ra.group.get.decisionPath), "decisions stay: other tables' records name them")
+  }
+
+  test("VACUUM deletes a rolled-back transaction's files past its horizon only, and decided leases") {
+    val a = new TempTable
+    a.conf.set(TxCommitConf.KeepAbortedFiles, "true") // as a driver that died after its rollback
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, r) = job(a, Seq("k=1"), group = Some(g))
+    DecideGroup.rollback(g, a.conf)
+    assert(Vacuum.run(a.table, a.conf, VacuumOptions(retainHours = 1)).isEmpty, "younger than the horizon")
+    val twoHoursLater = System.currentTimeMillis() + 2 * 3600L * 1000
+    val gone = Vacuum.run(a.table, a.conf, VacuumOptions(retainHours = 1), now = twoHoursLater)
+      .map(e => e.path -> e.deleted).toMap
+    assert(gone.get(r.added.head.path).contains(true))
+    assert(gone.get(s"_txcommit/groups/${g.id}/lease.json").contains(true))
+    assert(a.store.exists(r.group.get.decisionPath))
+  }
+
+  test("history shows one row per table naming the transaction: prepared, then committed with its version") {
+    val (a, b) = (new TempTable, new TempTable)
+    job(a, Seq(""))
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, ra) = job(a, Seq(""), group = Some(g))
+    val (_, rb) = job(b, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+    def row(t: TempTable, txn: String) = History.rows(t.table, t.conf).find(_.txn == txn).get
+    assert(row(a, ra.txn).state == "prepared" && row(a, ra.txn).transaction.contains(g.id))
+    assert(row(b, rb.txn).state == "prepared" && row(b, rb.txn).sequence.contains(1L) && row(b, rb.txn).version.isEmpty)
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    val (ca, cb) = (row(a, ra.txn), row(b, rb.txn))
+    assert(ca.state == "committed" && cb.state == "committed" && ca.transaction.contains(g.id))
+    assert(ca.version.contains(2L) && cb.version.contains(1L))
+    assert(ca.storeTime == cb.storeTime, "a version is the transaction: one decision, one store time, in every table")
+    val rolled = OpenGroups.begin(None, 60000L)
+    val (_, rr) = job(a, Seq(""), group = Some(rolled))
+    DecideGroup.rollback(rolled, a.conf)
+    assert(row(a, rr.txn).state == "aborted" && row(a, rr.txn).transaction.contains(rolled.id))
+  }
+
+  test("a version is the whole transaction: dated by its decision, in every table; earlier versions hold none of it") {
+    val a = new TempTable
+    job(a, Seq("k=1"))
+    val g = OpenGroups.begin(None, 60000L)
+    // The transaction's overwrite of k=1 holds replace/ sequence 1; a plain overwrite of k=2
+    // (sequence 2) commits before the transaction's decision.
+    val (_, over) = job(a, Seq("k=1"), WriteIntent(staticScopes = Seq("k=1")), group = Some(g))
+    Thread.sleep(20)
+    val (_, plain) = job(a, Seq("k=2"), WriteIntent(staticScopes = Seq("k=2")))
+    Thread.sleep(20)
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    def at(txn: String) =
+      SnapshotAsOf.resolve(a.table, a.store, TableVersions.AsOfTxn(txn), "txcommit.asOf", ignoreCorrupt = false).get
+    val beforeDecision = at(plain.txn)
+    assert(beforeDecision.versions.versions.map(_.txn).takeRight(2) == Seq(plain.txn, over.txn), "ordered by decision")
+    assert(beforeDecision.snapshot.through == 2L && beforeDecision.snapshot.open == Vector(1L),
+      "the plain overwrite in, the transaction's slot before it out")
+    assert(at(over.txn).snapshot.open.isEmpty)
+    // RESTORE to the version before the decision: the transaction's overwrite is undone.
+    val (_, restore) = Restore.toVersion(a.table, a.conf, TableVersions.AsOfTxn(plain.txn), "TXCOMMIT RESTORE")
+    assert(restore.removed.map(_.path) == over.added.map(_.path))
+    assert(visibleFiles(a).contains(plain.added.head.path) && !visibleFiles(a).contains(over.added.head.path))
+  }
+}
