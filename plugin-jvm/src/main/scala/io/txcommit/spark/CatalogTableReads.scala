@@ -53,7 +53,11 @@ final case class CatalogTableSnapshots(session: SparkSession) extends Rule[Logic
   // CatalogManager.SESSION_CATALOG_NAME, which Spark keeps private to its own packages.
   private val SessionCatalogName = "spark_catalog"
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    try rules(plan)
+    finally ReadRules.endJoint() // the plan's joint snapshot (LogFirstReads) is taken by now
+
+  private def rules(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
     case t @ RelationTimeTravel(u @ UnresolvedRelation(parts, options, false), timestamp, version)
         if !options.containsKey(Key) && fileSourceTable(parts).isDefined =>
       ReadRules.asOfClause(session, timestamp, version, parts.mkString(".")).fold(t: LogicalPlan) {
@@ -78,7 +82,7 @@ final case class CatalogTableSnapshots(session: SparkSession) extends Rule[Logic
   }
 
   /** The file-source table of the session catalog that `parts` names, if it is one with a location. */
-  private def fileSourceTable(parts: Seq[String]): Option[CatalogTable] = {
+  private[spark] def fileSourceTable(parts: Seq[String]): Option[CatalogTable] = {
     val catalog = session.sessionState.catalog
     val manager = session.sessionState.catalogManager
     val ident = parts match {

@@ -36,14 +36,43 @@ import io.txcommit.conf.TxCommitConf
 final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] {
   import ReadRules.{AsOfKey, ClauseKey, Key}
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
-    case t @ RelationTimeTravel(u @ UnresolvedRelation(Seq(format, path), options, false), timestamp, version)
-        if !options.containsKey(Key) && isSqlOnFile(format) =>
-      ReadRules.asOfClause(session, timestamp, version, path).fold(t: LogicalPlan) { case (clause, value) =>
-        val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
-        u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
-      }
-  }.resolveOperatorsUp {
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    val clauses = plan.resolveOperatorsDown {
+      case t @ RelationTimeTravel(u @ UnresolvedRelation(Seq(format, path), options, false), timestamp, version)
+          if !options.containsKey(Key) && isSqlOnFile(format) =>
+        ReadRules.asOfClause(session, timestamp, version, path).fold(t: LogicalPlan) { case (clause, value) =>
+          val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
+          u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
+        }
+    }
+    // Every read of now in this plan, path or catalog table, takes one snapshot together (I34).
+    if (ReadRules.enabled(session)) ReadRules.planJoint(session, readsOfNow(clauses)) else ReadRules.endJoint()
+    resolve(clauses)
+  }
+
+  /** The roots of each read of now this plan's rules give a snapshot: by path, SQL on files, catalog tables. */
+  private def readsOfNow(plan: LogicalPlan): Seq[Seq[String]] = {
+    val catalog = CatalogTableSnapshots(session)
+    def now(options: collection.Map[String, String]): Boolean =
+      !options.keySet.exists(k =>
+        k.equalsIgnoreCase(Key) || k.equalsIgnoreCase(AsOfKey) || k.equalsIgnoreCase(ClauseKey)) &&
+        !TxCommitConf.DeltaTimeTravelOptions.exists(o => options.keySet.exists(_.equalsIgnoreCase(o)))
+    // A catalog table under VERSION / TIMESTAMP AS OF is a past read ([[CatalogTableSnapshots]] sets its option later).
+    val past = plan.collect { case RelationTimeTravel(u: UnresolvedRelation, _, _) => u }
+    plan.collect {
+      case u: UnresolvedDataSource
+          if !u.isStreaming && now(u.options) && ReadRules.isFileSource(session, u.format) =>
+        u.paths ++ u.options.get("path").toSeq
+      case UnresolvedRelation(Seq(format, path), options, false)
+          if now(options.asCaseSensitiveMap().asScala) && isSqlOnFile(format) =>
+        Seq(path)
+      case u @ UnresolvedRelation(parts, options, false)
+          if now(options.asCaseSensitiveMap().asScala) && !past.exists(_ eq u) =>
+        catalog.fileSourceTable(parts).map(_.location.toString).toSeq
+    }.filter(_.nonEmpty)
+  }
+
+  private def resolve(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case u: UnresolvedDataSource if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) =>
       val roots = u.paths ++ u.options.get("path").toSeq
       val asOf = ReadRules.asOfOf(u.options, roots, TxCommitConf.AsOfOption)

@@ -43,10 +43,40 @@ private[spark] object ReadRules {
       classOf[FileFormat].isAssignableFrom(c) || classOf[FileDataSourceV2].isAssignableFrom(c))
 
   /**
-   * The encoded snapshot of the tables `roots` are, or are partition directories of, now or as
-   * of `asOf` ("" for none; a past snapshot of no table is an error).
+   * The snapshot of now of every read of the plan being analyzed, taken together (set by
+   * [[LogFirstReads]] for its reads and the catalog tables', by each read's roots; its
+   * [[CatalogTableSnapshots]] takes it): each multi-table transaction is in all of the plan's
+   * tables or in none (docs/protocol.md, I34). A scalar subquery is analyzed on its own, with its
+   * own.
    */
-  def snapshotOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String = {
+  private val joint = new ThreadLocal[Map[Seq[String], String]] {
+    override def initialValue(): Map[Seq[String], String] = Map.empty
+  }
+
+  /** Takes one snapshot of every table `reads` (each read's roots) name, for this plan's rules. */
+  def planJoint(session: SparkSession, reads: Seq[Seq[String]]): Unit = {
+    val all = reads.flatten.distinct
+    joint.set(
+      if (all.isEmpty) Map.empty
+      else {
+        val handle = LogFirstSnapshot.forRoots(all.map(new Path(_)), session.sessionState.newHadoopConf()).fold("")(
+          _.encode)
+        reads.map(_ -> handle).toMap
+      })
+  }
+
+  /** The plan's joint snapshot is taken by every read that needed one. */
+  def endJoint(): Unit = joint.set(Map.empty)
+
+  /**
+   * The encoded snapshot of the tables `roots` are, or are partition directories of, now or as
+   * of `asOf` ("" for none; a past snapshot of no table is an error). A read of now takes the
+   * plan's joint snapshot when there is one.
+   */
+  def snapshotOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String =
+    asOf.fold(joint.get.get(roots))(_ => None).getOrElse(snapshotAlone(session, roots, asOf))
+
+  private def snapshotAlone(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String = {
     val handle = LogFirstSnapshot.forRoots(roots.map(new Path(_)), session.sessionState.newHadoopConf(), asOf)
     asOf.foreach { a =>
       if (handle.isEmpty) throw refused(roots,

@@ -27,6 +27,8 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     // a table with partitions in the catalog swapped for one that lists with it.
     ext.injectHintResolutionRule(session => CatalogTableSnapshots(session))
     ext.injectResolutionRule(session => CatalogTableSnapshotIndexes(session))
+    // The reads of one plan analyzed apart (DataFrames, Connect reads): one snapshot for all.
+    ext.injectPostHocResolutionRule(session => JointReads(session))
     // A read of a past snapshot, its data listed: every file of it VACUUM may delete was there.
     ext.injectCheckRule(session => PastSnapshotListings(session))
     ext.injectFunction((
