@@ -20,7 +20,7 @@ final case class Participant(table: String, txn: String, sequence: Option[Long])
  * @param token      random per decider, so a decider whose create was answered ambiguously can
  *                   tell its own decision from a rival's (I17)
  * @param decidedBy  who decided: `commit` and `rollback` (the group's driver), `lease-expired` (a
- *                   writer, VACUUM or a reader that found the lease run out)
+ *                   replacing writer or VACUUM that found the lease run out; readers never decide)
  */
 final case class Decision(
     group: String,
