@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.readers import dataset
 
+from support.races import beside
 from support.scale import SOAK, scaled
 from support.servers import (
     ServerProcess,
@@ -158,19 +159,6 @@ def pair_of(store: str, workdir: Path, request) -> tuple[TableRef, TableRef, Tab
     return parent, parent.child("a"), parent.child("b")
 
 
-def in_thread(work, errors: list[BaseException], done: threading.Event) -> threading.Thread:  # noqa: ANN001
-    def run() -> None:
-        try:
-            work()
-        except BaseException as e:  # noqa: BLE001 - raised again in the test's thread
-            errors.append(e)
-            done.set()
-
-    t = threading.Thread(target=run)
-    t.start()
-    return t
-
-
 def run_bank(
     writer: Any, reader_server: ServerProcess, a: TableRef, b: TableRef, parent: TableRef | None,
     local_s3: Any, lose=None,  # noqa: ANN001
@@ -188,14 +176,10 @@ def run_bank(
     vacuumer = new_session(writer_url(writer))
     a.prepare(vacuumer)
     ledger, reads = Ledger(), [Reads(), Reads()]
-    done = threading.Event()
-    errors: list[BaseException] = []
     runs = [0]
-    threads = [
-        in_thread(
-            lambda: read_loop(lambda: balances(reader, a.url, b.url), reads[0], done), errors, done
-        ),
-        in_thread(lambda: vacuum_loop(vacuumer, [a.url, b.url], done, runs), errors, done),
+    loops = [
+        lambda done: read_loop(lambda: balances(reader, a.url, b.url), reads[0], done),
+        lambda done: vacuum_loop(vacuumer, [a.url, b.url], done, runs),
     ]
     if parent is not None and (parent.local is not None or parent.s3 is not None):
         url, options = reader_target(parent, local_s3)
@@ -205,18 +189,15 @@ def run_bank(
             t = dataset(url, storage_options=options).to_table(columns=["amount"])
             return {"both": sum(t.column("amount").to_pylist())}
 
-        threads.append(in_thread(lambda: read_loop(python_read, reads[1], done), errors, done))
-    try:
+        loops.append(lambda done: read_loop(python_read, reads[1], done))
+
+    def transfers(done: threading.Event) -> None:
         for n in range(1, TRANSFERS + 1):
             if done.is_set():
                 break
             transfer(writer, a.url, b.url, n, ledger, lose if n % 3 == 1 else None)
-    finally:
-        done.set()
-        for t in threads:
-            t.join()
-    if errors:
-        raise errors[0]
+
+    beside(loops, transfers)
     reader.stop()
     vacuumer.stop()
     return ledger, reads, runs[0]

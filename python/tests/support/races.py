@@ -40,35 +40,55 @@ def rows_per_gen(spark, url: str) -> dict[int, int]:  # noqa: ANN001
     return {r["gen"]: r["count"] for r in spark.read.parquet(url).groupBy("gen").count().collect()}
 
 
-def race(
-    write: Callable[[int], None], commits: int, readers: list[Callable[[], dict[int, int]]]
-) -> list[list[dict[int, int]]]:
-    """Runs ``write(1..commits)`` while each reader reads in a loop in its own thread, from
-    before the first commit until after the last; returns what each reader's reads saw."""
-    seen: list[list[dict[int, int]]] = [[] for _ in readers]
+def beside(
+    loops: list[Callable[[threading.Event], None]], work: Callable[[threading.Event], None]
+) -> None:
+    """Runs ``work`` while each of ``loops`` runs in a thread of its own. Each is given an event
+    set once ``work`` is done (a loop returns soon after) or a loop failed (``work`` may stop
+    early); the first error of a loop is raised again here, after every thread ended."""
     errors: list[BaseException] = []
     done = threading.Event()
 
-    def loop(i: int) -> None:
+    def run(loop: Callable[[threading.Event], None]) -> None:
         try:
-            while True:
-                last = done.is_set()
-                seen[i].append(readers[i]())
-                if last:
-                    return
+            loop(done)
         except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
             errors.append(e)
+            done.set()
 
-    threads = [threading.Thread(target=loop, args=(i,)) for i in range(len(readers))]
+    threads = [threading.Thread(target=run, args=(loop,)) for loop in loops]
     for t in threads:
         t.start()
     try:
-        for gen in range(1, commits + 1):
-            write(gen)
+        work(done)
     finally:
         done.set()
         for t in threads:
             t.join()
     if errors:
         raise errors[0]
+
+
+def race(
+    write: Callable[[int], None], commits: int, readers: list[Callable[[], dict[int, int]]]
+) -> list[list[dict[int, int]]]:
+    """Runs ``write(1..commits)`` while each reader reads in a loop in its own thread, from
+    before the first commit until after the last; returns what each reader's reads saw."""
+    seen: list[list[dict[int, int]]] = [[] for _ in readers]
+
+    def reading(i: int) -> Callable[[threading.Event], None]:
+        def loop(done: threading.Event) -> None:
+            while True:
+                last = done.is_set()
+                seen[i].append(readers[i]())
+                if last:
+                    return
+
+        return loop
+
+    def writing(_: threading.Event) -> None:
+        for gen in range(1, commits + 1):
+            write(gen)
+
+    beside([reading(i) for i in range(len(readers))], writing)
     return seen

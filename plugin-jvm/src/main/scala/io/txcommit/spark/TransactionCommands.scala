@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{IntegerType, LongType, StringType}
 import io.txcommit.{Paths, TransactionException}
 import io.txcommit.commit.{CheckTableNesting, DecideGroup, OpenGroup, OpenGroups}
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.LogLayout
+import io.txcommit.log.{Decision, LogLayout}
 
 /**
  * A multi-table transaction of a session (docs/protocol.md, I32): `TXCOMMIT BEGIN` opens one and
@@ -44,6 +44,17 @@ private[spark] object TransactionCommands {
   /** Ends the session's part in transaction `id` once it is decided (no longer open here). */
   def leaveIfDecided(spark: SparkSession, id: String): Unit =
     if (OpenGroups.get(id).isEmpty && current(spark).contains(id)) spark.conf.unset(TxCommitConf.Group)
+
+  /**
+   * Decides the session's open transaction with `decide` (COMMIT or ROLLBACK): one row, its
+   * outcome (`outcome` and a note when nothing was written, so no decision was needed).
+   */
+  def decide(spark: SparkSession, statement: String, outcome: String)(
+      decide: (OpenGroup, org.apache.hadoop.conf.Configuration) => Option[Decision]): Seq[Row] = {
+    val (id, g) = open(spark, statement)
+    try Seq(row(g, decide(g, spark.sessionState.newHadoopConf()).fold(s"$outcome (nothing written)")(_.outcome)))
+    finally leaveIfDecided(spark, id)
+  }
 
   def row(g: OpenGroup, outcome: String): Row =
     Row(g.id, outcome, g.prepared.size, g.decisionRef.map(r => Paths.display(r.decisionPath)).orNull)
@@ -100,24 +111,14 @@ final case class BeginTransactionCommand(location: Option[String]) extends LeafR
 final case class CommitTransactionCommand() extends LeafRunnableCommand {
   override val output: Seq[Attribute] = TransactionCommands.Columns
 
-  override def run(spark: SparkSession): Seq[Row] = {
-    val (id, g) = TransactionCommands.open(spark, "TXCOMMIT COMMIT")
-    try {
-      val d = DecideGroup.commit(g, spark.sessionState.newHadoopConf())
-      Seq(TransactionCommands.row(g, d.fold("committed (nothing written)")(_.outcome)))
-    } finally TransactionCommands.leaveIfDecided(spark, id)
-  }
+  override def run(spark: SparkSession): Seq[Row] =
+    TransactionCommands.decide(spark, "TXCOMMIT COMMIT", "committed")(DecideGroup.commit(_, _))
 }
 
 /** `TXCOMMIT ROLLBACK`: one row, the transaction, `aborted`, its writes and its decision. */
 final case class RollbackTransactionCommand() extends LeafRunnableCommand {
   override val output: Seq[Attribute] = TransactionCommands.Columns
 
-  override def run(spark: SparkSession): Seq[Row] = {
-    val (id, g) = TransactionCommands.open(spark, "TXCOMMIT ROLLBACK")
-    try {
-      val d = DecideGroup.rollback(g, spark.sessionState.newHadoopConf())
-      Seq(TransactionCommands.row(g, d.fold("aborted (nothing written)")(_.outcome)))
-    } finally TransactionCommands.leaveIfDecided(spark, id)
-  }
+  override def run(spark: SparkSession): Seq[Row] =
+    TransactionCommands.decide(spark, "TXCOMMIT ROLLBACK", "aborted")(DecideGroup.rollback(_, _))
 }
