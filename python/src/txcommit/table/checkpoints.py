@@ -13,6 +13,7 @@ from txcommit.errors import CorruptCheckpointError
 from txcommit.paths import unsafe_relative_path
 from txcommit.table.jackson import (
     JsonObject,
+    check_format,
     long_field,
     pretty,
     strict_object,
@@ -194,14 +195,7 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
             out.append((path, long(entry, "size"), entry))
         return out
 
-    if text(root, "format") != CHECKPOINT_FORMAT:
-        raise corrupt(f"field 'format' is not {CHECKPOINT_FORMAT}")
-    version = long(root, "version")
-    if version != CHECKPOINT_FORMAT_VERSION:
-        raise corrupt(
-            f"it has format version {version}, which this txcommit (reads version "
-            f"{CHECKPOINT_FORMAT_VERSION}) does not understand; upgrade the plugin"
-        )
+    check_format(root, CHECKPOINT_FORMAT, CHECKPOINT_FORMAT_VERSION, corrupt)
     recorded = long(root, "checkpoint")
     if recorded != expected_number:
         raise corrupt(f"its file name says checkpoint {expected_number} but it records {recorded}")

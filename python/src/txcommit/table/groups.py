@@ -16,7 +16,7 @@ from typing import Any
 
 from txcommit.adapters import Store, open_store
 from txcommit.errors import CorruptDecisionError
-from txcommit.table.jackson import long_field, pretty, strict_object, text_field
+from txcommit.table.jackson import check_format, long_field, pretty, strict_object, text_field
 from txcommit.table.names import is_valid_txn
 from txcommit.table.records import CommitRecord, GroupRef
 
@@ -97,14 +97,7 @@ def decode_decision(data: bytes, where: str, group: str) -> Decision:
         )
 
     root = strict_object(data, corrupt)
-    if text_field(root, "format", corrupt) != DECISION_FORMAT:
-        raise corrupt(f"field 'format' is not {DECISION_FORMAT}")
-    version = long_field(root, "version", corrupt)
-    if version != DECISION_FORMAT_VERSION:
-        raise corrupt(
-            f"it has format version {version}, which this txcommit (reads version "
-            f"{DECISION_FORMAT_VERSION}) does not understand; upgrade the plugin"
-        )
+    check_format(root, DECISION_FORMAT, DECISION_FORMAT_VERSION, corrupt)
     g = text_field(root, "group", corrupt)
     if g != group:
         raise corrupt(f"it decides group '{g}' but its file name says '{group}'")

@@ -91,3 +91,18 @@ def long_field(node: dict[str, Any], name: str, corrupt: Callable[[str], Excepti
     if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
         raise corrupt(f"field '{name}' is missing or not a number")
     return v
+
+
+def check_format(
+    root: dict[str, Any], fmt: str, version: int, corrupt: Callable[[str], Exception]
+) -> None:
+    """The ``format`` and ``version`` fields every log file of txcommit opens with: a file of
+    another format, or of a version this txcommit does not read, is ``corrupt``."""
+    if text_field(root, "format", corrupt) != fmt:
+        raise corrupt(f"field 'format' is not {fmt}")
+    found = long_field(root, "version", corrupt)
+    if found != version:
+        raise corrupt(
+            f"it has format version {found}, which this txcommit (reads version "
+            f"{version}) does not understand; upgrade the plugin"
+        )

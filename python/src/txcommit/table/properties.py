@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from txcommit.errors import CorruptTablePropertiesError
-from txcommit.table.jackson import JsonObject, long_field, pretty, strict_object, text_field
+from txcommit.table.jackson import (
+    JsonObject,
+    check_format,
+    long_field,
+    pretty,
+    strict_object,
+    text_field,
+)
 
 PROPERTIES_FORMAT = "txcommit-properties"
 PROPERTIES_FORMAT_VERSION = 1
@@ -52,14 +59,7 @@ def decode_properties(data: bytes, where: str, number: int) -> TableProperties:
         )
 
     root = strict_object(data, corrupt)
-    if text_field(root, "format", corrupt) != PROPERTIES_FORMAT:
-        raise corrupt(f"field 'format' is not {PROPERTIES_FORMAT}")
-    version = long_field(root, "version", corrupt)
-    if version != PROPERTIES_FORMAT_VERSION:
-        raise corrupt(
-            f"it has format version {version}, which this txcommit (reads version "
-            f"{PROPERTIES_FORMAT_VERSION}) does not understand; upgrade the plugin"
-        )
+    check_format(root, PROPERTIES_FORMAT, PROPERTIES_FORMAT_VERSION, corrupt)
     recorded = long_field(root, "number", corrupt)
     if recorded != number:
         raise corrupt(f"its file name says number {number} but it records {recorded}")
