@@ -158,7 +158,7 @@ class Transaction:
 def transaction(spark: Any, *, location: str | None = None) -> Iterator[Transaction]:
     """Every write of ``spark`` inside the block, to any number of tables (DataFrame writes,
     SQL INSERT, overwrites, dynamic overwrites), becomes visible at once when the block ends
-    without an error, or never (docs/protocol.md, I32): each write prepares, and the block's end
+    without an error, or never (docs/protocol.md, I33): each write prepares, and the block's end
     creates one decision (``TXCOMMIT BEGIN`` / ``COMMIT`` / ``ROLLBACK`` in SQL). An error
     in the block rolls it back and is raised again; a client that dies leaves it undecided, and
     its lease (``spark.txcommit.transaction.leaseMs``) rolls it back. ``location``: a directory

@@ -1,4 +1,4 @@
-"""The bank transfer (docs/protocol.md, I32-I36): a writer moves amounts from table ``a`` to table
+"""The bank transfer (docs/protocol.md, I33-I37): a writer moves amounts from table ``a`` to table
 ``b`` in multi-table transactions (each an append to both; every few, a consolidation that
 overwrites both tables whole with their balances), while readers in another application sum
 both tables in one query, in a loop, and the Python readers sum a view of the directory holding

@@ -1,5 +1,5 @@
 """Multi-table transactions end to end, from a JVM-less client through a real Connect server
-(docs/protocol.md, I32-I35): ``with txcommit.transaction(spark)`` around writes of several
+(docs/protocol.md, I33-I36): ``with txcommit.transaction(spark)`` around writes of several
 tables, and the SQL form (``TXCOMMIT BEGIN`` / ``COMMIT`` / ``ROLLBACK``). What a user relies
 on: until the block ends, readers see every table as it was; after it, every write at once;
 an error, a failed write or a dead server leaves nothing, and the next writer after the lease

@@ -62,7 +62,7 @@ def logical_decision(n: dict[str, Any], root: str = "") -> Decision:
 
 
 def group_ref(n: dict[str, Any] | None) -> GroupRef | None:
-    """A logical record's ``group`` (a prepared record's, I32), None when it has none."""
+    """A logical record's ``group`` (a prepared record's, I33), None when it has none."""
     return None if n is None else GroupRef(n["id"], n["decision"], n["leaseMs"])
 
 

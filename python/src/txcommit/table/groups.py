@@ -1,4 +1,4 @@
-"""Multi-table transactions as a reader sees them (docs/protocol.md, I32, I34): a *prepared*
+"""Multi-table transactions as a reader sees them (docs/protocol.md, I33, I35): a *prepared*
 record (format 4, with ``group``) commits nothing by itself; its group's *decision*
 (``<dir>/_txcommit/groups/<group>.json``, created once with the store's exclusive primitive)
 does, for every table of the group at once: ``committed`` makes visible the records it names in

@@ -21,7 +21,7 @@ RECORD_FORMAT_VERSION = 2
 #: The version of a record that re-adds files (``restored``, docs/protocol.md I31): written only
 #: then, so a table without a restore stays readable by a txcommit that reads 1 and 2.
 RESTORE_FORMAT_VERSION = 3
-#: The version of a prepared record (``group``, docs/protocol.md I32): a write of a multi-table
+#: The version of a prepared record (``group``, docs/protocol.md I33): a write of a multi-table
 #: transaction, committed only by its transaction's decision.
 GROUP_FORMAT_VERSION = 4
 #: Versions a decoder accepts: 1 (appends only, before replacing commits), 2, 3 and 4.
@@ -36,7 +36,7 @@ REPLACING_OPERATIONS = ("overwrite", "overwrite-partitions", "write-id")
 
 @dataclass(frozen=True)
 class GroupRef:
-    """What a prepared record says about its multi-table transaction (a group, I32): the
+    """What a prepared record says about its multi-table transaction (a group, I33): the
     group's id, the URL of its decision (``<dir>/_txcommit/groups/<id>.json``, created once: the
     commit point of every table of the group) and its lease in ms (``GroupRef.scala``)."""
 
@@ -230,7 +230,7 @@ class CommitRecord:
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
     schema: str | None = None
     restored: tuple[RemovedFile, ...] = field(default_factory=tuple)
-    #: Set on a prepared record (format 4): its group's decision commits it (I32).
+    #: Set on a prepared record (format 4): its group's decision commits it (I33).
     group: GroupRef | None = None
 
     @property
@@ -268,7 +268,7 @@ class CommitRecord:
 
     @property
     def format_version(self) -> int:
-        """4 for a prepared record (I32), 3 for a record that restores files (I31), else 2."""
+        """4 for a prepared record (I33), 3 for a record that restores files (I31), else 2."""
         if self.group is not None:
             return GROUP_FORMAT_VERSION
         return RESTORE_FORMAT_VERSION if self.restored else RECORD_FORMAT_VERSION
@@ -539,7 +539,7 @@ def _restored(
 
 
 def _group(root: dict[str, Any], version: int, corrupt: Any, long: Any) -> GroupRef | None:
-    """Format 4 (I32): the group of a prepared record, which commits nothing by itself."""
+    """Format 4 (I33): the group of a prepared record, which commits nothing by itself."""
     node = root.get("group")
     if node is None:
         if version == GROUP_FORMAT_VERSION:

@@ -67,7 +67,7 @@ def order(
     store time ms) of every ``replace/`` record that is not a prepared record, ``decided`` (txn,
     store time ms of its transaction's decision, sequence of a replacing one) of every prepared
     record its multi-table transaction committed: dated by the decision, the same in every table
-    (I32), not by its place in ``replace/``."""
+    (I33), not by its place in ``replace/``."""
     a = sorted(
         [(_known(t, at), t, None) for t, at in appends]
         + [(_known(t, at), t, seq) for t, at, seq in decided],

@@ -161,7 +161,7 @@ class HistoryRow:
     store_time: int | None = None
     #: The files a restore re-added (docs/protocol.md, I31).
     restored_files: int | None = None
-    #: The multi-table transaction of a write of one (docs/protocol.md, I32).
+    #: The multi-table transaction of a write of one (docs/protocol.md, I33).
     transaction: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -270,7 +270,7 @@ class _Log:
     #: A past snapshot's: what the data listing must hold (checked once the data is listed).
     as_of_listing: AsOfListing | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The groups (multi-table transactions, I32) whose prepared records the listing found, and
+    #: The groups (multi-table transactions, I33) whose prepared records the listing found, and
     #: what the listing held: the txns of ``commits/`` and the highest ``replace/`` sequence.
     groups_met: list[GroupRef] = field(default_factory=list)
     txns_listed: frozenset[str] = frozenset()
@@ -701,7 +701,7 @@ def _build(
     above = _logs_above(store, options)
     own_listed = store.walk(LOG_DIR_NAME)
     own_exists = _has_log(store, own_listed)
-    # Each multi-table transaction a log names is asked once for the whole view (I34).
+    # Each multi-table transaction a log names is asked once for the whole view (I35).
     decisions = Decisions(options)
 
     def listing(prefix: str) -> list[StoreFile]:
@@ -810,7 +810,7 @@ def _build(
     )  # fmt: skip
 
 
-#: At most this many rounds of listing a log again (a group committed during the view, I34).
+#: At most this many rounds of listing a log again (a group committed during the view, I35).
 SETTLE_ROUNDS = 8
 
 
@@ -845,7 +845,7 @@ def _settle(
     logs: list[_Outer], decisions: Decisions, load: Callable[[_Outer], tuple[_Log, _Markers]]
 ) -> None:
     """Reads ``logs`` so that each group their records name is in all of them or in none
-    (I34, as the JVM's ``Joint``): a group found committed whose decision names a record that a
+    (I35, as the JVM's ``Joint``): a group found committed whose decision names a record that a
     log of the view lacks (prepared after that log was listed) makes the view list that log
     again, and every log is judged again with the groups not decided then asked anew. Fails
     after :data:`SETTLE_ROUNDS` rounds rather than show part of a group."""
@@ -999,7 +999,7 @@ def _log_as_of(
     replacing = {r.txn for r in listed_replacements}
     replacements = [r for r in listed_replacements if decisions.committed(r)]
     # A multi-table transaction's write is a version only once committed, dated by its decision
-    # (I32): the appends' records are read to tell them.
+    # (I33): the appends' records are read to tell them.
     all_appends, _, _ = _read_records(
         store, [(f, t, None) for f, t in listed.commits if t not in replacing], ignore_corrupt,
         report, None,

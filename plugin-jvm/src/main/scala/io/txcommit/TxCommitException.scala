@@ -106,7 +106,7 @@ final class RestoreFilesMissingException(message: String, val missing: Seq[Strin
 /**
  * A group's decision (`_txcommit/groups/<group>.json`) that cannot be trusted: truncated, of an
  * unknown version, about another group. The read fails naming it; the records of its group stay
- * undecided until it is repaired (docs/protocol.md, I32).
+ * undecided until it is repaired (docs/protocol.md, I33).
  */
 final class CorruptDecisionException(message: String, cause: Throwable = null)
   extends TxCommitException(message, cause)

@@ -15,7 +15,7 @@ import io.txcommit.log.{Decision, GroupRef, Groups}
 import io.txcommit.store.StagedFile
 
 /**
- * THE commit point of a multi-table transaction (docs/protocol.md, I32, I33): one exclusive
+ * THE commit point of a multi-table transaction (docs/protocol.md, I33, I34): one exclusive
  * create of its decision, after every write of it published its prepared record. `committed`
  * names those records; from then on every table shows all of them, and each table's derived
  * work follows (the `commits/` copies, `_SUCCESS`, checkpoints, manifests, the clean-up), rolled

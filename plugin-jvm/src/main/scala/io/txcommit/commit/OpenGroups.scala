@@ -12,7 +12,7 @@ import io.txcommit.log.{CommitRecord, GroupRef, Groups, Participant, TxnId}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
- * One open multi-table transaction (a group, docs/protocol.md, I32) of this driver: what its
+ * One open multi-table transaction (a group, docs/protocol.md, I33) of this driver: what its
  * write jobs prepared, so that its COMMIT can name them in the decision and run their derived
  * work after it. Held in the driver's memory only: a driver that dies leaves the group
  * undecided, and its lease decides it aborted ([[io.txcommit.log.Groups.abortIfExpired]]).

@@ -23,7 +23,7 @@ import io.txcommit.log.{CommitRecord, RecordCodec, RemovedFile, ReplaceLog, Repl
  * another driver's commit of the same transaction (a conflict).
  *
  * It never creates its record after another group's undecided prepared record that overlaps it
- * (docs/protocol.md, I35): readers may then take every record after an undecided one as
+ * (docs/protocol.md, I36): readers may then take every record after an undecided one as
  * independent of it. It waits for that group's decision (`spark.txcommit.transaction.waitMs`),
  * decides it aborted if its lease ran out, and otherwise fails with a conflict naming it. A job
  * of a group publishes its record the same way, prepared: its group's decision commits it.

@@ -10,7 +10,7 @@ import io.txcommit.store.CommitStore
 /**
  * Everything a job-level stage needs: one transaction on one table. `group` is set for a job of
  * a multi-table transaction: it publishes a prepared record, which its group's decision commits
- * (docs/protocol.md, I32).
+ * (docs/protocol.md, I33).
  */
 final case class TxnContext(
     table: Path,

@@ -30,7 +30,7 @@ final class TxnHeartbeat private (ctx: TxnContext, replacing: Boolean, intervalM
     try {
       ctx.store.writeReplacing(ctx.layout.pendingRecord(ctx.txn),
         StartTransaction.pendingMarker(ctx, replacing, Some(System.currentTimeMillis())))
-      // A job of a multi-table transaction keeps its transaction's lease alive too (I33).
+      // A job of a multi-table transaction keeps its transaction's lease alive too (I34).
       ctx.group.foreach(g => groupStore.foreach(Groups.renewLease(g, _)))
     } catch {
       case NonFatal(e) => log.warn(s"txcommit: ${ctx.describe}: heartbeat not written (retried in " +

@@ -6,7 +6,7 @@ import io.txcommit.log.{CommitRecord, GroupRef, Groups, TableState}
 
 /**
  * What a replacing commit does when another group's undecided prepared record overlaps it
- * (docs/protocol.md, I35): it may not publish past it, so it asks the group's decision again
+ * (docs/protocol.md, I36): it may not publish past it, so it asks the group's decision again
  * until `spark.txcommit.transaction.waitMs` has passed, deciding the group aborted itself once
  * its lease ran out (by this driver's clock against the store's time of the lease, I26). A
  * group still undecided then fails the commit with a conflict naming it; nothing is published.

@@ -52,7 +52,7 @@ object TxCommitConf {
   val DefaultHeartbeatIntervalMs = 300000L
 
   /**
-   * A multi-table transaction (docs/protocol.md, I32): `Group` is the session's open transaction
+   * A multi-table transaction (docs/protocol.md, I33): `Group` is the session's open transaction
    * (set by `TXCOMMIT BEGIN`, never by users): every write job of the session prepares instead of
    * committing. `LeaseMs`: how long a transaction may show no life (between its writes, or during
    * one) before anyone may decide it aborted. `WaitMs`: how long a replacing commit waits for an

@@ -27,7 +27,7 @@ object CheckpointWriter {
   final case class Outcome(written: Option[Checkpoint], why: String)
 
   /**
-   * A checkpoint covers only what is decided (docs/protocol.md, I35): a group's prepared records
+   * A checkpoint covers only what is decided (docs/protocol.md, I36): a group's prepared records
    * where `groups` finds them committed, and its `through` stops before the first `replace/`
    * record of a group not decided yet (one decided aborted it passes, covering nothing of it).
    */

@@ -19,7 +19,7 @@ package io.txcommit.log
  *              (docs/protocol.md, I27).
  * @param group  set on a *prepared* record, a job of a multi-table transaction (a group): the
  *              record commits nothing by itself; its group's decision does (docs/protocol.md,
- *              I32). Format version 4.
+ *              I33). Format version 4.
  */
 final case class CommitRecord(
     txn: String,
@@ -48,7 +48,7 @@ final case class CommitRecord(
     else if (restored.nonEmpty) CommitRecord.RestoreVersion
     else CommitRecord.FormatVersion
 
-  /** Whether the record is a job's part of a group, committed only by the group's decision (I32). */
+  /** Whether the record is a job's part of a group, committed only by the group's decision (I33). */
   def isPrepared: Boolean = group.isDefined
   def sequence: Option[Long] = replacement.map(_.sequence)
   def isReplacing: Boolean = replacement.isDefined
@@ -79,7 +79,7 @@ object CommitRecord {
   /** The version of a record that re-adds files (`restored`, I31). */
   val RestoreVersion = 3
 
-  /** The version of a prepared record: a job's part of a multi-table transaction (`group`, I32). */
+  /** The version of a prepared record: a job's part of a multi-table transaction (`group`, I33). */
   val GroupVersion = 4
   val ReadableVersions: Set[Long] = Set(1L, 2L, 3L, 4L)
 

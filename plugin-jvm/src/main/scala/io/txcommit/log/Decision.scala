@@ -12,7 +12,7 @@ final case class Participant(table: String, txn: String, sequence: Option[Long])
 
 /**
  * The decision of a group, a multi-table transaction (`<dir>/_txcommit/groups/<group>.json`,
- * docs/protocol.md, I32): created once, with the exclusive primitive of the store it lives on,
+ * docs/protocol.md, I33): created once, with the exclusive primitive of the store it lives on,
  * and never rewritten, so a decided outcome may be cached forever. `committed` makes visible the
  * prepared records it names in `participants`, in every table at once; `aborted` (or a record it
  * does not name) makes them never committed.

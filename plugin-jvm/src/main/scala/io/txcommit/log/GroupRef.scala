@@ -4,7 +4,7 @@ import org.apache.hadoop.fs.Path
 
 /**
  * What a prepared record says about its group, a multi-table transaction (docs/protocol.md,
- * I32): the group's id, the URL of its decision (created exclusively, once: the commit point of
+ * I33): the group's id, the URL of its decision (created exclusively, once: the commit point of
  * every table of the group) and the lease, the time after the group's last sign of life past
  * which anyone may decide it aborted.
  *

@@ -10,7 +10,7 @@ import io.txcommit.{CommitConflictException, Paths}
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
- * How one snapshot of a table's log judges its prepared records (docs/protocol.md, I32): a
+ * How one snapshot of a table's log judges its prepared records (docs/protocol.md, I33): a
  * record of a group is committed iff the group's decision says `committed` and names its txn.
  * Each group's decision is asked once per snapshot: an answer "not decided yet" holds for the
  * whole snapshot (a group deciding meanwhile is not in it), a decided outcome is kept JVM-wide
@@ -54,7 +54,7 @@ object GroupDecisions {
     new GroupDecisions(root => if (root == table) tableStore else Adapters.open(root, conf), own)
 }
 
-/** Reading, deciding and keeping alive groups' decisions (docs/protocol.md, I32, I33). */
+/** Reading, deciding and keeping alive groups' decisions (docs/protocol.md, I33, I34). */
 object Groups {
 
   /** At most this many decided outcomes (weighed by participants) stay cached in a JVM. */

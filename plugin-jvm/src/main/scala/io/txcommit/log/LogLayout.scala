@@ -23,7 +23,7 @@ import org.apache.hadoop.fs.Path
  *                          replaced file older than it may be gone, so a past snapshot holding
  *                          one cannot be read ([[io.txcommit.read.SnapshotAsOf]])
  *  - `groups/<group>.json` the decision of a multi-table transaction whose first table this is
- *                          (created exclusively, never rewritten: docs/protocol.md, I32), and
+ *                          (created exclusively, never rewritten: docs/protocol.md, I33), and
  *                          `groups/<group>/lease.json` its lease (rewritten while it lives)
  *  - `probe/<uuid>.json`   a conditional-put adapter's proof of the primitive (deleted after)
  *  - `manifests.json`      which log the symlink manifests were last made whole from (derived,

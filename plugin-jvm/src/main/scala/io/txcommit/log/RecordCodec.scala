@@ -122,7 +122,7 @@ object RecordCodec {
     if (declaredFiles != added.size) {
       throw corrupt(s"it declares $declaredFiles files but lists ${added.size}")
     }
-    // Format 4 (I32): a prepared record, a job's part of a group, commits nothing by itself.
+    // Format 4 (I33): a prepared record, a job's part of a group, commits nothing by itself.
     val group = Option(root.get("group")) match {
       case None if version == CommitRecord.GroupVersion =>
         throw corrupt(s"it has format version ${CommitRecord.GroupVersion} but no 'group'")

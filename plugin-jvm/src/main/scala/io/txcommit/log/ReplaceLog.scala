@@ -5,7 +5,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 /**
  * The replacing commits of one table (`_txcommit/replace/<sequence>.json`), in sequence order,
  * as one listing saw them. `records` are the commits; `excluded` the prepared records of groups
- * that do not commit in this view (undecided, aborted: I32), which hold their sequence numbers
+ * that do not commit in this view (undecided, aborted: I33), which hold their sequence numbers
  * and nothing else. A log just loaded holds every record in `records`: [[decided]] sorts them. Records are immutable, so decoded ones are cached JVM-wide by file
  * (path, length and modification time, so a table deleted and written anew at the same path
  * does not reuse its predecessor's records), bounded (least recently used go first): a read

@@ -14,7 +14,7 @@ import io.txcommit.store.{CommitStore, FileTree}
  * One table's log as the writer, VACUUM and history see it at one moment, read through the
  * table's [[CommitStore]] (the log) and its Hadoop file system (recursive listing of data).
  * It applies the same reader rule as `TableLogReader` (docs/protocol.md, "Reading"). Prepared
- * records of groups (multi-table transactions, I32) count as `groups` judges them: each group's
+ * records of groups (multi-table transactions, I33) count as `groups` judges them: each group's
  * decision asked once for the whole snapshot.
  */
 final class TableState(val table: Path, store: CommitStore, conf: Configuration,

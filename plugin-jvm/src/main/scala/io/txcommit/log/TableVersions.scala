@@ -18,7 +18,7 @@ final case class TableVersion(number: Long, txn: String, storeTime: Long, sequen
  * transaction id, with `replace/` records in their sequence order. An append's commit point is
  * its `commits/` record; a replacing commit's is its `replace/` record (its `commits/` copy,
  * written after, is no version); a write of a multi-table transaction's is its transaction's
- * decision (I32), the same in every table it wrote, so a version of any of them holds the whole
+ * decision (I33), the same in every table it wrote, so a version of any of them holds the whole
  * transaction. No writer ever consults this order: it needs no shared counter.
  */
 final case class TableVersions(versions: Vector[TableVersion]) {

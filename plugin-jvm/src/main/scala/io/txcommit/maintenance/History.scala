@@ -16,7 +16,7 @@ object History {
     val store = Adapters.open(table, conf)
     val state = new TableState(table, store, conf)
     val commits = state.commitsListing.flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName).map(_ -> st))
-    // Writes of multi-table transactions (I32): one row per table, naming the transaction.
+    // Writes of multi-table transactions (I33): one row per table, naming the transaction.
     val prepared =
       (state.replaceListed.records ++ commits.flatMap(c => state.commitRecordOf(c._1))).filter(_.isPrepared)
     val groupOf = prepared.map(r => r.txn -> r.group.get).toMap

@@ -74,7 +74,7 @@ object Vacuum {
     val fs = path.getFileSystem(conf)
     val table = located(fs, path)
     val store = Adapters.open(table, conf)
-    // A multi-table transaction whose lease ran out is decided aborted first (I33): its decision
+    // A multi-table transaction whose lease ran out is decided aborted first (I34): its decision
     // is its fence, and the snapshot below then judges its writes never committed.
     if (!opts.dryRun && store.exists(LogLayout(table).logDir)) abortExpired(table, store, conf, now)
     val state = new TableState(table, store, conf)

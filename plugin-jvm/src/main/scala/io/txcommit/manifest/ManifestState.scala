@@ -20,7 +20,7 @@ object ManifestState {
 
   /**
    * The names of the records `state` lists, its log listing forced before any data listing,
-   * less the prepared records of multi-table transactions not decided yet (I32): they change
+   * less the prepared records of multi-table transactions not decided yet (I33): they change
    * nothing yet and may later, so a pass counts them only once their transaction decided.
    */
   def recordNames(state: TableState): Set[String] = {

@@ -21,7 +21,7 @@ import io.txcommit.store.{Adapters, CommitStore}
 
 /**
  * The log-first snapshots of the tables of one read, taken together so that each multi-table
- * transaction (a group, docs/protocol.md, I34) is in all of them or in none:
+ * transaction (a group, docs/protocol.md, I35) is in all of them or in none:
  *
  *  1. the logs are listed: with one table as before (at once); with several, every table's
  *     `checkpoints/` first, then every table's `commits/` and `replace/`. A checkpoint covers a
@@ -35,7 +35,7 @@ import io.txcommit.store.{Adapters, CommitStore}
  *     table's listing lacks (prepared after that listing: the decision came later still) makes
  *     the read list that table's `commits/` and `replace/` again; a group asked while undecided
  *     that a later listed record depends on (a replacing record after it overlapping its scope,
- *     which a writer creates only once the group is decided: I35) is asked again. Until neither
+ *     which a writer creates only once the group is decided: I36) is asked again. Until neither
  *     is left, at most [[LogFirstSnapshot.MaxRounds]] rounds (then the read fails, naming the
  *     tables, rather than show part of a group).
  *
@@ -155,7 +155,7 @@ private[read] object Joint {
       uncovered.filterNot(t => records.get(t).flatten.exists(_.replacing)).flatMap(groupOf))
   }
 
-  /** Groups this read asked while undecided that a later record of `b`'s listing shows were decided since (I35). */
+  /** Groups this read asked while undecided that a later record of `b`'s listing shows were decided since (I36). */
   private def dependedOn(b: Built, groups: GroupDecisions): Seq[GroupRef] = {
     val records = b.replacedRaw.records
     records.filter(groups.undecided).filter { r =>

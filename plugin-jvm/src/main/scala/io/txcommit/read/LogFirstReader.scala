@@ -115,7 +115,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
             "was listed when this read began but cannot be read now; a checkpoint was deleted or damaged")))
     val from = checkpoint.fold(0L)(_.through) + 1
     // Records by name: every JVM of the read loads the same ones, whatever it would list now; a
-    // group's prepared record no decision had committed when the read asked is left out (I34).
+    // group's prepared record no decision had committed when the read asked is left out (I35).
     val open = t.open.toSet
     val records = (from to t.through).filterNot(open).flatMap { seq =>
       val path = layout.replaceRecord(seq)

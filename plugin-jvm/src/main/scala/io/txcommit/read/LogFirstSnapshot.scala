@@ -28,7 +28,7 @@ import io.txcommit.store.{Adapters, Links}
  * @param checkpoint the checkpoint's number (0: none)
  * @param through    the highest `replace/` sequence listed (0: none)
  * @param appends    committed transactions the checkpoint does not cover, sorted (a group's
- *                   prepared append only when its group committed it: I32)
+ *                   prepared append only when its group committed it: I33)
  * @param open       `replace/` sequences after the checkpoint, up to `through`, whose prepared
  *                   record no decision committed when the read asked (it commits nothing here)
  */
@@ -90,7 +90,7 @@ final case class AsOfOption(value: AsOf, option: String)
 
 object LogFirstSnapshot {
 
-  /** At most this many rounds of listing again (a group committed during the read, I34), then the read fails. */
+  /** At most this many rounds of listing again (a group committed during the read, I35), then the read fails. */
   val MaxRounds = 8
 
   /**
@@ -102,7 +102,7 @@ object LogFirstSnapshot {
    * filter's own rule (clock cut), as before.
    *
    * The snapshots of one read hold every multi-table transaction (a group, docs/protocol.md,
-   * I34) whole or not at all, across all its tables: each group's decision is asked once for the
+   * I35) whole or not at all, across all its tables: each group's decision is asked once for the
    * read, and a table whose listing lacks a record of a group the read found committed is listed
    * again ([[Joint]]).
    */

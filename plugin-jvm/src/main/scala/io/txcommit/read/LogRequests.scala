@@ -67,7 +67,7 @@ private[read] object LogRequests {
    * Reads and decodes every `commits/` record of `txns` of the table at `root` this JVM has not
    * decoded yet, at once, and returns what each says (None: no such record). Unlike
    * [[prefetchRecords]] a store's failure is thrown: a read that must know whether a record is
-   * a group's prepared one (docs/protocol.md, I32) cannot guess. A corrupt record is None: it is
+   * a group's prepared one (docs/protocol.md, I33) cannot guess. A corrupt record is None: it is
    * left to the reader's own read of it, which reports it (or hides its files) if the read meets
    * a file of it; decoded, it could not commit anything.
    */

@@ -71,7 +71,7 @@ object SnapshotAsOf {
     val listed = ReplaceLog.load(layout, _ => replaceListing, p => store.read(p), Paths.display,
       e => if (!ignoreCorrupt) throw e)
     val groups = new GroupDecisions(root => if (root == dir) store else Adapters.open(root, conf))
-    // A prepared record is a version only where its transaction committed it, dated by the decision (I32).
+    // A prepared record is a version only where its transaction committed it, dated by the decision (I33).
     val prepared = LogRequests.records(dir, store, commits.map(_._1).filterNot(listed.byTxn.contains))
       .collect { case (t, Some(c)) if !c.replacing && c.group.isDefined => t -> c.group.get }
     val replaced = listed.decided(groups.committed)

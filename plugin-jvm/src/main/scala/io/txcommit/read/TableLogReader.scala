@@ -117,7 +117,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
     })
 
   /**
-   * Whether group `ref`'s decision committed `txn` before the read began (I34): the decision is
+   * Whether group `ref`'s decision committed `txn` before the read began (I35): the decision is
    * the group's commit point, dated as a record is ([[ReadCut.precedes]]: its store time for
    * another application's), the same for every table of the group, so a read applies a group in
    * all of them or in none. Asked once per group and read; a decided outcome is kept JVM-wide.
@@ -360,7 +360,7 @@ object TableLogReader {
    */
   private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord) {
 
-    /** The group of a prepared record (docs/protocol.md, I32): its decision commits it. */
+    /** The group of a prepared record (docs/protocol.md, I33): its decision commits it. */
     def group: Option[io.txcommit.log.GroupRef] = time.group
   }
 

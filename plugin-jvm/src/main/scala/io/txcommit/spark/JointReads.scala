@@ -9,7 +9,7 @@ import io.txcommit.read.{LogFirstSnapshot, SnapshotHandle}
 
 /**
  * Makes the reads of now of one plan that were analyzed apart hold each multi-table transaction
- * whole or not at all (docs/protocol.md, I34). A statement's reads take one snapshot together
+ * whole or not at all (docs/protocol.md, I35). A statement's reads take one snapshot together
  * ([[ReadRules.planJoint]]), but a classic DataFrame read is analyzed when it is created and a
  * Spark Connect plan's `read` relations are analyzed one by one before the plan is, each taking
  * (and listing with) its own snapshot: a transaction committed between two of them would be in

@@ -45,7 +45,7 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
           u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
         }
     }
-    // Every read of now in this plan, path or catalog table, takes one snapshot together (I34).
+    // Every read of now in this plan, path or catalog table, takes one snapshot together (I35).
     if (ReadRules.enabled(session)) ReadRules.planJoint(session, readsOfNow(clauses)) else ReadRules.endJoint()
     resolve(clauses)
   }

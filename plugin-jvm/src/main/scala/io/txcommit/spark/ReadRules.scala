@@ -46,7 +46,7 @@ private[spark] object ReadRules {
    * The snapshot of now of every read of the plan being analyzed, taken together (set by
    * [[LogFirstReads]] for its reads and the catalog tables', by each read's roots; its
    * [[CatalogTableSnapshots]] takes it): each multi-table transaction is in all of the plan's
-   * tables or in none (docs/protocol.md, I34). A scalar subquery is analyzed on its own, with its
+   * tables or in none (docs/protocol.md, I35). A scalar subquery is analyzed on its own, with its
    * own.
    */
   private val joint = new ThreadLocal[Map[Seq[String], String]] {

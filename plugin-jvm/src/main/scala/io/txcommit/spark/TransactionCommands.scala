@@ -12,7 +12,7 @@ import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{Decision, LogLayout}
 
 /**
- * A multi-table transaction of a session (docs/protocol.md, I32): `TXCOMMIT BEGIN` opens one and
+ * A multi-table transaction of a session (docs/protocol.md, I33): `TXCOMMIT BEGIN` opens one and
  * names it in the session's conf `spark.txcommit.transaction`, so that every write job of the
  * session (DataFrame writes, SQL INSERT, overwrites, dynamic overwrites, to any number of
  * tables) publishes a prepared record instead of committing; `TXCOMMIT COMMIT` creates its one

@@ -64,7 +64,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   /**
    * Driver side, set by setupJob when the session has a multi-table transaction open
    * (`spark.txcommit.transaction`, set by TXCOMMIT BEGIN): the job publishes a prepared record,
-   * which the transaction's decision commits with the others (docs/protocol.md, I32).
+   * which the transaction's decision commits with the others (docs/protocol.md, I33).
    */
   @transient private var group: Option[(OpenGroup, GroupRef)] = None
   @transient private var groupEnded: Boolean = false

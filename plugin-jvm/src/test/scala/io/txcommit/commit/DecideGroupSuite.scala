@@ -13,7 +13,7 @@ import io.txcommit.testing.{ForwardingCommitStore, GroupJobs, TempTable}
 import io.txcommit.testing.GroupJobs.{file, job, visible, visibleFiles}
 
 /**
- * Multi-table transactions (docs/protocol.md, I32, I33, I35), their stages alone on local
+ * Multi-table transactions (docs/protocol.md, I33, I34, I36), their stages alone on local
  * tables: each write prepares, the decision commits them all at once or none, whoever decides
  * first decides, and a replacing commit never passes an undecided overwrite of its scope.
  */

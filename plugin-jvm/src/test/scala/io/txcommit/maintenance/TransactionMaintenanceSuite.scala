@@ -13,7 +13,7 @@ import io.txcommit.testing.TempTable
 import io.txcommit.testing.GroupJobs.{job, visibleFiles}
 
 /**
- * Maintenance beside multi-table transactions (docs/protocol.md, I36), on local tables: VACUUM
+ * Maintenance beside multi-table transactions (docs/protocol.md, I37), on local tables: VACUUM
  * never deletes a write of a transaction not decided while its lease lives, and decides one
  * whose lease ran out aborted before deleting it; history shows one row per table naming the
  * transaction; a version is the whole transaction, dated by its decision, in every table; a

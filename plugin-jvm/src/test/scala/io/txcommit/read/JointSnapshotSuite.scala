@@ -14,7 +14,7 @@ import io.txcommit.testing.GroupJobs.job
 
 /**
  * A read of several tables holds each multi-table transaction whole or not at all
- * (docs/protocol.md, I34), whatever commits while it lists their logs: log first (the driver's
+ * (docs/protocol.md, I35), whatever commits while it lists their logs: log first (the driver's
  * snapshot, and every filter copy judging by it) and by the clock cut.
  */
 class JointSnapshotSuite extends AnyFunSuite {

@@ -14,7 +14,7 @@ import io.txcommit.testing.PluginSessions
  * Multi-table transactions through Spark itself (a classic session, as a `spark-submit` job runs
  * them): TXCOMMIT BEGIN / COMMIT around writes of two tables, and the reads of a query over both
  * taking one log-first snapshot together, whether it names them by path or from the catalog
- * (docs/protocol.md, I34).
+ * (docs/protocol.md, I35).
  */
 class TransactionReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val spark = PluginSessions.builder("txcommit-transactions").getOrCreate()
