@@ -29,6 +29,8 @@ SNAPSHOT_STORES = os.environ.get("TXCOMMIT_TEST_SNAPSHOT_STORES", "local,s3").sp
 GENERATIONS = Generations(parts=scaled(16, 40), rows=scaled(800, 2000))
 #: Per test: enough to catch a torn read on the code that had one.
 COMMITS = scaled(4, 8)
+#: The reads (of each reader) that must have begun before a commit point and ended after it.
+OVERLAPS = scaled(2, 4)
 
 
 def open_sessions(url: str, table: TableRef):  # noqa: ANN201
@@ -65,8 +67,10 @@ def test_dynamic_partition_overwrites_in_a_loop_are_read_as_one_whole_generation
                 any_table.url
             )
 
-    [seen] = race(write, COMMITS, [lambda: rows_per_gen(reader, any_table.url)])
-    GENERATIONS.assert_whole(seen, one_generation=True, who="the reader")
+    raced = race(
+        write, COMMITS, [lambda: rows_per_gen(reader, any_table.url)], any_table, floor=OVERLAPS
+    )
+    GENERATIONS.assert_whole(raced, 0, one_generation=True, who="the reader")
 
 
 def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
@@ -76,8 +80,8 @@ def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
         GENERATIONS.of(writer, gen).write.mode("append").partitionBy("k").parquet(table.url)
         time.sleep(0.2)  # lets reads begin between commits too, not only during them
 
-    [seen] = race(write, COMMITS, [lambda: rows_per_gen(reader, table.url)])
-    GENERATIONS.assert_whole(seen, one_generation=False, who="the reader")
+    raced = race(write, COMMITS, [lambda: rows_per_gen(reader, table.url)], table, floor=OVERLAPS)
+    GENERATIONS.assert_whole(raced, 0, one_generation=False, who="the reader")
 
 
 @pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
@@ -129,13 +133,20 @@ def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
     # (spark.txcommit.read.maxClockSkewMs, 1 s) has passed since the store dated it, not after
     # the writer's hour; before, the glob would find no file of the table's first commit.
     time.sleep(1.5)
-    seen, globbed = race(write, COMMITS, [lambda: rows_per_gen(reader, table.url), through_a_glob])
-    GENERATIONS.assert_whole(seen, one_generation=True, who="the reader")
-    GENERATIONS.assert_whole(globbed, one_generation=True, who="the reader of a glob")
-    GENERATIONS.of(writer, COMMITS + 1).write.mode("append").partitionBy("k").parquet(table.url)
+    raced = race(
+        write,
+        COMMITS,
+        [lambda: rows_per_gen(reader, table.url), through_a_glob],
+        table,
+        floor=OVERLAPS,
+    )
+    GENERATIONS.assert_whole(raced, 0, one_generation=True, who="the reader")
+    GENERATIONS.assert_whole(raced, 1, one_generation=True, who="the reader of a glob")
+    last = raced.last
+    GENERATIONS.of(writer, last + 1).write.mode("append").partitionBy("k").parquet(table.url)
     date_an_hour_ahead(table)
     rows = GENERATIONS.rows
-    both = {COMMITS: rows, COMMITS + 1: rows}
+    both = {last: rows, last + 1: rows}
     assert rows_per_gen(reader, table.url) == both
     on_file = reader.sql(f"SELECT gen, count(*) AS n FROM parquet.`{table.url}` GROUP BY gen")
     assert {r["gen"]: r["n"] for r in on_file.collect()} == both
@@ -174,18 +185,19 @@ def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, a
 
     try:
         by_name = f"SELECT gen, count(*) AS n FROM {name} GROUP BY gen"
-        [seen] = race(write, COMMITS, [lambda: per_gen(by_name)])
-        GENERATIONS.assert_whole(seen, one_generation=True, who="the catalog table's reader")
-        GENERATIONS.of(writer, COMMITS + 1).write.mode("append").partitionBy("k").parquet(table.url)
+        raced = race(write, COMMITS, [lambda: per_gen(by_name)], table, floor=OVERLAPS)
+        GENERATIONS.assert_whole(raced, 0, one_generation=True, who="the catalog table's reader")
+        last = raced.last
+        GENERATIONS.of(writer, last + 1).write.mode("append").partitionBy("k").parquet(table.url)
         date_an_hour_ahead(table)
         rows = GENERATIONS.rows
         table_rows = {
             r["gen"]: r["count"] for r in reader.table(name).groupBy("gen").count().collect()
         }
-        assert table_rows == {COMMITS: rows, COMMITS + 1: rows}
+        assert table_rows == {last: rows, last + 1: rows}
         in_k1 = rows // GENERATIONS.parts
         assert per_gen(f"SELECT gen, count(*) AS n FROM {name}_k1 GROUP BY gen") == {
-            COMMITS: in_k1, COMMITS + 1: in_k1}  # fmt: skip
+            last: in_k1, last + 1: in_k1}  # fmt: skip
     finally:
         reader.sql(f"DROP TABLE IF EXISTS {name}")
         reader.sql(f"DROP TABLE IF EXISTS {name}_k1")
