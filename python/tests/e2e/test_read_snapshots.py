@@ -9,17 +9,21 @@ race on every store, with a reader in another application too."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import time
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
-from support.races import Generations, race, rows_per_gen
-from support.scale import scaled
+from support.races import Generations, Span, assert_overlaps, clock, race, rows_per_gen
+from support.scale import SOAK, scaled
 from support.servers import ServerProcess, new_session
-from support.tables import TableRef, dynamic_overwrite, make_table
+from support.streams import configure
+from support.tables import TableRef, dynamic_overwrite, make_table, make_table_of, txn_of
+from support.waiting import wait_for
 
 HOUR_MS = 3600 * 1000
 
@@ -215,3 +219,120 @@ def test_executors_of_a_cluster_list_one_cut(
     finally:
         writer.stop()
         reader.stop()
+
+
+# --- the clock cut, raced from another application whose executors list ------------------------
+
+#: What a cluster's driver logs when an executor first asks it for a read's snapshot decisions.
+EXECUTORS_AGREE = "executors agree on its snapshot through the driver"
+#: Where another application reads by the clock cut while a writer overwrites: S3 in CI; the
+#: soak adds SNAPSHOT_STORES (the local file system, `s3-multipart` if set).
+CLOCK_CUT_STORES = sorted({"s3", *SNAPSHOT_STORES}) if SOAK else ["s3"]
+#: Micro-batches of the file source that must have begun before a commit point and ended after.
+BATCH_OVERLAPS = 1
+
+
+def spans_of_batches(query) -> list[Span]:  # noqa: ANN001 - a StreamingQuery
+    """Each micro-batch of ``query`` that ran, from its trigger to its end, on ``clock`` (Spark
+    reports wall-clock times; server and test share this machine's clock)."""
+    offset = time.time() - clock()
+    spans = []
+    for p in query.recentProgress:
+        if p["numInputRows"] == 0:
+            continue
+        began = dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
+        start = began - offset
+        spans.append(Span(start, start + p["durationMs"]["triggerExecution"] / 1000))
+    return spans
+
+
+@pytest.mark.parametrize("any_table", CLOCK_CUT_STORES, indirect=True)
+def test_clock_cut_reads_of_another_application_listing_on_executors_see_whole_generations(
+    server: ServerProcess,
+    cluster_server: ServerProcess,
+    any_table: TableRef,
+    workdir: Path,
+    request: pytest.FixtureRequest,
+):
+    """The reads no log-first snapshot reaches judge a file by the clock cut: a glob, a read
+    with `spark.txcommit.read.logFirst=false`, and the streaming file source. Another
+    application (a Connect server whose executors run on the standalone cluster, the default
+    clock allowance) reads that way in a loop, listing on its executors, while this application
+    overwrites the table in a loop: each read shows one whole generation, each micro-batch of
+    the stream each generation whole or not at all and every generation once, and the
+    executors asked their driver for the read's snapshot (CutArbiter.Remote)."""
+    table = any_table
+    writer = new_session(server.url)
+    table.prepare(writer)
+    readers = [new_session(cluster_server.url) for _ in range(3)]
+    globbed, plain, streaming = readers
+    for reader in readers:  # listing in a Spark job: on the cluster's executors
+        table.prepare(reader)
+        reader.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1")
+    plain.conf.set("spark.txcommit.read.logFirst", "false")
+    configure(streaming, table.store)
+    stream = make_table_of(table.store, workdir, request)
+    try:
+        GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
+        time.sleep(1.5)  # the clock allowance: then the other application sees generation 0
+
+        def through_a_glob() -> dict[int, int]:
+            df = globbed.read.option("basePath", table.url).parquet(f"{table.url}/k=*")
+            return {r["gen"]: r["count"] for r in df.groupBy("gen").count().collect()}
+
+        def write(gen: int) -> None:
+            GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
+
+        query = (
+            streaming.readStream.schema("id LONG, gen INT, k INT").parquet(table.url)
+            .select("gen")
+            .writeStream.format("parquet")
+            .option("checkpointLocation", stream.child("checkpoint").url)
+            .option("path", stream.child("out").url)
+            .start()
+        )  # fmt: skip
+        asked_before = cluster_server.log_count(EXECUTORS_AGREE)
+        raced = race(
+            write,
+            COMMITS,
+            [through_a_glob, lambda: rows_per_gen(plain, table.url)],
+            table,
+            floor=OVERLAPS,
+        )
+        GENERATIONS.assert_whole(raced, 0, one_generation=True, who="the reader of a glob")
+        GENERATIONS.assert_whole(raced, 1, one_generation=True, who="the reader, log first off")
+        asked = cluster_server.log_count(EXECUTORS_AGREE) - asked_before
+        reads = sum(len(r) for r in raced.reads)
+        assert asked >= reads, (
+            f"executors asked their driver about {asked} reads of {reads}: they did not list "
+            "with the driver's cut"
+        )
+
+        out = stream.child("out").url
+
+        def ingested() -> set[int]:
+            try:
+                return {r["gen"] for r in writer.read.parquet(out).select("gen").collect()}
+            except Exception:  # noqa: BLE001 - no batch written yet: nothing to infer from
+                return set()
+
+        # The stream ingests every generation, the last once the clock allowance has passed.
+        wait_for(lambda: raced.last in ingested(), 120, f"the stream to ingest {raced.last}")
+        batches = spans_of_batches(query)
+        query.stop()
+        assert_overlaps(batches, raced.points, BATCH_OVERLAPS, "micro-batches of the file source")
+        # Each output file is one micro-batch's (its txn); each generation in one, whole.
+        per_batch: dict[tuple[str | None, int], int] = {}
+        rows = writer.read.parquet(out).select("gen", F.input_file_name().alias("f")).collect()
+        for r in rows:
+            key = (txn_of(r["f"].rsplit("/", 1)[-1]), r["gen"])
+            per_batch[key] = per_batch.get(key, 0) + 1
+        by_gen: dict[int, list[int]] = {}
+        for (_, gen), n in per_batch.items():
+            by_gen.setdefault(gen, []).append(n)
+        assert by_gen == {g: [GENERATIONS.rows] for g in range(raced.last + 1)}, (
+            f"rows of each generation per micro-batch: {by_gen}"
+        )
+    finally:
+        for session in (writer, *readers):
+            session.stop()

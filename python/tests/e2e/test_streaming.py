@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 import txcommit
 
 from support.races import CommitWatch, Span, assert_overlaps, clock, note
+from support.scale import SOAK
 from support.servers import (
     ServerProcess,
     new_session,
@@ -33,7 +34,7 @@ from support.servers import (
     server_with_s3,
 )
 from support.streams import configure
-from support.tables import TableRef, make_table, table_makers, txn_of
+from support.tables import TableRef, make_table_of, txn_of
 
 ROWS_PER_SECOND = 40
 #: Random kills after the halt (CI: one; the soak, .ci/soak, sets ten).
@@ -195,14 +196,15 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
     rng = random.Random(seed)
     streams = []
     for store in STREAM_SERVERS[kind]:
-        fixture = table_makers()[store].fixture
-        base = make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
+        base = make_table_of(store, workdir, request)
         streams.append(Stream(store, base.child("checkpoint"), base.child("out")))
     # Round 0 ends at a named point (the sink's record created, `_spark_metadata` not yet
     # written), the next KILLS rounds (or more, until a kill cut a batch short) at random
-    # moments; the last round stops the queries cleanly.
+    # moments; the last round stops the queries cleanly. GCS and Azure skip round 0 in CI, for
+    # time (the halt replays the batch through the same stages on every store).
+    halt = kind == "s3" or SOAK
     kills = cut_short = 0
-    round_ = -1
+    round_ = -1 if halt else 0
     while True:
         round_ += 1
         last = round_ > 0 and kills >= KILLS and (cut_short >= CUT_SHORT or kills >= KILLS + 2)
@@ -218,7 +220,7 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
             for query, st in zip(queries, streams, strict=True):
                 # The restarted query makes progress from its checkpoint, with no repair.
                 st.last_batch = wait_for_batches(query, st.last_batch, f"seed={seed} {st.store}")
-            if round_ == 1:
+            if round_ == 1 and halt:
                 adopted = [line for line in server_log(server) if ADOPTED in line]
                 assert adopted, "the batch cut short at the halt point was replayed and adopted"
             if round_ == 0:

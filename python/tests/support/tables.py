@@ -366,6 +366,13 @@ def make_table(store: str, workdir: Path, on: Any = None) -> TableRef:
     return table_makers()[store].make(store, next_table_name(), workdir, on)
 
 
+def make_table_of(store: str, workdir: Path, request: Any) -> TableRef:
+    """A fresh table on ``store``, on the emulator its maker's fixture (asked of pytest's
+    ``request``) gives."""
+    fixture = table_makers()[store].fixture
+    return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
+
+
 def replace_records(table: TableRef) -> list[dict[str, Any]]:
     """The replacement log, read raw from `_txcommit/replace/`, in sequence order."""
     out = []
