@@ -37,6 +37,9 @@ clock = time.monotonic
 
 #: A commit point's record: `commits/<txn>.json` (an append) or `replace/<sequence>.json`.
 COMMIT_RECORD = re.compile(r"_txcommit/(?:commits/[0-9a-z]{16}|replace/[0-9]{20})\.json")
+#: VACUUM's horizon record, written before it deletes a file an overwrite removed: the point
+#: from which past snapshots holding such files are refused.
+VACUUM_RECORD = re.compile(r"_txcommit/vacuum/[0-9]{20}\.json")
 #: How often a CommitWatch lists the log (seconds): the width of a commit window, about.
 WATCH_INTERVAL_S = 0.05
 
@@ -136,6 +139,8 @@ class CommitWatch:
 
     table: TableRef
     interval: float = WATCH_INTERVAL_S
+    #: Also dates VACUUM's horizon records (`vacuum/`) as points.
+    vacuums: bool = False
     _before: set[str] = field(default_factory=set)
     _began: float = 0.0
     _seen: dict[str, Span] = field(default_factory=dict)
@@ -146,7 +151,10 @@ class CommitWatch:
     listings: int = 0
 
     def _list(self) -> set[str]:
-        return {k for k in self.table.log_records() if COMMIT_RECORD.fullmatch(k)}
+        if not self.vacuums:
+            return {k for k in self.table.log_records() if COMMIT_RECORD.fullmatch(k)}
+        found = self.table.log_records(("commits", "replace", "vacuum"))
+        return {k for k in found if COMMIT_RECORD.fullmatch(k) or VACUUM_RECORD.fullmatch(k)}
 
     def __enter__(self) -> CommitWatch:
         self._began = clock()
@@ -177,6 +185,10 @@ class CommitWatch:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=60)
+
+    def windows(self) -> dict[str, Span]:
+        """Each record that appeared (its name in the log) and the window its point lies in."""
+        return dict(self._seen)
 
     def points(self, writes: Sequence[Span] = ()) -> list[Span]:
         """The window of each commit point seen, narrowed to the call of the write that holds
@@ -241,6 +253,7 @@ def race(
     *,
     floor: int,
     most: int | None = None,
+    vacuums: bool = False,
 ) -> Race:
     """Runs ``write(1..)`` while each reader reads in a loop in its own thread, from before
     the first commit (once each reader has read once) until after the last, and a CommitWatch
@@ -249,7 +262,7 @@ def race(
     It writes ``commits`` times, and on (up to ``most`` times, twice ``commits`` unless set)
     until each reader has ``floor`` reads that began before a commit point and ended after it:
     a loaded machine's slower reads meet fewer commits each. The test then asserts the floor
-    (``Race.assert_overlaps``)."""
+    (``Race.assert_overlaps``). With ``vacuums``, VACUUM's horizon records are points too."""
     most = 2 * commits if most is None else most
     reads: list[list[tuple[Span, Any]]] = [[] for _ in readers]
     writes: list[Span] = []
@@ -284,7 +297,7 @@ def race(
         return all(overlapping([s for s, _ in list(r)], points) >= floor for r in reads)
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(len(readers))]
-    with CommitWatch(table) as watch:
+    with CommitWatch(table, vacuums=vacuums) as watch:
         for t in threads:
             t.start()
         try:

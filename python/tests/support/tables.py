@@ -96,11 +96,11 @@ class TableRef:
             out += [o["Key"][len(self.prefix) + 1 :] for o in page.get("Contents", [])]
         return sorted(out)
 
-    def log_records(self) -> list[str]:
-        """The names in the log's `commits/` and `replace/` right now (relative to the table),
-        listed straight from the store at the cost of one listing each (one on S3): cheap
-        enough to poll while a race runs."""
-        areas = ("_txcommit/commits", "_txcommit/replace")
+    def log_records(self, areas: tuple[str, ...] = ("commits", "replace")) -> list[str]:
+        """The names in the log's ``areas`` (`commits/` and `replace/` unless named) right now,
+        relative to the table, listed straight from the store at the cost of one listing each
+        (one on S3): cheap enough to poll while a race runs."""
+        areas = tuple(f"_txcommit/{area}" for area in areas)
         if self.local is not None:
             found = []
             for area in areas:

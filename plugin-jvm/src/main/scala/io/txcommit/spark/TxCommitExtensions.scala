@@ -27,6 +27,8 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     // a table with partitions in the catalog swapped for one that lists with it.
     ext.injectHintResolutionRule(session => CatalogTableSnapshots(session))
     ext.injectResolutionRule(session => CatalogTableSnapshotIndexes(session))
+    // A past snapshot read whole or not at all, also when VACUUM ran between its log and its data.
+    ext.injectCheckRule(session => PastSnapshotsStayWhole(session))
     ext.injectFunction((
         FunctionIdentifier("txcommit_version"),
         new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",
