@@ -153,6 +153,30 @@ def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
     assert len(table.committed()) == 2
 
 
+#: The path of a replacing commit's record.
+REPLACE_RECORD = r"_txcommit/replace/[0-9]{20}\.json"
+
+
+@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_once(
+    any_table: TableRef, open_session, request: pytest.FixtureRequest
+):  # noqa: ANN001
+    """The store created the overwrite's `replace/` record (its commit point); its answer never
+    came (test_lost_answers has S3's write id). The client's retry meets the record: the job
+    must succeed, publish one record, and remove the old rows, never its own."""
+    table = any_table
+    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    url = through_front(table, front)
+    spark = open_session(table)
+    spark.range(10).write.mode("append").parquet(url)
+    front.lose(creates(table.store, REPLACE_RECORD))
+    spark.range(100, 1100).write.mode("overwrite").parquet(url)  # must not report a failure
+    lost = front.lost()
+    assert [x for x in lost if "replace" in x], f"the record's answer was lost: {lost}"
+    assert sorted(r["id"] for r in spark.read.parquet(url).collect()) == list(range(100, 1100))
+    assert len(replace_records(table)) == 1
+
+
 @pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
     any_table: TableRef, open_session, request: pytest.FixtureRequest

@@ -185,7 +185,9 @@ def stream_server(kind: str, workdir: Path, request: pytest.FixtureRequest) -> S
     return server_with_s3(workdir, request.getfixturevalue("local_s3"))
 
 
-@pytest.mark.parametrize("kind", list(STREAM_SERVERS))
+@pytest.mark.parametrize(
+    "kind", list(STREAM_SERVERS), ids=["+".join(s) for s in STREAM_SERVERS.values()]
+)
 def test_stateful_queries_killed_at_random_are_exactly_once(
     kind: str, workdir: Path, request: pytest.FixtureRequest
 ):

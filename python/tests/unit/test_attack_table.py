@@ -64,6 +64,22 @@ SOAK_MULTIPART = (
 )
 SOAK_STREAM = "`s3-multipart` runs in the soak (TXCOMMIT_TEST_STREAMING_STORES)."
 COMPLETION = "Only `s3-multipart` completes uploads at commit."
+CLOCK_CUT = (
+    "Run on S3 in CI for time, on the local file system and `s3-multipart` too in the soak: "
+    "the cut is the reader's, the same code on every store; what a store adds is the time it "
+    "dates a record by, which test_attacks' reader in another application takes on every store."
+)
+NO_CLUSTER_STORE = (
+    "Not run there: the cluster's servers are `--store s3` servers; the cut by the store's time "
+    "on these stores is test_attacks' reader in another application."
+)
+PAST = (
+    "Not run through Spark there: a version is a commit point as the store dated it, and every "
+    "adapter is held to dating its listings by StoreContractSuite; the races are the same reads "
+    "and commits on any store."
+)
+SOAK_PAST = "`s3-multipart` in the soak, for time."
+SOAK_RESTORE = "The local file system in CI, both S3 adapters too in the soak, for time."
 
 ATTACKS = (
     Attack(
@@ -133,6 +149,76 @@ ATTACKS = (
     Attack(
         "two first writes racing, one inside the other",
         ("test_attacks.py::test_a_first_write_and_one_inside_it_racing_leave_one_table",),
+    ),
+    Attack(
+        "servers killed at random moments of a streaming query",
+        ("test_streaming.py::test_stateful_queries_killed_at_random_are_exactly_once",),
+        {"s3-multipart": ("soak", SOAK_STREAM)},
+    ),
+    Attack(
+        "a lost answer to a `replace/` record (an overwrite's, a write id's)",
+        (
+            "test_lost_answers.py::test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows"
+            "|test_attacks.py::test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_once",
+        ),
+        {"local": ("n/a", NO_NETWORK)},
+    ),
+    Attack(
+        "a lost answer to the completion of a data file's upload",
+        (
+            "test_lost_answers.py::"
+            "test_a_job_whose_upload_completion_answer_was_lost_succeeds_and_commits_once",
+        ),
+        {s: ("n/a", COMPLETION) for s in ("local", "s3", "hdfs", "gcs", "azure")},
+    ),
+    Attack(
+        "clock-cut reads (a glob, `logFirst=false`, the streaming file source) of another "
+        "application listing on a cluster's executors, while a writer overwrites",
+        (
+            "test_read_snapshots.py::"
+            "test_clock_cut_reads_of_another_application_listing_on_executors_see_whole_generations",
+        ),
+        {
+            "local": ("soak", CLOCK_CUT),
+            "s3-multipart": ("soak", CLOCK_CUT),
+            **{s: ("no", NO_CLUSTER_STORE) for s in ("hdfs", "gcs", "azure")},
+        },
+    ),
+    Attack(
+        "reads as of a version while overwrites, appends and VACUUM run",
+        (
+            "test_past_snapshot_races.py::"
+            "test_reads_as_of_a_version_show_it_whole_or_fail_while_writes_and_vacuum_race",
+        ),
+        {
+            "s3-multipart": ("soak", SOAK_PAST),
+            **{s: ("no", PAST) for s in ("hdfs", "gcs", "azure")},
+        },
+    ),
+    Attack(
+        "restores while appends commit",
+        (
+            "test_past_snapshot_races.py::"
+            "test_restores_racing_appends_keep_each_append_committed_after_them_whole",
+        ),
+        {
+            "s3-multipart": ("soak", SOAK_PAST),
+            **{s: ("no", PAST) for s in ("hdfs", "gcs", "azure")},
+        },
+    ),
+    Attack(
+        "a restore during a slow overwrite, and beside VACUUM (its horizon)",
+        (
+            "test_past_snapshot_races.py::"
+            "test_a_restore_during_an_overwrite_wins_and_the_overwrite_fails_whole",
+            "test_past_snapshot_races.py::"
+            "test_restores_beside_vacuum_with_its_horizon_keep_every_restored_file",
+        ),
+        {
+            "s3": ("soak", SOAK_RESTORE),
+            "s3-multipart": ("soak", SOAK_RESTORE),
+            **{s: ("no", PAST) for s in ("hdfs", "gcs", "azure")},
+        },
     ),
     Attack(
         "nested tables (a table deleted and written again below; an older version's tree)",
