@@ -45,7 +45,7 @@ class PastSnapshotVacuumRaceSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(deleted.count(_.getAs[String]("path").contains("part-")) == 4, deleted.mkString("\n"))
     // ... and the read lists the data.
     val outcome = scala.util.Try(spark.read.schema("id LONG").option(TxCommitConf.AsOfOption, first)
-      .option(TxCommitConf.SnapshotOption, snapshot).parquet(url).collect().length)
+        .option(TxCommitConf.SnapshotOption, snapshot).parquet(url).collect().length)
     assert(outcome.isFailure, s"the read showed ${outcome.getOrElse(0)} of the snapshot's 40 rows, and no error")
     assert(outcome.failed.get.getMessage.contains("VACUUM has deleted"), outcome.failed.get.getMessage)
     // A read that begins now is refused the same way.
