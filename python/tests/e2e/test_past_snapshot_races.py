@@ -59,6 +59,15 @@ def newest_append(table: TableRef, before: set[str]) -> str:
     return txn
 
 
+def two_versions(writer, table: TableRef) -> tuple[str, str]:  # noqa: ANN001
+    """Writes generation 0, then overwrites it with generation 1; their transactions."""
+    GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
+    (first,) = table.committed()
+    GENERATIONS.of(writer, 1).write.mode("overwrite").partitionBy("k").parquet(table.url)
+    (second,) = set(table.committed()) - {first}
+    return first, second
+
+
 def is_vacuumed(error: BaseException) -> bool:
     """A read of a past snapshot VACUUM has deleted files of: refused whole (TimeTravelException
     naming the horizon); failed by a file that went after its listing; or, when VACUUM had
@@ -142,10 +151,7 @@ def test_restores_racing_appends_keep_each_append_committed_after_them_whole(
     writer, restorer = sessions
     table = any_table
     rows = GENERATIONS.rows
-    GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
-    (first,) = table.committed()
-    GENERATIONS.of(writer, 1).write.mode("overwrite").partitionBy("k").parquet(table.url)
-    (second,) = set(table.committed()) - {first}
+    first, second = two_versions(writer, table)
     versions = [(first, 0), (second, 1)]
     stop = threading.Event()
     appends: dict[int, str] = {}  # generation -> its txn
@@ -220,9 +226,7 @@ def test_a_restore_during_an_overwrite_wins_and_the_overwrite_fails_whole(
     writer, restorer = sessions
     table = any_table
     rows = GENERATIONS.rows
-    GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
-    (first,) = table.committed()
-    GENERATIONS.of(writer, 1).write.mode("overwrite").partitionBy("k").parquet(table.url)
+    first, _ = two_versions(writer, table)
     outcome: list[BaseException | None] = []
     overwrite: list[Span] = []
 
@@ -306,8 +310,8 @@ def test_restores_beside_vacuum_with_its_horizon_keep_every_restored_file(
         thread.join(timeout=300)
     assert_overlaps(vacuums, watch.points(), 1, "VACUUMs around a restore's commit point")
     # (The pending markers of committed transactions go at any age: not data.)
-    data = {p for p in deleted if is_data(p)}
-    assert data <= old_files, f"VACUUM deleted more than the old garbage: {data - old_files}"
-    assert old_files <= data, "the garbage past the horizon went"
+    went = {p for p in deleted if is_data(p)}
+    assert went <= old_files, f"VACUUM deleted more than the old garbage: {went - old_files}"
+    assert old_files <= went, "the garbage past the horizon went"
     for txn in (b, c):
         assert {k for k in table.data_files() if txn_of(k) == txn}, f"{txn}'s files are kept"

@@ -3,13 +3,13 @@ package io.txcommit.spark
 import java.nio.file.Files
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{SaveMode, SparkSession}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{LogLayout, RecordCodec}
+import io.txcommit.log.{CommitRecord, LogLayout, RecordCodec}
 import io.txcommit.testing.{DelayedRecordAdapter, PluginSessions}
 
 /**
@@ -43,22 +43,31 @@ class BatchAbortSuite extends AnyFunSuite with BeforeAndAfterAll {
     spark.read.parquet(path).select("id").as[Long].collect().sorted.toSeq
   }
 
+  /** The late record names files that are all there, and no abort marker stands beside it. */
+  private def keptWhole(table: String, record: CommitRecord): Unit = {
+    val layout = LogLayout(new Path(table))
+    val fs = layout.commitsDir.getFileSystem(new Configuration())
+    assert(record.added.size == 4)
+    val missing = record.added.map(f => new Path(new Path(table), f.path)).filterNot(fs.exists)
+    assert(missing.isEmpty, s"the committed job names deleted files: $missing")
+    assert(!fs.exists(layout.abortedRecord(record.txn)), "a committed job was marked aborted")
+  }
+
+  private def records(table: String, dir: LogLayout => Path): Seq[(FileStatus, Array[Byte])] = {
+    val d = dir(LogLayout(new Path(table)))
+    val fs = d.getFileSystem(new Configuration())
+    fs.listStatus(d).toSeq.map(s => s -> fs.open(s.getPath).readAllBytes())
+  }
+
   test("an append whose record lands after the job failed keeps its files; readers show it whole") {
     val table = Files.createTempDirectory("txcommit-batch-abort").resolve("t").toUri.toString
     spark.range(0, 10).write.parquet(table)
     failsThenLands(spark.range(100, 200, 1, 4).write.mode(SaveMode.Append).parquet(table))
-
-    val layout = LogLayout(new Path(table))
-    val fs = layout.commitsDir.getFileSystem(new Configuration())
-    val records = fs.listStatus(layout.commitsDir).toSeq.map { s =>
-      RecordCodec.decode(fs.open(s.getPath).readAllBytes(), s.getPath.toString, s.getPath.getName.stripSuffix(".json"))
+    val committed = records(table, _.commitsDir).map { case (s, bytes) =>
+      RecordCodec.decode(bytes, s.getPath.toString, s.getPath.getName.stripSuffix(".json"))
     }
-    assert(records.size == 2)
-    val late = records.maxBy(_.committedAt)
-    assert(late.added.size == 4)
-    val missing = late.added.map(f => new Path(new Path(table), f.path)).filterNot(fs.exists)
-    assert(missing.isEmpty, s"the committed job names deleted files: $missing")
-    assert(!fs.exists(layout.abortedRecord(late.txn)), "a committed job was marked aborted")
+    assert(committed.size == 2)
+    keptWhole(table, committed.maxBy(_.committedAt))
     assert(ids(table) == (0L until 10L) ++ (100L until 200L))
     // The table goes on: the next append commits (and rolls the late commit's derived work forward).
     spark.range(300, 305).write.mode(SaveMode.Append).parquet(table)
@@ -69,16 +78,10 @@ class BatchAbortSuite extends AnyFunSuite with BeforeAndAfterAll {
     val table = Files.createTempDirectory("txcommit-batch-abort").resolve("t").toUri.toString
     spark.range(0, 10).write.parquet(table)
     failsThenLands(spark.range(100, 200, 1, 4).write.mode(SaveMode.Overwrite).parquet(table))
-
-    val layout = LogLayout(new Path(table))
-    val fs = layout.commitsDir.getFileSystem(new Configuration())
-    val replaces = fs.listStatus(layout.replaceDir).toSeq
-    assert(replaces.size == 1, "the replacing commit's record landed")
-    val record = RecordCodec.decodeReplacement(fs.open(replaces.head.getPath).readAllBytes(),
-      replaces.head.getPath.toString, 1L)
-    val missing = record.added.map(f => new Path(new Path(table), f.path)).filterNot(fs.exists)
-    assert(missing.isEmpty, s"the committed overwrite names deleted files: $missing")
-    assert(!fs.exists(layout.abortedRecord(record.txn)), "a committed job was marked aborted")
+    val replaced = records(table, _.replaceDir)
+    assert(replaced.size == 1, "the replacing commit's record landed")
+    val (status, bytes) = replaced.head
+    keptWhole(table, RecordCodec.decodeReplacement(bytes, status.getPath.toString, 1L))
     assert(ids(table) == (100L until 200L))
     spark.range(300, 305).write.mode(SaveMode.Append).parquet(table)
     assert(ids(table) == (100L until 200L) ++ (300L until 305L))
