@@ -14,8 +14,9 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.conformance.protocol import pause_at
 
+from support.races import CommitWatch, Span, assert_overlaps, spanning
 from support.servers import ServerProcess, new_session
-from support.tables import WRITE_ID
+from support.tables import WRITE_ID, TableRef
 
 
 def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table: Path) -> None:
@@ -30,6 +31,7 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
     setup.stop()
     started = threading.Event()
     outcome: dict[str, BaseException | None] = {}
+    slow: list[Span] = []
 
     def overwrite(label: str, delay: bool) -> None:
         s = new_session(server.url)
@@ -39,7 +41,7 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
             if delay:
                 df = df.select(pause_at("id", None, 8000).alias("id"), "k")
                 started.set()
-            with txcommit.transactional(s):
+            with txcommit.transactional(s), spanning(slow if delay else []):
                 df.write.mode("overwrite").partitionBy("k").parquet(url)
             outcome[label] = None
         except BaseException as exc:  # noqa: BLE001 - asserted below
@@ -50,15 +52,18 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
     pending = table / "_txcommit" / "pending"
     before = len(list(pending.iterdir()))
     racer = threading.Thread(target=overwrite, args=("slow", True))
-    racer.start()
-    # The slow job notes what it replaces before it writes its pending marker; its task then
-    # sleeps while the fast one commits.
-    deadline = time.monotonic() + 60
-    while len(list(pending.iterdir())) == before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert started.is_set() and len(list(pending.iterdir())) > before, "the slow job started"
-    overwrite("fast", False)
-    racer.join(timeout=300)
+    with CommitWatch(TableRef("local", url, local=table)) as watch:
+        racer.start()
+        # The slow job notes what it replaces before it writes its pending marker; its task then
+        # sleeps while the fast one commits.
+        deadline = time.monotonic() + 60
+        while len(list(pending.iterdir())) == before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.is_set() and len(list(pending.iterdir())) > before, "the slow job started"
+        overwrite("fast", False)
+        racer.join(timeout=300)
+    # The slow job began before the fast one's commit point and ended after it.
+    assert_overlaps(slow, watch.points(), 1, "the slow overwrite")
 
     assert outcome["fast"] is None, outcome["fast"]
     loser = outcome["slow"]

@@ -29,6 +29,7 @@ from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacu
 from txcommit.testing.local_s3 import LocalS3
 
 from support.jobs import SlowAppend
+from support.races import assert_overlaps, timed
 from support.servers import ServerProcess, new_session
 from support.tables import (
     FEATURE_STORES,
@@ -240,12 +241,13 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
         request.getfixturevalue("server" if table.store == "local" else "cluster_server").url
     )
     try:
-        deleted = vacuum(other, table.url, retain_hours=0, force=True).collect()
+        ran, deleted = timed(lambda: vacuum(other, table.url, retain_hours=0, force=True).collect())
     finally:
         other.stop()
     # The job's written file (on s3-multipart: its upload, and its staging marker) went.
     assert any(txn_of(r["path"]) not in (None, base) for r in deleted), deleted
     error = job.join()
+    assert_overlaps([job.span], [ran], 1, "a job beside VACUUM")
     assert error is not None, "the job must not commit"
     if table.store != "s3-multipart":
         assert "fenced by VACUUM" in str(error)

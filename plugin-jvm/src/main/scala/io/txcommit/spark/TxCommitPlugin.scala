@@ -36,9 +36,15 @@ object TxCommitPlugin {
       Collections.emptyMap()
     }
 
-    /** An executor listing part of a read asks for the read's snapshot decisions. */
+    /**
+     * An executor listing part of a read asks for the read's snapshot decisions. The first
+     * question of each read is logged: it shows that executors list with the driver's cut.
+     */
     override def receive(message: AnyRef): AnyRef = message match {
-      case q: CutQuestion => CutArbiter.Local.answer(q).asInstanceOf[AnyRef]
+      case q: CutQuestion =>
+        if (CutArbiter.Local.firstRemote(q))
+          log.info(s"txcommit: read ${q.readId}: executors agree on its snapshot through the driver")
+        CutArbiter.Local.answer(q).asInstanceOf[AnyRef]
       case other => throw new IllegalArgumentException(s"txcommit: unexpected plugin message $other")
     }
   }
