@@ -20,6 +20,9 @@ final case class NestingSeen(createsTable: Boolean)
  * and leave VACUUM of the outer table to delete the inner table's committed files. So a write
  * into a directory below a table, or above one, is refused before anything is written.
  *
+ * A path that is a plain file (no table) is refused too, naming it, before the pending marker
+ * would fail to make a directory below it.
+ *
  * Costs, on every job (nothing is remembered between jobs: a table can be deleted, or another
  * application can create one, between any two of them): one existence check per ancestor
  * directory; and, for a write to an existing directory that is not a table yet (its first
@@ -35,6 +38,11 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nes
     val fs = ctx.table.getFileSystem(ctx.conf)
     enclosingTable(fs, ctx.table.getParent).foreach(root => throw insideTable(ctx.table, root, fs))
     val createsTable = !isTable(fs, ctx.table)
+    if (createsTable && Try(fs.getFileStatus(ctx.table)).toOption.exists(_.isFile))
+      throw new UnsupportedWriteException(
+        s"${Paths.display(ctx.table)} is a file, not a directory: a txcommit table is a directory of data " +
+          "files and its log. Nothing was written and the file is untouched. Write to another path, or " +
+          "overwrite it (mode(\"overwrite\")) to replace the file with a table.")
     if (createsTable) tableBelow(fs, ctx.table).foreach(inner => throw aboveTable(ctx.table, inner))
     NestingSeen(createsTable)
   }

@@ -27,6 +27,10 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     // a table with partitions in the catalog swapped for one that lists with it.
     ext.injectHintResolutionRule(session => CatalogTableSnapshots(session))
     ext.injectResolutionRule(session => CatalogTableSnapshotIndexes(session))
+    // Writes into catalog tables: the catalog's columns count for the schema guard, and a write
+    // that may reach a partition located outside the table is refused before it runs.
+    ext.injectPostHocResolutionRule(session => CatalogTableWrites(session))
+    ext.injectCheckRule(session => CustomLocationWrites(session))
     ext.injectFunction((
         FunctionIdentifier("txcommit_version"),
         new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",
