@@ -21,7 +21,7 @@ import io.txcommit.conf.TxCommitConf
 final case class CatalogTableWrites(session: SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!CatalogTableWrites.txcommitWrites(session)) plan
-    else plan.transformDown {
+    else plan.resolveOperatorsDown {
       case i: InsertIntoHadoopFsRelationCommand
           if i.catalogTable.isDefined && !i.options.contains(WriteIntent.CatalogTableOption) =>
         i.copy(options = i.options + (WriteIntent.CatalogTableOption -> i.catalogTable.get.identifier.unquotedString))

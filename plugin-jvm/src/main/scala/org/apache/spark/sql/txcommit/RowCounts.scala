@@ -121,10 +121,18 @@ object RowCounts {
     try {
       val store = Adapters.open(c.table, c.conf)
       val layout = LogLayout(c.table)
-      // First, so that once the count file exists, `_SUCCESS` has it too.
-      addToSummary(store, layout, c.txn, rows)
-      store.createExclusive(layout.rowCount(c.txn), RowCount.encode(RowCount(c.txn, rows)))
-      log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)} wrote $rows row(s)")
+      // The table may be gone since its write returned (DROP TABLE deletes a managed table's
+      // directory at once): writing its count would create the directory again, and a table of
+      // that name could not be created. The commit's record is there while the table is.
+      if (!store.exists(layout.commitRecord(c.txn)))
+        log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)}: its record is gone (the table was " +
+          "deleted or dropped), so its row count is not recorded")
+      else {
+        // First, so that once the count file exists, `_SUCCESS` has it too.
+        addToSummary(store, layout, c.txn, rows)
+        store.createExclusive(layout.rowCount(c.txn), RowCount.encode(RowCount(c.txn, rows)))
+        log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)} wrote $rows row(s)")
+      }
     } catch {
       case NonFatal(ex) => log.warn(s"txcommit: could not record the row count of txn ${c.txn} on " +
           s"${Paths.display(c.table)} (${ex.getMessage}); the transaction is committed, its history shows no row count")
