@@ -30,14 +30,6 @@ import io.txcommit.store.{Adapters, StagedFile}
  * replaces the partition directories it writes; the commit then logically deletes the old
  * files in its record (a replacing commit, `_txcommit/replace/`), all at once.
  */
-object TxCommitProtocol {
-
-  /** `dir` relative to the table `root` (both qualified), when it lies strictly inside it on the same store. */
-  def inside(root: Path, dir: Path): Option[String] =
-    if (root.toUri.getScheme != dir.toUri.getScheme || root.toUri.getAuthority != dir.toUri.getAuthority) None
-    else Paths.relativize(root, dir)
-}
-
 class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: Boolean)
   extends FileCommitProtocol with Serializable {
 
@@ -198,4 +190,12 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }
   }
+}
+
+object TxCommitProtocol {
+
+  /** `dir` relative to the table `root` (both qualified), when it lies strictly inside it on the same store. */
+  def inside(root: Path, dir: Path): Option[String] =
+    if (root.toUri.getScheme != dir.toUri.getScheme || root.toUri.getAuthority != dir.toUri.getAuthority) None
+    else Paths.relativize(root, dir)
 }

@@ -130,38 +130,6 @@ class SparkSqlWritesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(rows("SELECT * FROM inside") == Set(Row(0, 0), Row(4, 1)))
   }
 
-  test("a table dropped right after a write stays dropped: its name can be created again") {
-    // Holds Spark's listener queue from the write's job end until the table is dropped, so the
-    // write's end (with its row count) reaches txcommit only after DROP TABLE deleted the directory.
-    val release = new java.util.concurrent.CountDownLatch(1)
-    val holding = new java.util.concurrent.atomic.AtomicBoolean(false)
-    val marker = new java.util.concurrent.atomic.AtomicBoolean(false)
-    val listener = new org.apache.spark.scheduler.SparkListener {
-      override def onJobEnd(jobEnd: org.apache.spark.scheduler.SparkListenerJobEnd): Unit = {
-        if (holding.getAndSet(false)) release.await(60, java.util.concurrent.TimeUnit.SECONDS)
-        marker.set(true)
-      }
-    }
-    spark.sql("CREATE TABLE dropped (i INT) USING parquet")
-    spark.sparkContext.addSparkListener(listener)
-    try {
-      holding.set(true)
-      spark.sql("INSERT INTO dropped VALUES (1)")
-      spark.sql("DROP TABLE dropped")
-      assert(!Files.exists(tableDir("dropped")))
-      release.countDown()
-      marker.set(false)
-      spark.range(1).count() // its job's end comes after the write's events in the queue
-      val deadline = System.nanoTime() + 30L * 1000 * 1000 * 1000
-      while (!marker.get && System.nanoTime() < deadline) Thread.sleep(10)
-      assert(marker.get)
-    } finally { release.countDown(); spark.sparkContext.removeSparkListener(listener) }
-    assert(!Files.exists(tableDir("dropped")), "the dropped table's directory came back")
-    spark.sql("CREATE TABLE dropped (i INT) USING parquet")
-    spark.sql("INSERT INTO dropped VALUES (2)")
-    assert(rows("SELECT * FROM dropped") == Set(Row(2)))
-  }
-
   test("overwriting a path that is a plain file replaces it with the table, as Spark's own protocol does") {
     val path = home.resolve("plain-file")
     Files.write(path, "not a table".getBytes("UTF-8"))
