@@ -1,10 +1,16 @@
 package io.txcommit.spark
 
+import scala.util.Try
+
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier
+import org.apache.spark.sql.catalyst.plans.logical.{DropTable, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.connector.catalog.TableCatalog
+import org.apache.spark.sql.execution.command.DropTableCommand
 import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand
+import org.apache.spark.sql.txcommit.RowCounts
 
 import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.commit.WriteIntent
@@ -63,6 +69,27 @@ final case class CustomLocationWrites(session: SparkSession) extends (LogicalPla
         }
       case _ => ()
     }
+}
+
+/**
+ * `DROP TABLE` of a table this driver wrote a moment ago first waits for the write's row count
+ * ([[RowCounts.awaitRecorded]], at most 10 s; no wait when none is pending): Spark hands the
+ * count over only after the write returned, and a count written while the drop deletes the
+ * table's directory would leave the directory behind, so that a table of that name could not be
+ * created again.
+ */
+final case class DropTableWaits(session: SparkSession) extends (LogicalPlan => Unit) {
+  override def apply(plan: LogicalPlan): Unit = plan.foreach {
+    case d: DropTableCommand if !d.isView =>
+      await(Try(session.sessionState.catalog.getTableMetadata(d.tableName)).toOption.flatMap(_.storage.locationUri)
+          .map(_.toString))
+    case DropTable(ResolvedIdentifier(catalog: TableCatalog, ident), _, _) =>
+      await(Try(Option(catalog.loadTable(ident).properties().get(TableCatalog.PROP_LOCATION))).toOption.flatten)
+    case _ => ()
+  }
+
+  private def await(location: Option[String]): Unit =
+    location.foreach(l => RowCounts.awaitRecorded(new Path(l), session.sessionState.newHadoopConf()))
 }
 
 object CatalogTableWrites {

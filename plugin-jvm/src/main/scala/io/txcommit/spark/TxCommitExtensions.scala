@@ -31,6 +31,8 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     // that may reach a partition located outside the table is refused before it runs.
     ext.injectPostHocResolutionRule(session => CatalogTableWrites(session))
     ext.injectCheckRule(session => CustomLocationWrites(session))
+    // DROP TABLE after a write waits for the write's row count, which would recreate its directory.
+    ext.injectCheckRule(session => DropTableWaits(session))
     ext.injectFunction((
         FunctionIdentifier("txcommit_version"),
         new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",

@@ -130,6 +130,40 @@ class SparkSqlWritesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(rows("SELECT * FROM inside") == Set(Row(0, 0), Row(4, 1)))
   }
 
+  test("DROP TABLE right after a write waits for the write's row count, so the name can be created again") {
+    // Holds Spark's listener queue at the write's job end: the count (heard at the write's end,
+    // after it returned) stays pending until released.
+    val release = new java.util.concurrent.CountDownLatch(1)
+    val holding = new java.util.concurrent.atomic.AtomicBoolean(false)
+    val stall = new org.apache.spark.scheduler.SparkListener {
+      override def onJobEnd(jobEnd: org.apache.spark.scheduler.SparkListenerJobEnd): Unit =
+        if (holding.getAndSet(false)) release.await(60, java.util.concurrent.TimeUnit.SECONDS)
+    }
+    spark.sql("CREATE TABLE dropped (i INT) USING parquet")
+    spark.sparkContext.addSparkListener(stall)
+    @volatile var failure: Option[Throwable] = None
+    val drop = new Thread(() =>
+      try spark.sql("DROP TABLE dropped")
+      catch { case e: Throwable => failure = Some(e) })
+    try {
+      holding.set(true)
+      spark.sql("INSERT INTO dropped VALUES (1)")
+      drop.start()
+      drop.join(1000)
+      assert(drop.isAlive, "DROP TABLE went ahead while the write's row count was pending")
+      assert(Files.exists(tableDir("dropped")))
+    } finally {
+      release.countDown()
+      drop.join(30000)
+      spark.sparkContext.removeSparkListener(stall)
+    }
+    assert(failure.isEmpty, failure)
+    assert(!Files.exists(tableDir("dropped")))
+    spark.sql("CREATE TABLE dropped (i INT) USING parquet")
+    spark.sql("INSERT INTO dropped VALUES (2)")
+    assert(rows("SELECT * FROM dropped") == Set(Row(2)))
+  }
+
   test("overwriting a path that is a plain file replaces it with the table, as Spark's own protocol does") {
     val path = home.resolve("plain-file")
     Files.write(path, "not a table".getBytes("UTF-8"))
