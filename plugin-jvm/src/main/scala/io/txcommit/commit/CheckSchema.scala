@@ -1,8 +1,10 @@
 package io.txcommit.commit
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.types.StructType
 
-import io.txcommit.SchemaMismatchException
+import io.txcommit.{CorruptCommitRecordException, SchemaMismatchException}
 import io.txcommit.log.{TableSchema, TableState}
 
 /**
@@ -32,7 +34,15 @@ object CheckSchema extends CommitStage[SchemaCheck, Option[String]]("check-schem
       case None => TableSchema.ddl(written) // a new table, or one whose records carry no schema
       case Some(mark) =>
         val (since, ddl) = (mark.txn, mark.ddl)
-        TableSchema.merge(TableSchema.parse(ddl), written, in.mergeSchema, in.enforceNotNull) match {
+        val table =
+          try TableSchema.parse(ddl)
+          catch {
+            case NonFatal(e) => throw new CorruptCommitRecordException(
+                s"${ctx.describe}: the table's schema, as the record of txn $since carries it ($ddl), cannot be " +
+                  s"read (${e.getMessage.linesIterator.toSeq.headOption.getOrElse(e.toString)}). Nothing was " +
+                  "committed. Overwrite the whole table (mode(\"overwrite\")) to record its schema anew.", e)
+          }
+        TableSchema.merge(table, written, in.mergeSchema, in.enforceNotNull) match {
           case Right(merged) => TableSchema.ddl(merged)
           case Left(problems) => throw new SchemaMismatchException(
               s"${ctx.describe}: the write's schema cannot be read together with the table's " +

@@ -25,6 +25,9 @@ final case class NestingSeen(createsTable: Boolean)
  * that table. A path with a `_txcommit` directory on it, as written or where it leads, is
  * refused before anything is created: that name is a table's log.
  *
+ * A path that is a plain file (no table) is refused too, naming it, before the pending marker
+ * would fail to make a directory below it.
+ *
  * Costs, on every job (nothing is remembered between jobs: a table can be deleted, or another
  * application can create one, between any two of them): one existence check per ancestor
  * directory; and, for a write to an existing directory that is not a table yet (its first
@@ -41,6 +44,11 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nes
     val real = writeLocation(fs, ctx.table)
     refuseEnclosing(fs, ctx.table, real, e => e)
     val createsTable = !isTable(fs, ctx.table)
+    if (createsTable && Try(fs.getFileStatus(ctx.table)).toOption.exists(_.isFile))
+      throw new UnsupportedWriteException(
+        s"${Paths.display(ctx.table)} is a file, not a directory: a txcommit table is a directory of data " +
+          "files and its log. Nothing was written and the file is untouched. Write to another path, or " +
+          "overwrite it (mode(\"overwrite\")) to replace the file with a table.")
     if (createsTable) tableBelow(fs, real).foreach(inner => throw aboveTable(ctx.table, inner))
     NestingSeen(createsTable)
   }

@@ -1,10 +1,14 @@
 package io.txcommit.log
 
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructField, StructType}
+import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
+import org.apache.spark.sql.catalyst.plans.logical.CreateTable
+import org.apache.spark.sql.catalyst.trees.{CurrentOrigin, Origin}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, Metadata, StructField, StructType}
 
 import io.txcommit.Paths
 
@@ -132,10 +136,27 @@ object TableSchema {
       catch { case NonFatal(_) => None } // a schema we cannot read is no schema: nothing checked
     }
 
-  /** DDL as the record stores it: `id BIGINT NOT NULL, name STRING`. */
-  def ddl(schema: StructType): String = schema.fields.map(_.toDDL).mkString(", ")
+  /**
+   * DDL as the record stores it: `id BIGINT NOT NULL, name STRING`: the columns' names, types and
+   * nullability, what the table's files hold. A column's DEFAULT and comment are the catalog's
+   * (Spark gives them as column metadata), and `StructType.fromDDL` cannot read a DEFAULT back.
+   */
+  def ddl(schema: StructType): String = schema.fields.map(_.copy(metadata = Metadata.empty).toDDL).mkString(", ")
 
-  def parse(ddl: String): StructType = StructType.fromDDL(ddl)
+  /**
+   * The schema a record carries. Parsed with no SQL statement as its origin, so an error names
+   * no query of the user's. A record written before DEFAULTs were left out (`s STRING DEFAULT
+   * 'abc'`) is read as a CREATE TABLE column list, the one Spark grammar that takes them.
+   */
+  def parse(ddl: String): StructType = CurrentOrigin.withOrigin(Origin()) {
+    try StructType.fromDDL(ddl)
+    catch {
+      case NonFatal(e) =>
+        Try(CatalystSqlParser.parsePlan(s"CREATE TABLE t ($ddl) USING parquet")).toOption
+          .collect { case c: CreateTable => StructType(c.tableSchema.fields.map(_.copy(metadata = Metadata.empty))) }
+          .getOrElse(throw e)
+    }
+  }
 
   /** A column's type without nullability inside it (`catalogString` leaves it out). */
   private def typeKey(f: StructField): String = f.dataType.catalogString

@@ -31,7 +31,9 @@ import io.txcommit.conf.TxCommitConf
  * (`UnresolvedRelation(format, path)`). The batch runs to a fixed point, so every read it saw
  * gets the option (empty when it found no table) and is not looked at again. A two-part name
  * whose first part is a namespace of the current catalog is left alone: it may be a real table
- * (and [[CatalogTableSnapshots]]'s).
+ * (and [[CatalogTableSnapshots]]'s). A read naming a path Hadoop cannot parse (an empty one, a
+ * URI Spark reads some other way) is left to Spark, whose own checks of the read's arguments
+ * then raise the error they raise without txcommit.
  */
 final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] {
   import ReadRules.{AsOfKey, ClauseKey, Key}
@@ -44,7 +46,9 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
         u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
       }
   }.resolveOperatorsUp {
-    case u: UnresolvedDataSource if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) =>
+    case u: UnresolvedDataSource
+        if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
+          ReadRules.arePaths(u.paths ++ u.options.get("path").toSeq) =>
       val roots = u.paths ++ u.options.get("path").toSeq
       val asOf = ReadRules.asOfOf(u.options, roots, TxCommitConf.AsOfOption)
       if (u.isStreaming) {
@@ -54,7 +58,7 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
       } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
       else u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots, asOf)))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
-        if !options.containsKey(Key) && isSqlOnFile(format) =>
+        if !options.containsKey(Key) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
       val opts = options.asCaseSensitiveMap().asScala.toMap
       val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
       if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }

@@ -37,6 +37,9 @@ private[spark] object ReadRules {
     session.sparkContext.hadoopConfiguration.get(TxCommitConf.HadoopPathFilter) == TxCommitConf.FilterClass
   }
 
+  /** Whether every root is a path Hadoop can parse: a rule leaves any other read to Spark's own checks. */
+  def arePaths(roots: Seq[String]): Boolean = roots.forall(r => Try(new Path(r)).isSuccess)
+
   /** Whether `format` names a file source (Parquet, ORC, CSV, JSON, text, Avro, …). */
   def isFileSource(session: SparkSession, format: String): Boolean =
     Try(DataSource.lookupDataSource(format, session.sessionState.conf)).toOption.exists(c =>

@@ -29,6 +29,12 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     ext.injectResolutionRule(session => CatalogTableSnapshotIndexes(session))
     // A read of a past snapshot, its data listed: every file of it VACUUM may delete was there.
     ext.injectCheckRule(session => PastSnapshotListings(session))
+    // Writes into catalog tables: the catalog's columns count for the schema guard, and a write
+    // that may reach a partition located outside the table is refused before it runs.
+    ext.injectPostHocResolutionRule(session => CatalogTableWrites(session))
+    ext.injectCheckRule(session => CustomLocationWrites(session))
+    // DROP TABLE after a write waits for the write's row count, which would recreate its directory.
+    ext.injectCheckRule(session => DropTableWaits(session))
     ext.injectFunction((
         FunctionIdentifier("txcommit_version"),
         new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",

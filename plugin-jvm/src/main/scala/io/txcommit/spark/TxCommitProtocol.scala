@@ -3,6 +3,7 @@ package io.txcommit.spark
 import java.util.UUID
 
 import scala.collection.mutable.ArrayBuffer
+import scala.util.Try
 
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
@@ -74,6 +75,13 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   override def deleteWithJob(fs: FileSystem, target: Path, recursive: Boolean): Boolean = {
     val root = table.toUri.getPath.stripSuffix("/")
     val dir = fs.makeQualified(target).toUri.getPath.stripSuffix("/")
+    if (dir == root && Try(fs.getFileStatus(target)).toOption.exists(_.isFile)) {
+      // The path is a plain file, no table: nothing to replace atomically. Spark's own protocol
+      // deletes it at this point, and a table is a directory, so the file goes first here too.
+      logWarning(s"txcommit: txn $txn: the overwrite of ${Paths.display(table)} replaces a plain file " +
+        "(not a table) with a table: the file is deleted now, as Spark's own commit protocol does")
+      return fs.delete(target, false)
+    }
     val scope =
       if (dir == root) ""
       else Paths.relativize(table, new Path(dir)).getOrElse(throw new UnsupportedWriteException(
@@ -118,12 +126,23 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       taskContext: TaskAttemptContext, dir: Option[String], ext: String): String =
     newTaskTempFile(taskContext, dir, FileNameSpec("", ext))
 
+  /**
+   * A partition with a custom location: inside the table directory, a file there is the table's
+   * like any other; outside, a write is refused when its statement is analysed
+   * ([[CustomLocationWrites]]), and this is the last line for a write that got past it.
+   */
   override def newTaskTempFileAbsPath(
-      taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
-    throw new UnsupportedWriteException(
-      s"the write to ${Paths.display(table)} puts files in a custom partition location " +
-        s"($absoluteDir), outside the table directory, which txcommit cannot commit atomically. " +
-        "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
+      taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String = {
+    val at = new Path(absoluteDir)
+    val qualified = at.getFileSystem(taskContext.getConfiguration).makeQualified(at)
+    TxCommitProtocol.inside(table.getFileSystem(taskContext.getConfiguration).makeQualified(table), qualified) match {
+      case Some(rel) => tasks.newFile(taskContext, Some(rel), spec)
+      case None => throw new UnsupportedWriteException(
+          s"the write to ${Paths.display(table)} puts files in a custom partition location " +
+            s"(${Paths.display(at)}), outside the table directory, which txcommit cannot commit atomically. " +
+            "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
+    }
+  }
 
   override def newTaskTempFileAbsPath(
       taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
@@ -171,4 +190,12 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }
   }
+}
+
+object TxCommitProtocol {
+
+  /** `dir` relative to the table `root` (both qualified), when it lies strictly inside it on the same store. */
+  def inside(root: Path, dir: Path): Option[String] =
+    if (root.toUri.getScheme != dir.toUri.getScheme || root.toUri.getAuthority != dir.toUri.getAuthority) None
+    else Paths.relativize(root, dir)
 }

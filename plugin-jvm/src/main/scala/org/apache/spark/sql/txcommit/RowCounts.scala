@@ -4,6 +4,7 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicReference
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -118,15 +119,48 @@ object RowCounts {
     })
 
   private def record(c: Committed, rows: Long): Unit =
-    try {
-      val store = Adapters.open(c.table, c.conf)
-      val layout = LogLayout(c.table)
-      // First, so that once the count file exists, `_SUCCESS` has it too.
-      addToSummary(store, layout, c.txn, rows)
-      store.createExclusive(layout.rowCount(c.txn), RowCount.encode(RowCount(c.txn, rows)))
-      log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)} wrote $rows row(s)")
-    } catch {
+    try record(c.table, c.txn, rows, Adapters.open(c.table, c.conf), c.conf)
+    catch {
       case NonFatal(ex) => log.warn(s"txcommit: could not record the row count of txn ${c.txn} on " +
           s"${Paths.display(c.table)} (${ex.getMessage}); the transaction is committed, its history shows no row count")
     }
+
+  /**
+   * Writes the count of `txn` into `table`, unless the table is gone. It runs after the write
+   * returned, so the table may have been deleted meanwhile (DROP TABLE deletes a managed table's
+   * directory at once): a count written into a deleted directory would create it again, and a
+   * table of that name could not be created. The commit's record is there while the table is:
+   * none before, nothing is written; none after (the deletion ran while this wrote), what this
+   * wrote is taken back, and the directories it made again are removed when empty.
+   */
+  private[txcommit] def record(table: Path, txn: String, rows: Long, store: CommitStore, conf: Configuration): Unit = {
+    val layout = LogLayout(table)
+    def gone = !store.exists(layout.commitRecord(txn))
+    if (gone)
+      log.info(s"txcommit: txn $txn on ${Paths.display(table)}: its record is gone (the table was deleted), so " +
+        "its row count is not recorded")
+    else {
+      // First, so that once the count file exists, `_SUCCESS` has it too.
+      addToSummary(store, layout, txn, rows)
+      store.createExclusive(layout.rowCount(txn), RowCount.encode(RowCount(txn, rows)))
+      if (!gone) log.info(s"txcommit: txn $txn on ${Paths.display(table)} wrote $rows row(s)")
+      else {
+        store.delete(layout.rowCount(txn))
+        WriteSuccessSummary.exclusively(layout.success) {
+          if (store.read(layout.success).exists(b => summaryTxn(b).contains(txn))) store.delete(layout.success)
+        }
+        val fs = table.getFileSystem(conf)
+        // Deepest first, each non-recursively (a directory still holding anything stays, and so
+        // do those above it): what the deletion removed and this write made again.
+        val stays = (dir: Path) => !Try(!fs.exists(dir) || fs.delete(dir, false)).getOrElse(false)
+        Seq(layout.rowCount(txn).getParent, layout.logDir, table).find(stays)
+        log.info(s"txcommit: txn $txn on ${Paths.display(table)}: the table was deleted while its row count was " +
+          "recorded; the count is taken back")
+      }
+    }
+  }
+
+  private def summaryTxn(bytes: Array[Byte]): Option[String] =
+    Try(new com.fasterxml.jackson.databind.ObjectMapper().readTree(bytes)).toOption
+      .filter(_.isObject).map(_.path("txn").asText())
 }
