@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
-import io.txcommit.{MaintenanceException, Paths}
+import io.txcommit.{MaintenanceException, NotATableException, Paths}
 import io.txcommit.commit.CheckTableNesting
 import io.txcommit.log.{
   CheckpointWriter,
@@ -69,7 +69,7 @@ object Vacuum {
     val store = Adapters.open(table, conf)
     val state = new TableState(table, store, conf)
     if (state.allFiles(LogLayout.LogDirName).isEmpty) {
-      throw new MaintenanceException(s"VACUUM: ${Paths.display(table)} is not a txcommit table " +
+      throw new NotATableException(s"VACUUM: ${Paths.display(table)} is not a txcommit table " +
         s"(it has no ${LogLayout.LogDirName}/ directory); nothing was deleted. Check the path.")
     }
     // A log above this one may have committed files in this directory that this log has no

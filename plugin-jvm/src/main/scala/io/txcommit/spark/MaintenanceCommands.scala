@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
-import io.txcommit.{MaintenanceException, Paths, SparkApp}
+import io.txcommit.{MaintenanceException, NotATableException, Paths, SparkApp}
 import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties, TableVersions}
 import io.txcommit.maintenance.{History, Restore, Vacuum, VacuumOptions}
 import io.txcommit.manifest.ManifestWriter
@@ -32,7 +32,7 @@ private[spark] object MaintenanceCommands {
   /** Fails, naming the path and writing nothing, unless `table` holds a transaction log. */
   def requireTable(statement: String, table: Path, conf: org.apache.hadoop.conf.Configuration): Unit =
     if (!table.getFileSystem(conf).exists(LogLayout(table).logDir)) {
-      throw new MaintenanceException(s"$statement: ${Paths.display(table)} is not a txcommit " +
+      throw new NotATableException(s"$statement: ${Paths.display(table)} is not a txcommit " +
         "table (it has no _txcommit/ directory); nothing was written. Check the path.")
     }
 }
