@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,12 +32,13 @@ from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacu
 from txcommit.testing.local_s3 import LocalS3
 
 from support.jobs import SlowAppend
-from support.servers import ServerProcess, new_session
+from support.servers import ServerProcess, new_session, running
 from support.tables import (
     FEATURE_STORES,
     TableRef,
     cli_history,
     dynamic_overwrite,
+    make_table,
     reader_target,
     txn_of,
 )
@@ -253,6 +255,32 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     # (On s3-multipart the job commit fails one step earlier: completing the aborted upload.)
     assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(100))
+
+
+def test_a_job_vacuum_fenced_under_a_running_task_says_so_without_task_retries(workdir: Path):
+    """The same race on a server that does not retry tasks (`local[2]`): VACUUM deletes the
+    file of the job's second task while it works. That task then finds its file gone; the job
+    fails there, before any commit point, and must still say it was fenced (a scheduler
+    retries a fence once and alerts), not that a file went missing."""
+    server = ServerProcess(workdir / "no-task-retries", master="local[2]")
+    for _ in running(server):
+        spark = new_session(server.url)
+        txcommit.enable(spark)
+        table = make_table("local", workdir)
+        spark.range(100).write.parquet(table.url)
+        (base,) = table.committed()
+        job = SlowAppend(spark, table, start=100, seconds=20).start(known_txns={base})
+        time.sleep(2)  # the job is silent past a horizon of 0
+        other = new_session(server.url)
+        deleted = vacuum(other, table.url, retain_hours=0, force=True).collect()
+        other.stop()
+        assert any(txn_of(r["path"]) not in (None, base) for r in deleted), deleted
+        error = job.join()
+        assert isinstance(error, txcommit.FencedError), repr(error)[:3000]
+        assert error.getCondition() == "TXCOMMIT_FENCED" and error.getSqlState() == "40000"
+        assert "fenced by VACUUM" in str(error)
+        assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
+        spark.stop()
 
 
 def parquet_bytes(ids: list[int]) -> bytes:
