@@ -26,6 +26,7 @@ MaintenanceError             MAINTENANCE                        22023    give up
 NotATableError               NOT_A_TABLE                        42K03    give up (fix the path)
 UnsupportedWriteError        UNSUPPORTED_WRITE                  0A000    give up
 UnsupportedStoreError        UNSUPPORTED_STORE                  0A000    give up
+UnsupportedSparkLineError    UNSUPPORTED_SPARK_LINE             0A000    give up (fix the jar)
 CorruptCommitRecordError     CORRUPT_COMMIT_RECORD              XX001    give up
 CorruptCheckpointError       CORRUPT_CHECKPOINT                 XX001    give up
 CorruptTablePropertiesError  CORRUPT_TABLE_PROPERTIES           XX001    give up (restore it)
@@ -189,6 +190,11 @@ class UnsupportedWriteError(TxCommitError):
     """A write shape txcommit cannot make transactional; it refused rather than pretend."""
 
 
+class UnsupportedSparkLineError(TxCommitError):
+    """The server's plugin jar was built for another Spark line than the one it runs on; it
+    refused to start. The message names both versions, the jar and the artifact to use."""
+
+
 class MaintenanceError(TxCommitError):
     """A maintenance statement (VACUUM, HISTORY, ...) that cannot run as asked."""
 
@@ -274,6 +280,9 @@ SERVER_ERRORS: dict[str, ServerError] = {
     ),
     "UnsupportedWriteException": ServerError(
         "TXCOMMIT_UNSUPPORTED_WRITE", "0A000", UnsupportedWriteError
+    ),
+    "UnsupportedSparkLineException": ServerError(
+        "TXCOMMIT_UNSUPPORTED_SPARK_LINE", "0A000", UnsupportedSparkLineError
     ),
     "WriteIdCommittedException": ServerError(
         "TXCOMMIT_WRITE_ID_COMMITTED", "23505", WriteIdCommittedError

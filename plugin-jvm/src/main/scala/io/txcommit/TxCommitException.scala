@@ -43,6 +43,7 @@ object ErrorCondition {
   val InvalidConf = ErrorCondition("TXCOMMIT_INVALID_CONF", "22023") // invalid parameter value
   val UnsupportedStore = ErrorCondition("TXCOMMIT_UNSUPPORTED_STORE", "0A000") // feature not supported
   val UnsupportedWrite = ErrorCondition("TXCOMMIT_UNSUPPORTED_WRITE", "0A000")
+  val UnsupportedSparkLine = ErrorCondition("TXCOMMIT_UNSUPPORTED_SPARK_LINE", "0A000")
   val WriteIdCommitted = ErrorCondition("TXCOMMIT_WRITE_ID_COMMITTED", "23505") // unique violation
   val Maintenance = ErrorCondition("TXCOMMIT_MAINTENANCE", "22023")
   val NotATable = ErrorCondition("TXCOMMIT_NOT_A_TABLE", "42K03") // Spark's PATH_NOT_FOUND's
@@ -64,6 +65,7 @@ object ErrorCondition {
     "InvalidConfException" -> InvalidConf,
     "UnsupportedStoreException" -> UnsupportedStore,
     "UnsupportedWriteException" -> UnsupportedWrite,
+    "UnsupportedSparkLineException" -> UnsupportedSparkLine,
     "WriteIdCommittedException" -> WriteIdCommitted,
     "MaintenanceException" -> Maintenance,
     "NotATableException" -> NotATable,
@@ -134,6 +136,10 @@ final class InvalidConfException(val key: String, val value: String, expected: S
 /** A store whose scheme has no adapter that guarantees what the protocol needs. */
 final class UnsupportedStoreException(message: String)
   extends TxCommitException(message, ErrorCondition.UnsupportedStore)
+
+/** A plugin jar on a Spark line it was not built for: it refuses to start (see [[Version]]). */
+final class UnsupportedSparkLineException(message: String)
+  extends TxCommitException(message, ErrorCondition.UnsupportedSparkLine)
 
 /** A write shape that txcommit cannot make transactional (it refuses rather than pretend). */
 final class UnsupportedWriteException(message: String)

@@ -27,10 +27,11 @@ object TxCommitPlugin {
 
   final class Driver extends DriverPlugin {
     override def init(sc: SparkContext, ctx: PluginContext): JMap[String, String] = {
+      Version.requireSparkLine() // before anything of it runs: the server does not start
       TxCommitSQLConf.register()
       CutArbiter.isDriver = true
       installReadFilter(sc.hadoopConfiguration)
-      log.info(s"txcommit ${Version.current}: read filter installed " +
+      log.info(s"txcommit ${Version.current} (Spark ${Version.sparkLine.getOrElse("?")} line): read filter installed " +
         s"(${TxCommitConf.HadoopPathFilter}=${TxCommitConf.FilterClass}); enable writes per session " +
         s"with spark.sql.sources.commitProtocolClass=${TxCommitConf.ProtocolClass}")
       Collections.emptyMap()
