@@ -4,10 +4,11 @@ checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, 
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
 read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
 by a driver whose clock runs an hour ahead. First, a server given another line's plugin jar
-must refuse to start, saying which Spark runs and which artifact to use. The server's sessions are Hive-enabled, as many
-production ones are: the releases installed here (4.0.5, 4.1.4, 4.2.1, 4.3.0) run txcommit's
-log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1 and 4.2.0 drop it: their reads are
-judged by the clock cut). Exits non-zero on the first thing that is wrong.
+must refuse to start, saying which Spark runs and which artifact to use. The server's
+sessions are Hive-enabled, as many production ones are: the releases installed here (4.0.5,
+4.1.4, 4.2.1, 4.3.0) run txcommit's log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1
+and 4.2.0 drop it: their reads are judged by the clock cut). Exits non-zero on the first
+thing that is wrong.
 
     python line_smoke.py LINE WORKDIR
 """
@@ -94,9 +95,10 @@ def refuses_another_lines_jar(line: str, txcommit_bin: Path, work: Path) -> None
     wanted = (f"this server runs Spark {running}", f"built for Spark {other}", str(jar),
               f"io.txcommit:txcommit-spark-{line}_2.13:")  # fmt: skip
     missing = [w for w in wanted if w not in said]
+    detail = f"missing {missing}: {said[-3000:]}" if missing else ""
+    took = f"{time.monotonic() - started:.0f}s"
     check(f"the Spark {other} jar refuses to start on Spark {running}",
-          run.returncode != 0 and not missing,
-          f"{time.monotonic() - started:.0f}s" if not missing else f"missing {missing}: {said[-3000:]}")  # fmt: skip
+          run.returncode != 0 and not missing, detail or took)  # fmt: skip
 
 
 def run_client(line: str, port: int, work: Path) -> None:
