@@ -63,6 +63,23 @@ class TxCommitError(Exception):
 
     server_class: str | None = None
 
+    # A server error is also pyspark's exception (see the module doc), whose methods these
+    # reach; an error raised on the Python side has no condition.
+    def getCondition(self) -> str | None:  # noqa: N802 - pyspark's name
+        """The error condition (``TXCOMMIT_...``) the server sent, else None."""
+        theirs = getattr(super(), "getCondition", None)
+        return theirs() if callable(theirs) else None
+
+    def getSqlState(self) -> str | None:  # noqa: N802 - pyspark's name
+        """The SQLSTATE the server sent, else None."""
+        theirs = getattr(super(), "getSqlState", None)
+        return theirs() if callable(theirs) else None
+
+    def getMessageParameters(self) -> dict[str, str] | None:  # noqa: N802 - pyspark's name
+        """The message parameters the server sent (``message``: the whole message), else None."""
+        theirs = getattr(super(), "getMessageParameters", None)
+        return theirs() if callable(theirs) else None
+
 
 class TxCommitNotInstalledError(TxCommitError):
     """The Spark Connect server does not have the txcommit plugin loaded.

@@ -73,6 +73,7 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    MaintenanceCommands.requireTable("TXCOMMIT HISTORY", table, conf)
     org.apache.spark.sql.txcommit.RowCounts.awaitRecorded(table, conf) // a write just committed here shows its rows
     def n(o: Option[Long]): Any = o.map(Long.box).orNull
     History.rows(table, conf).map(r =>
@@ -88,6 +89,7 @@ final case class FilesCommand(path: String) extends LeafRunnableCommand {
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    MaintenanceCommands.requireTable("TXCOMMIT FILES", table, conf)
     History.committedFiles(table, conf).map(f => Row(f.path, f.size, f.txn.orNull))
   }
 }
