@@ -61,7 +61,7 @@ object JobCommitter {
     if (intent.isReplacing) CheckConflicts.run(ctx, ReplaceRequest(record, intent, base, Some(snapshot)), timings)
     val schema = CheckSchema.run(ctx,
       SchemaCheck(TableSchema.written(ctx.conf), intent.replacesTable,
-        intent.mergeSchema, snapshot, intent.enforceNotNull), timings)
+        intent.mergeSchema, snapshot, intent.enforceNotNull, record.added.map(_.path)), timings)
     PublishData.run(ctx, staged, timings)
     val stamped = record.copy(committedAt = System.currentTimeMillis(), schema = schema)
     HaltPoint.maybeHalt(ctx.conf, kind.beforeRecord)

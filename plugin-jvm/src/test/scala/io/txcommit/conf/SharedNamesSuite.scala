@@ -73,8 +73,11 @@ class SharedNamesSuite extends AnyFunSuite {
       new UnsupportedSparkLineException("x"),
       new WriteIdCommittedException("x"), new MaintenanceException("x"), new NotATableException("x"),
       new ListingChangedException("x", cause), new StorePermissionException("x", cause),
-      new SchemaMismatchException("x", Seq("c")), new TimeTravelException("x"), new RestoreFilesMissingException("x", Nil))
-    assert(raised.map(e => e.getClass.getSimpleName -> e.getCondition).toMap == errors.map { case (k, c) => k -> c.name })
+      new SchemaMismatchException("x", Seq("c")), new TimeTravelException("x"),
+      new RestoreFilesMissingException("x", Nil))
+    assert(raised.map(e => e.getClass.getSimpleName -> e.getCondition).toMap == errors.map { case (k, c) =>
+      k -> c.name
+    })
     assert(raised.forall(e => e.getSqlState == errors(e.getClass.getSimpleName).sqlState))
     assert(raised.forall(e => e.getMessageParameters.get("message") == e.getMessage))
   }
