@@ -43,8 +43,10 @@ object TaskManifest {
   private def fenced(store: CommitStore, table: Path, txn: String): Option[TxCommitException] = {
     val layout = LogLayout(table)
     val at = layout.commitRecord(txn)
-    store.read(at).map(b => RecordCodec.decode(b, Paths.display(at), txn)).filter(_.isFence)
-      .map(fence => RecordOwner.taken(s"txn $txn on ${Paths.display(table)}", fence, Paths.display(at)))
+    store.read(at).map(b => RecordCodec.decode(b, Paths.display(at), txn)).filter(_.isFence).map { fence =>
+      io.txcommit.metrics.TxCommitMetrics.fencedJobs.inc()
+      RecordOwner.taken(s"txn $txn on ${Paths.display(table)}", fence, Paths.display(at))
+    }
   }
 
   /** Stat requests in flight at once per executor JVM, across its tasks. */

@@ -37,6 +37,7 @@ object Restore {
     val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", "restore", startedAt, conf, store)
     val timings = new StageTimings
     val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base), timings)
+    io.txcommit.metrics.TxCommitMetrics.commits.inc()
     log.info(s"txcommit: restore of ${Paths.display(table)}: committed as txn $txn (sequence " +
       s"${record.sequence.getOrElse(0L)}): removed ${record.removed.size} file(s), re-added ${record.restored.size}")
     // Derived, as after any replacing commit: the next write rolls it forward if this fails.

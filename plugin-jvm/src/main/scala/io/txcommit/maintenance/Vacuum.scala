@@ -20,6 +20,7 @@ import io.txcommit.log.{
   TableState,
   TxnId
 }
+import io.txcommit.metrics.TxCommitMetrics
 import io.txcommit.store.{Adapters, CommitStore}
 
 /**
@@ -238,6 +239,10 @@ object Vacuum {
     byDir.zipWithIndex.flatMap { case ((dir, items), i) =>
       val out = items.map { case (f, kind, reason) =>
         val deleted = !dryRun && { store.delete(new Path(table, f.path)); true }
+        if (deleted) {
+          TxCommitMetrics.vacuumDeletedFiles.inc()
+          TxCommitMetrics.vacuumDeletedBytes.inc(f.size)
+        }
         VacuumEntry(f.path, kind, reason, f.size, deleted)
       }
       log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (dir.isEmpty) "(table root)" else dir}: " +

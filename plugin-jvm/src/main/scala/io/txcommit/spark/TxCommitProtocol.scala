@@ -150,10 +150,13 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val ctx = context(jobContext)
     try RecheckTableNesting.run(ctx, nesting, new StageTimings)
     catch { case e: UnsupportedWriteException => nestingRefused = true; throw e }
-    val committed =
-      try JobCommitter.commit(ctx, taskCommits, intent, base)
-      catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
-    committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
+    // The commit's INFO line waits for the rows Spark counts once the write returns.
+    val report: CommitReport = line =>
+      org.apache.spark.sql.txcommit.RowCounts.committed(table, line,
+        jobContext.getConfiguration)
+    try JobCommitter.commit(ctx, taskCommits, intent, base, report = report)
+    catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
+    ()
   }
 
   private def stopHeartbeat(): Unit = { heartbeat.foreach(_.stop()); heartbeat = None }

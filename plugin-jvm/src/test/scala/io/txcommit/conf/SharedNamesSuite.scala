@@ -54,6 +54,7 @@ class SharedNamesSuite extends AnyFunSuite {
       AbortTransaction,
       ClaimStreamingBatch)
     assert(entries("stages") == stages.map(s => s.getClass.getSimpleName.stripSuffix("$") -> s.name).toMap)
+    assert(io.txcommit.metrics.TxCommitMetrics.stages.toSet == stages.toSet, "every stage has its metric")
     assert(stages.map(_.name).distinct.size == stages.size, "two stages share a name")
   }
 
