@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.conformance.protocol import fail_first_attempt_at
-from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
+from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, restore, vacuum
 from txcommit.testing.local_s3 import LocalS3
 
 from support.jobs import SlowAppend
@@ -273,12 +273,18 @@ PROMETHEUS = {
 
 @pytest.fixture(scope="module")
 def observed_server(workdir: Path) -> Iterator[tuple[ServerProcess, int]]:
-    """A server that does not retry tasks (`local[2]`) and serves its metrics to Prometheus
-    (the driver UI's `/metrics/prometheus`): the server and its UI port."""
+    """A server that does not retry tasks (`local[2]`), serves its metrics to Prometheus (the
+    driver UI's `/metrics/prometheus`) and deletes or checks even one file in a Spark job (whose
+    progress its clients see): the server and its UI port."""
     ui = free_port()
-    server = ServerProcess(
-        workdir / "observed", master="local[2]", confs={**PROMETHEUS, "spark.ui.port": str(ui)}
-    )
+    confs = {
+        **PROMETHEUS,
+        "spark.ui.port": str(ui),
+        "spark.txcommit.maintenance.jobThreshold": "1",
+        # Progress every 100 ms (default 2 s): the tests' jobs are short.
+        "spark.connect.progress.reportInterval": "100ms",
+    }
+    server = ServerProcess(workdir / "observed", master="local[2]", confs=confs)
     yield from ((s, ui) for s in running(server))
 
 
@@ -357,6 +363,42 @@ def test_operators_scrape_commits_stages_reads_and_vacuum_from_prometheus(
     assert after["read_logRequests_Count"] > before["read_logRequests_Count"], "the read counted"
     assert after["vacuum_deletedFiles_Count"] - before["vacuum_deletedFiles_Count"] == len(deleted)
     assert len(deleted) > 0
+
+
+def test_vacuum_and_restore_report_their_progress_to_the_client(
+    observed_server: tuple[ServerProcess, int], workdir: Path
+):
+    """Past `spark.txcommit.maintenance.jobThreshold` files (1 on this server), VACUUM deletes
+    and RESTORE checks its files in a Spark job: the client's progress handler gets its tasks
+    as they finish, and `txcommit vacuum --progress` draws them."""
+    server, _ = observed_server
+    spark = new_session(server.url)
+    txcommit.enable(spark)
+    table = make_table("local", workdir)
+    spark.range(0, 40, 1, 4).write.parquet(table.url)
+    (first,) = table.committed()
+    spark.range(5).write.mode("overwrite").parquet(table.url)
+    ticks: list[tuple[int, int]] = []
+
+    def seen(stages=None, inflight_tasks=0, operation_id=None, done=False):  # noqa: ANN001, ANN202
+        ticks.extend((s.num_tasks, s.num_completed_tasks) for s in stages or [])
+
+    spark.registerProgressHandler(seen)
+    (row,) = restore(spark, table.url, first).collect()
+    assert row["restoredFiles"] == 4
+    assert ticks and max(done for _, done in ticks) >= 1, "the restore's check reported its tasks"
+    assert spark.read.parquet(table.url).count() == 40
+    spark.clearProgressHandlers()
+    run = subprocess.run(
+        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
+         "--retain-hours", "0", "--force", "--progress"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"vacuuming .*: \d+ of \d+ task\(s\) done", run.stderr), run.stderr
+    assert re.search(r"deleted [1-9]\d* item", run.stdout), run.stdout
+    assert spark.read.parquet(table.url).count() == 40
+    spark.stop()
 
 
 def parquet_bytes(ids: list[int]) -> bytes:

@@ -77,7 +77,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
               Some(record)
             // Another commit holds the number, so this job's request can never land there.
             case RecordOwner.Other(_) if tries < 100 =>
-              log.info(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
+              log.debug(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
                 "commit; checking it for conflicts and trying the next number")
               None
             case RecordOwner.Other(_) => throw e

@@ -16,7 +16,7 @@ import io.txcommit.commit.{
 import io.txcommit.log.{CommitRecord, RemovedFile, TableState, TableVersion, TxnId}
 import io.txcommit.log.TableVersions.AsOf
 import io.txcommit.read.{LogFirstReader, SnapshotAsOf, SnapshotHandle}
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, FileSteps}
 
 /**
  * Restores a table to a set of files without copying data (docs/protocol.md, I31): one
@@ -29,14 +29,15 @@ object Restore {
 
   /** The restore's committed record; `schema`: the schema of the version restored to, when known (I27). */
   def run(table: Path, store: CommitStore, conf: Configuration, target: Seq[RemovedFile],
-      schema: Option[String] = None, now: () => Long = () => System.currentTimeMillis()): CommitRecord = {
+      schema: Option[String] = None, now: () => Long = () => System.currentTimeMillis(),
+      steps: FileSteps = FileSteps.Here): CommitRecord = {
     val state = new TableState(table, store, conf)
     val base = ReplaceBase(state.replaceLog.highest, state.commitTxns ++ state.replaceLog.byTxn.keySet)
     val startedAt = now()
     val txn = TxnId.generate(startedAt)
     val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", "restore", startedAt, conf, store)
     val timings = new StageTimings
-    val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base), timings)
+    val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base, steps), timings)
     io.txcommit.metrics.TxCommitMetrics.commits.inc()
     log.info(s"txcommit: restore of ${Paths.display(table)}: committed as txn $txn (sequence " +
       s"${record.sequence.getOrElse(0L)}): removed ${record.removed.size} file(s), re-added ${record.restored.size}")
@@ -57,7 +58,8 @@ object Restore {
    * `TimeTravelException` when `asOf` names no version or VACUUM deleted files of it, and with
    * `RestoreFilesMissingException` when a file it needs is gone; nothing is published then.
    */
-  def toVersion(table: Path, conf: Configuration, asOf: AsOf, statement: String): (TableVersion, CommitRecord) = {
+  def toVersion(table: Path, conf: Configuration, asOf: AsOf, statement: String,
+      steps: FileSteps = FileSteps.Here): (TableVersion, CommitRecord) = {
     val store = Adapters.open(table, conf)
     val resolved = SnapshotAsOf.resolve(table, store, asOf, statement, ignoreCorrupt = false).getOrElse(
       throw new MaintenanceException(s"$statement: ${Paths.display(table)} has no committed transaction; " +
@@ -70,6 +72,6 @@ object Restore {
       .map(f => RemovedFile(f.path, f.size, if (f.txn.isEmpty) Some(f.modifiedAt) else None))
     val schema = resolved.versions.upTo(resolved.version).reverseIterator.flatMap(v => state.record(v.txn))
       .flatMap(_.schema).nextOption()
-    (resolved.version, run(table, store, conf, target, schema))
+    (resolved.version, run(table, store, conf, target, schema, steps = steps))
   }
 }

@@ -44,7 +44,8 @@ final case class VacuumCommand(path: String, opts: VacuumOptions) extends LeafRu
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
-    Vacuum.run(table, conf, opts).map(e => Row(e.path, e.kind, e.reason, e.bytes, e.deleted))
+    Vacuum.run(table, conf, opts, steps = SparkJobSteps.of(spark))
+      .map(e => Row(e.path, e.kind, e.reason, e.bytes, e.deleted))
   }
 }
 
@@ -155,7 +156,7 @@ final case class RestoreCommand(path: String, to: String) extends LeafRunnableCo
     val asOf = TableVersions.parseAsOf(to).getOrElse(throw new MaintenanceException(s"TXCOMMIT RESTORE " +
         s"'$path' TO '$to': '$to' is neither a transaction id (as TXCOMMIT HISTORY shows) nor an ISO-8601 time " +
         "(such as 2026-11-27T20:00:00Z); nothing was written"))
-    val (version, record) = Restore.toVersion(table, conf, asOf, statement)
+    val (version, record) = Restore.toVersion(table, conf, asOf, statement, SparkJobSteps.of(spark))
     Seq(Row(record.txn, record.sequence.getOrElse(0L), version.number, version.txn, record.removed.size.toLong,
         record.restored.size.toLong))
   }

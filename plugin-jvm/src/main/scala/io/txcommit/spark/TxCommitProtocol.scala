@@ -81,7 +81,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
             "the table directory (a custom partition location), which txcommit cannot replace " +
             "atomically. Disable txcommit for this write (txcommit.disable(spark)) or drop the " +
             "custom location."))
-    logInfo(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
+    logDebug(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
       s"${if (scope.isEmpty) "the whole table" else scope} recorded; old files stay visible " +
       "until the commit, which removes them logically")
     overwriteScopes.synchronized { overwriteScopes += scope }
@@ -104,7 +104,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     nesting = started.nesting
     base = started.base
     heartbeat = started.heartbeat
-    logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
+    logDebug(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
       (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") +
       manifests.fold("")(on => s", manifests ${if (on) "on" else "off"} for this write") + ")")
