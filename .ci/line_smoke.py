@@ -124,6 +124,8 @@ def run_client(line: str, port: int, work: Path) -> None:
     before = len(history(table))
     states = [r.state for r in spark.sql(f"TXCOMMIT HISTORY '{table}'").collect()]
     check("TXCOMMIT HISTORY lists both commits", before == 2, states)
+    rows = sorted(r.rows for r in history(table) if r.rows is not None)
+    check("TXCOMMIT HISTORY counts the rows of both appends", rows == [50, 100], rows)
 
     bad = F.raise_error(F.lit("bad record 999"))
     failing = spark.range(0, 1000, numPartitions=4).select(
