@@ -139,7 +139,15 @@ CLASSIC_JOB = textwrap.dedent(
 def test_a_classic_job_gets_the_typed_errors_too(workdir: Path, table: Path) -> None:
     script = workdir / "classic_typed_job.py"
     script.write_text(CLASSIC_JOB)
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE")}
+    # A classic session: nothing of the client's Spark Connect settings (pyspark-client sets
+    # some in the environment when imported).
+    connect = (
+        "SPARK_CONNECT_MODE_ENABLED",
+        "SPARK_REMOTE",
+        "SPARK_LOCAL_REMOTE",
+        "SPARK_CONNECT_MODE",
+    )
+    env = {k: v for k, v in os.environ.items() if k not in connect}
     env["SPARK_HOME"] = str(pyspark_home())
     run = subprocess.run(
         [server_python(), str(script), str(table)],
