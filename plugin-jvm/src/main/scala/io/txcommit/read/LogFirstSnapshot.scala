@@ -109,7 +109,8 @@ object LogFirstSnapshot {
   private def candidates(dir: Path): List[Path] =
     if (TreeListing.isPartitionDir(dir) && dir.getParent != null) dir :: candidates(dir.getParent) else List(dir)
 
-  private def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
+  /** Whether `p` is a glob (Spark's `SparkHadoopUtil.isGlobPath`): no snapshot is taken of one. */
+  private[txcommit] def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
 
   /**
    * The snapshot of the table at `dir`, listed now; None when `dir` holds no committed record

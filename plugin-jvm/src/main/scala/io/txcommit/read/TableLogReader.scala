@@ -227,7 +227,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
     val proposed = found.exists(c => !c.replacing && cut.precedes(c.time, storedAt(LogLayout(root).commitRecord(txn))))
     if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
     else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
-      .filterNot(_.replacing).map(_.added)
+      .filterNot(_.replacing).map(_.added.keySet)
   }
 
   /**
@@ -257,7 +257,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         } catch {
           case e: CorruptCommitRecordException if ignoreCorrupt => // never cached
             log.warn(s"${e.getMessage} (hiding its files: spark.txcommit.read.ignoreCorruptRecords=true)")
-            TableLogReader.Commit(Set.empty, replacing = false, TableLogReader.Unreadable)
+            TableLogReader.Commit(Map.empty, replacing = false, TableLogReader.Unreadable)
         }
       }
     }
@@ -299,10 +299,11 @@ object TableLogReader {
    * carry the identity of the file they removed, so only those ask the store for the file's size
    * and time: a file written anew under a removed name is shown. One that is gone is hidden.
    */
-  private[read] def removed(conf: Configuration, removals: Removals, rel: String, file: Path): Boolean =
+  private[read] def removed(conf: Configuration, removals: Removals, rel: String, file: Path,
+      listed: Option[FileStatus] = None): Boolean =
     removals.names(rel) && (removals.hidesPath(rel) ||
       (try {
-        val st = file.getFileSystem(conf).getFileStatus(file)
+        val st = listed.getOrElse(file.getFileSystem(conf).getFileStatus(file))
         removals.hides(rel, st.getLen, st.getModificationTime)
       } catch { case _: java.io.FileNotFoundException => true }))
 
@@ -328,15 +329,16 @@ object TableLogReader {
   private val CheckpointKey = "\u0000checkpoint"
 
   /**
-   * What a `commits/` record says, as the reader needs it: the files it adds, whether it is a
-   * replacing commit's copy, and the record without its file lists (`time`: when and by
-   * which application it committed).
+   * What a `commits/` record says, as the reader needs it: the files it adds with their sizes
+   * (a read planned from the log needs both), whether it is a replacing commit's copy, and the
+   * record without its file lists (`time`: when and by which application it committed).
    */
-  private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord)
+  private[txcommit] final case class Commit(added: Map[String, Long], replacing: Boolean, time: CommitRecord)
 
   private[txcommit] object Commit {
     def of(record: CommitRecord): Commit =
-      Commit(record.added.iterator.map(_.path).toSet, record.isReplacing, record.copy(added = Nil, replacement = None))
+      Commit(record.added.iterator.map(f => f.path -> f.size).toMap, record.isReplacing,
+        record.copy(added = Nil, replacement = None))
   }
 
   /** The store's modification times of listed log files, by file name (0: the store keeps none). */
@@ -362,7 +364,7 @@ object TableLogReader {
     }
 
   /** At most this many file names of decoded commit records stay cached in a JVM. */
-  val RecordsMaxFiles: Long = 1000000L
+  final val RecordsMaxFiles = 1000000L
 
   /** At most this many directories known to be table roots stay cached in a JVM. */
   val RootsMax: Long = 100000L

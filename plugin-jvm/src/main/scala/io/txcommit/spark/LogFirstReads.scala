@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRel
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnresolvedDataSource}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.txcommit.conf.TxCommitConf
@@ -52,15 +53,25 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
           throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
         u
       } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-      else u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots, asOf)))
+      else ReadRules.handleOf(session, roots, asOf) match {
+        case None => u.copy(options = u.options + (Key -> ""))
+        case Some(handle) =>
+          ReadRules.planned(session, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, handle, asOf)
+            .fold[LogicalPlan](u.copy(options = u.options + (Key -> handle.encode)))(r => LogicalRelation(r))
+      }
     case u @ UnresolvedRelation(Seq(format, path), options, false)
         if !options.containsKey(Key) && isSqlOnFile(format) =>
       val opts = options.asCaseSensitiveMap().asScala.toMap
       val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
       if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
       else {
-        val withSnapshot = opts - ClauseKey + (Key -> ReadRules.snapshotOf(session, Seq(path), asOf))
-        u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+        val handle = ReadRules.handleOf(session, Seq(path), asOf)
+        val read = opts - ClauseKey
+        handle.flatMap(h => ReadRules.planned(session, format, Seq(path), read, None, h, asOf, sqlOnFile = true))
+          .fold[LogicalPlan] {
+            val withSnapshot = read + (Key -> handle.fold("")(_.encode))
+            u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+          }(r => LogicalRelation(r))
       }
   }
 

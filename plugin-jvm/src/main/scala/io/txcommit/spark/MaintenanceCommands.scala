@@ -154,6 +154,14 @@ final case class RestoreCommand(path: String, to: String) extends LeafRunnableCo
         s"'$path' TO '$to': '$to' is neither a transaction id (as TXCOMMIT HISTORY shows) nor an ISO-8601 time " +
         "(such as 2026-11-27T20:00:00Z); nothing was written"))
     val (version, record) = Restore.toVersion(table, conf, asOf, statement)
+    // Derived: the restore is committed whatever the catalog says; a catalog table at the path
+    // gets back the partitions the restore re-filled (Spark dropped those an overwrite emptied).
+    try CatalogPartitions.syncWith(spark, table)
+    catch {
+      case scala.util.control.NonFatal(e) => org.slf4j.LoggerFactory.getLogger(getClass).warn(
+          s"txcommit: ${Paths.display(table)} was restored, but the partitions of catalog tables located " +
+            s"there were not brought in step (${e.getMessage}); run MSCK REPAIR TABLE on them", e)
+    }
     Seq(Row(record.txn, record.sequence.getOrElse(0L), version.number, version.txn, record.removed.size.toLong,
         record.restored.size.toLong))
   }

@@ -3,19 +3,30 @@ package io.txcommit.spark
 import java.time.Instant
 import java.util.Locale
 
+import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression}
-import org.apache.spark.sql.execution.datasources.{DataSource, FileFormat}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, UnresolvedCatalogRelation}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.datasources.{
+  DataSource,
+  DataSourceUtils,
+  FileFormat,
+  HadoopFsRelation,
+  LogicalRelation
+}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.sql.execution.datasources.v2.FileDataSourceV2
-import org.apache.spark.sql.types.TimestampType
+import org.apache.spark.sql.txcommit.{LogFileIndex, LogRelations}
+import org.apache.spark.sql.types.{StructType, TimestampType}
 
 import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.TableVersions
-import io.txcommit.read.{AsOfOption, LogFirstSnapshot}
+import io.txcommit.read.{AsOfOption, LogFirstSnapshot, ReadFiles, SnapshotHandle}
 
 /**
  * What the analyzer rules giving reads their log-first snapshot ([[LogFirstReads]],
@@ -46,15 +57,134 @@ private[spark] object ReadRules {
    * The encoded snapshot of the tables `roots` are, or are partition directories of, now or as
    * of `asOf` ("" for none; a past snapshot of no table is an error).
    */
-  def snapshotOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String = {
+  def snapshotOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String =
+    handleOf(session, roots, asOf).fold("")(_.encode)
+
+  /** [[snapshotOf]], decoded: None when no root is in a txcommit table. */
+  def handleOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): Option[SnapshotHandle] = {
     val handle = LogFirstSnapshot.forRoots(roots.map(new Path(_)), session.sessionState.newHadoopConf(), asOf)
     asOf.foreach { a =>
       if (handle.isEmpty) throw refused(roots,
         s"${a.option} '${a.value.text}' asks for a past snapshot, but no " +
           "txcommit table (a directory holding _txcommit/ with a committed transaction) is at or above this path")
     }
-    handle.fold("")(_.encode)
+    handle
   }
+
+  /**
+   * Read options a file index planned from the log does not honour, so Spark's own listing (with
+   * the read filter) reads them: modification-time bounds (a file read from the log carries its
+   * transaction's start time, not the store's), and a read's own hidden-name rule.
+   */
+  private val ListingOnlyOptions = Set("modifiedbefore", "modifiedafter", "ignoredpathsegmentregex")
+
+  /**
+   * A batch read of `paths` in `format` (with `options`, a user's schema) planned from its
+   * snapshot `handle` (docs/readers.md): the relation `ResolveDataSource` would build, over a
+   * [[org.apache.spark.sql.txcommit.LogFileIndex]] of the files the snapshot shows. None where
+   * Spark's own listing reads it: a format Spark reads another way, an option the index does not
+   * honour, a glob, a delegate path filter, a root holding a streaming sink's log.
+   */
+  def planned(session: SparkSession, format: String, paths: Seq[String], options: Map[String, String],
+      userSchema: Option[StructType], handle: SnapshotHandle, asOf: Option[AsOfOption],
+      sqlOnFile: Boolean = false): Option[HadoopFsRelation] = {
+    val pathOption = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
+    if (pathOption.isDefined && paths.nonEmpty) None // Spark refuses it, naming both
+    else for {
+      fileFormat <- LogRelations.fileFormat(session, format)
+      p <- plan(session, paths ++ pathOption, options, handle, asOf)
+    } yield {
+      // ResolveDataSource moves a single path into the options (SQL on a file keeps it apart).
+      val relationOptions =
+        if (!sqlOnFile && paths.size == 1 && pathOption.isEmpty) options + ("path" -> paths.head) else options
+      val index = new LogFileIndex(session, p.roots, relationOptions, userSchema, p.files, p.retake)
+      LogRelations.relation(session, fileFormat, relationOptions + (Key -> handle.encode), userSchema, index)
+    }
+  }
+
+  /**
+   * A batch read of the catalog table `table` (with the read's `options`) planned from its
+   * snapshot `handle`: what `FindDataSourceTable` resolves it to (the table's schema and
+   * partition columns), over a [[org.apache.spark.sql.txcommit.LogFileIndex]]. A read of now of
+   * a table whose partitions the catalog tracks reads the catalog's partitions, as Spark does; a
+   * read of a past snapshot reads the partitions the log holds then (the catalog knows only
+   * today's). None where Spark's own listing reads it (as [[planned]], and a bucketed table or a
+   * partition located outside the table).
+   */
+  def plannedTable(session: SparkSession, table: CatalogTable, options: Map[String, String],
+      handle: SnapshotHandle, asOf: Option[AsOfOption]): Option[LogicalPlan] = {
+    val extra = new CaseInsensitiveStringMap(options.asJava)
+    val conf = session.sessionState.conf
+    val tracked = conf.manageFilesourcePartitions && table.tracksPartitionsInCatalog &&
+      table.partitionColumnNames.nonEmpty && asOf.isEmpty
+    if (table.bucketSpec.isDefined) None
+    else for {
+      fileFormat <- LogRelations.fileFormat(session, table.provider.getOrElse(""))
+      dsOptions = DataSourceUtils.generateDatasourceOptions(extra, table)
+      p <- plan(session, table.location.toString :: Nil, dsOptions, handle, asOf)
+      keep <- if (tracked) catalogPartitions(session, table, p.roots.head) else Some((_: Path) => true)
+    } yield {
+      val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
+      val schema = Some(table.schema).filter(_.nonEmpty)
+      val index = new LogFileIndex(session, p.roots, dsOptions, schema, inCatalog(p.files), () => inCatalog(p.retake()))
+      val relation = LogRelations.relation(session, fileFormat, dsOptions + (Key -> handle.encode), schema, index,
+        table.partitionColumnNames)
+      session.sessionState.catalog.getRelation(table, extra).transform {
+        case _: UnresolvedCatalogRelation => LogicalRelation(relation, table)
+      }
+    }
+  }
+
+  /**
+   * Whether a directory of the table at `root` is in one of the catalog's partitions of `table`
+   * (at or below its location); None when a partition lies outside the table (Spark's listing
+   * reads those).
+   */
+  private def catalogPartitions(session: SparkSession, table: CatalogTable, root: Path): Option[Path => Boolean] = {
+    val hadoopConf = session.sessionState.newHadoopConf()
+    val locations = session.sessionState.catalog.listPartitions(table.identifier).map { p =>
+      val path = new Path(p.location)
+      path.getFileSystem(hadoopConf).makeQualified(path)
+    }
+    if (locations.exists(l => l != root && io.txcommit.Paths.relativize(root, l).isEmpty)) None
+    else {
+      val dirs = locations.map(_.toString).toSet
+      Some(dir =>
+        Iterator.iterate(dir)(_.getParent).takeWhile(d => d != null && d.depth >= root.depth)
+          .exists(d => dirs(d.toString)))
+    }
+  }
+
+  /** The qualified roots of a read planned from its snapshot, its files, and how to take them anew. */
+  private final case class Plan(roots: Seq[Path], files: Seq[FileStatus], retake: () => Seq[FileStatus])
+
+  private def plan(session: SparkSession, roots: Seq[String], options: Map[String, String], handle: SnapshotHandle,
+      asOf: Option[AsOfOption]): Option[Plan] = {
+    val lower = options.keySet.map(_.toLowerCase(Locale.ROOT))
+    val hadoopConf = session.sessionState.newHadoopConfWithOptions(options)
+    val sessionRegex = session.sessionState.conf.getConfString(IgnoredPathSegmentRegex, DefaultIgnoredPathSegments)
+    val delegate = Option(hadoopConf.get(TxCommitConf.DelegateFilter)).exists(_.trim.nonEmpty)
+    if (roots.isEmpty || lower.exists(ListingOnlyOptions) || sessionRegex != DefaultIgnoredPathSegments ||
+      delegate || roots.exists(LogFirstSnapshot.isGlob)) None
+    else {
+      val qualified = roots.map { r =>
+        val p = new Path(r)
+        p.getFileSystem(hadoopConf).makeQualified(p)
+      }
+      def files(h: SnapshotHandle): Option[Seq[FileStatus]] =
+        ReadFiles.of(h, qualified, hadoopConf, _ => false) match {
+          case ReadFiles.Files(found, _) => Some(found)
+          case ReadFiles.SparkLists => None
+        }
+      files(handle).map { found =>
+        Plan(qualified, found,
+          () => if (asOf.isDefined) found else handleOf(session, roots, None).flatMap(files).getOrElse(found))
+      }
+    }
+  }
+
+  private val IgnoredPathSegmentRegex = "spark.sql.files.ignoredPathSegmentRegex"
+  private val DefaultIgnoredPathSegments = "^[._]"
 
   /**
    * The past snapshot a read's options ask for (the option `name` in errors); fails on a
