@@ -225,10 +225,16 @@ class _Log:
         covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
         appended = {t: {f.path for f in r.added} for t, r in self.appends.items()}
 
+        # A log-only table (I32) shows a file without a txn id only where its log names it.
+        log_only = self.checkpoint is not None and self.checkpoint.log_only
+        named = self.checkpoint.named_plain if self.checkpoint is not None else frozenset()
+
         def shown(f: TableFile) -> bool | None:
             if removed.hides(f.path, f.size, f.modified_at):
                 return False
-            if f.txn is None or f.path in net.restored:
+            if f.txn is None:
+                return not log_only or f.path in named or f.path in net.restored
+            if f.path in net.restored:
                 return True
             for judge in (replaced, covered, appended):
                 if f.txn in judge:

@@ -14,6 +14,7 @@ import io.txcommit.log.{
   DataFileName,
   LogLayout,
   NetRemovals,
+  ReadMode,
   RecordCodec,
   ReplaceLog
 }
@@ -69,9 +70,17 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
       if (!s.replaced.byTxn.contains(txn) && !s.checkpoint.exists(_.covers(txn)))
         appendedSizes(root, txn).foreach { case (p, size) => add(txn, p, size) }
     }
-    s.net.restored.values.foreach(f => f.txn.foreach(add(_, f.path, f.size)))
+    // A restored file without a txn id is the restoring commit's.
+    val restorer = s.replaced.records.flatMap(r => r.restored.map(_.path -> r.txn)).toMap
+    s.net.restored.values.foreach(f => f.txn.orElse(restorer.get(f.path)).foreach(add(_, f.path, f.size)))
     out.valuesIterator.filterNot(e => s.net.removals.names(e.path)).toVector
   }
+
+  /** Whether the table of snapshot `t` is log-only (I32): its checkpoint says so. */
+  def logOnly(t: TableSnapshot): Boolean =
+    t.checkpoint > 0L &&
+      mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(new Path(t.root), t)))
+        .checkpoint.exists(_.logOnly)
 
   /**
    * The reader rule for `file` by the nearest of `tables` (those holding it, nearest first). A
@@ -92,7 +101,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
             // A nested log judges a file without a txn id alone (its table's removals only).
             txn.isEmpty && nestedBelow(root, file.getParent) && fallback().isVisible(file)
           else txn match {
-            case None => true
+            case None => ReadMode.plainVisible(s.checkpoint, s.net, rel, TableLogReader.isDirectory(conf, file, listed))
             case Some(_) if s.net.isRestored(rel) => true
             case Some(id) => committedFiles(root, s, id) match {
                 case Some(files) => files.contains(rel)

@@ -37,15 +37,13 @@ object ReadFiles {
    */
   case object SparkLists extends Outcome
 
-  /**
-   * The files of `roots` (qualified directories) under the snapshots of `handle`; `logOnly`
-   * says which of its tables (by root) are log-only.
-   */
-  def of(handle: SnapshotHandle, roots: Seq[Path], conf: Configuration, logOnly: TableSnapshot => Boolean): Outcome = {
+  /** The files of `roots` (qualified directories) under the snapshots of `handle`. */
+  def of(handle: SnapshotHandle, roots: Seq[Path], conf: Configuration): Outcome = {
     val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
     lazy val byCut = new TableLogReader(conf, ignoreCorrupt, ReadCut.begin(TxCommitConf.maxClockSkewMs(conf)),
       CutArbiter.current)
     val reader = new LogFirstReader(conf, ignoreCorrupt, handle, () => byCut)
+    val logOnly = (t: TableSnapshot) => reader.logOnly(t)
     val out = mutable.LinkedHashMap.empty[Path, FileStatus]
     // Spark reads a sink's log only for a read of one root, unless told to ignore it.
     val sinkLogs = roots.distinct.size == 1 && !conf.getBoolean(IgnoreSinkLog, false)

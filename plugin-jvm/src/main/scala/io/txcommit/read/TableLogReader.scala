@@ -15,6 +15,7 @@ import io.txcommit.log.{
   DataFileName,
   LogLayout,
   NetRemovals,
+  ReadMode,
   RecordCodec,
   Removals,
   ReplaceLog
@@ -78,7 +79,8 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         val snapshot = snapshotOf(root)
         if (TableLogReader.removed(conf, snapshot.net.removals, rel, file)) false
         else DataFileName.txnOf(file.getName) match {
-          case None => true
+          case None =>
+            ReadMode.plainVisible(snapshot.checkpoint, snapshot.net, rel, TableLogReader.isDirectory(conf, file, None))
           case Some(_) if snapshot.net.isRestored(rel) => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
               case Some(files) => files.contains(rel)
@@ -224,7 +226,11 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   /** Whether the append `txn` is in the snapshot (agreed with the read's other JVMs). */
   private def decide(root: Path, txn: String): Option[Set[String]] = {
     val found = load(root, txn)
-    val proposed = found.exists(c => !c.replacing && cut.precedes(c.time, storedAt(LogLayout(root).commitRecord(txn))))
+    // A corrupt record (hidden on request) commits nothing; its store time is not kept, since
+    // a record repaired by hand is read again.
+    val proposed = found.exists(c =>
+      !c.replacing && c.time != TableLogReader.Unreadable && cut.precedes(c.time,
+        storedAt(LogLayout(root).commitRecord(txn))))
     if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
     else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
       .filterNot(_.replacing).map(_.added.keySet)
@@ -306,6 +312,13 @@ object TableLogReader {
         val st = listed.getOrElse(file.getFileSystem(conf).getFileStatus(file))
         removals.hides(rel, st.getLen, st.getModificationTime)
       } catch { case _: java.io.FileNotFoundException => true }))
+
+  /** Whether `file` (as `listed`, when a listing returned it) is a directory; a path gone is none. */
+  private[read] def isDirectory(conf: Configuration, file: Path, listed: Option[FileStatus]): Boolean =
+    listed.map(_.isDirectory).getOrElse {
+      try file.getFileSystem(conf).getFileStatus(file).isDirectory
+      catch { case _: java.io.FileNotFoundException => false }
+    }
 
   private final case class LogOps(list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]])
 

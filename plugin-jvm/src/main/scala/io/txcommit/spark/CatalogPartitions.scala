@@ -28,7 +28,7 @@ object CatalogPartitions {
     val conf = session.sessionState.newHadoopConf()
     val tables = tablesAt(session, table)
     if (tables.nonEmpty) {
-      val files = LogFirstSnapshot.forRoots(Seq(table), conf).map(h => ReadFiles.of(h, Seq(table), conf, _ => false))
+      val files = LogFirstSnapshot.forRoots(Seq(table), conf).map(h => ReadFiles.of(h, Seq(table), conf))
       val dirs = files match {
         case Some(ReadFiles.Files(found, _)) => found.flatMap(f => Paths.relativize(table, f.getPath.getParent)).toSet
         case _ => Set.empty[String]

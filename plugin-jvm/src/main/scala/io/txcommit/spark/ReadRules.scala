@@ -172,7 +172,7 @@ private[spark] object ReadRules {
         p.getFileSystem(hadoopConf).makeQualified(p)
       }
       def files(h: SnapshotHandle): Option[Seq[FileStatus]] =
-        ReadFiles.of(h, qualified, hadoopConf, _ => false) match {
+        ReadFiles.of(h, qualified, hadoopConf) match {
           case ReadFiles.Files(found, _) => Some(found)
           case ReadFiles.SparkLists => None
         }

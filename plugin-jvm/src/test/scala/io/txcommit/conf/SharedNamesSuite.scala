@@ -24,6 +24,7 @@ class SharedNamesSuite extends AnyFunSuite {
     assert(entries("confs") == Map(
       "ReadFilter" -> TxCommitConf.ReadFilter,
       "IgnoreCorruptRecords" -> TxCommitConf.IgnoreCorruptRecords,
+      "NewTableReads" -> TxCommitConf.NewTableReads,
       "CleanupAttempts" -> TxCommitConf.CleanupAttempts,
       "HaltAt" -> TxCommitConf.HaltAt,
       "KeepAbortedFiles" -> TxCommitConf.KeepAbortedFiles,
@@ -45,7 +46,7 @@ class SharedNamesSuite extends AnyFunSuite {
 
   test("commit stages: every stage's name, keyed by its object's name") {
     val stages: Seq[CommitStage[_, _]] = Seq(StartTransaction, CheckTableNesting, RecheckTableNesting,
-      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties,
+      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties, RecordReadMode,
       CollectManifests, CheckWriteId,
       SkipTransaction, CheckConflicts, CheckSchema, PublishData, PublishCommitRecord, PublishReplaceRecord,
       PublishRestoreRecord, CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, WriteManifests, CleanupAttempts,
