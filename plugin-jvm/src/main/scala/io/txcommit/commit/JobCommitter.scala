@@ -72,6 +72,8 @@ object JobCommitter {
       s"bytes (${committed.operation}" + committed.replacement.map(r =>
         s", sequence ${r.sequence}, removed ${r.removedFiles} file(s)").getOrElse("") + ")")
     HaltPoint.maybeHalt(ctx.conf, kind.afterRecord)
+    // This JVM's reads of the table list its log first, with no listing of its root to find it.
+    io.txcommit.read.TableLogReader.Roots.put(ctx.table.toString, java.lang.Boolean.TRUE)
     kind.committed(committed)
     DerivedWork.apply(ctx, committed, timings, cleanup)
     committed

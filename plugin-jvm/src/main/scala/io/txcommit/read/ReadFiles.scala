@@ -37,8 +37,50 @@ object ReadFiles {
    */
   case object SparkLists extends Outcome
 
-  /** The files of `roots` (qualified directories) under the snapshots of `handle`. */
-  def of(handle: SnapshotHandle, roots: Seq[Path], conf: Configuration): Outcome = {
+  /**
+   * A read of now of `roots` (qualified directories), planned: its snapshots (None when it
+   * reads no table) and its files. A root known to this JVM as a table, and a partition
+   * directory (`k=v`), has the logs it is in listed first (the table's, and those of the tables
+   * it is a partition directory of); any other root is listed once ([[RootListing]]): a root
+   * holding no log is plain data and costs Spark's own listing alone (no table above it is
+   * looked for: txcommit writes no data into a directory of a table that is not a partition
+   * directory), a directory holding tables gets their snapshots from the same listing, and a root
+   * that shows a log of its own is a table whose log is then listed first.
+   */
+  def planNow(roots: Seq[Path], conf: Configuration): (Option[SnapshotHandle], Outcome) = {
+    val readId = java.util.UUID.randomUUID().toString
+    val sinkLogs = roots.distinct.size == 1 && !conf.getBoolean(IgnoreSinkLog, false)
+    val found = roots.distinct.map { r =>
+      if (TableLogReader.Roots.get(r.toString).isDefined || TreeListing.isPartitionDir(r)) r -> None
+      else r -> Some(RootListing.list(r, conf, sinkLogs))
+    }
+    if (found.exists(_._2.contains(RootListing.SinkLog))) (None, SparkLists)
+    else {
+      val apart = found.collect { case (r, None | Some(RootListing.IsTable)) => r }
+      val listedTables = found.flatMap {
+        case (_, Some(l: RootListing.Listed)) => l.tables.toSeq.flatMap { case (dir, log) =>
+            LogFirstSnapshot.fromListing(dir, conf, readId, log.commits, log.checkpoints, log.replace)
+          }
+        case _ => Nil
+      }
+      val tables = (apart.flatMap(r => LogFirstSnapshot.find(r, conf, readId, None)) ++ listedTables)
+        .distinctBy(_.root).toVector
+      val handle = SnapshotHandle(readId, tables)
+      val prelisted = found.collect { case (r, Some(l: RootListing.Listed)) => r -> l.files }.toMap
+      val plain = found.collect { case (r, Some(_: RootListing.Listed)) => r }.toSet ++
+        apart.filter(r => tableOf(handle, r).isEmpty)
+      (Some(handle).filter(_.tables.nonEmpty), of(handle, roots, conf, prelisted, plain))
+    }
+  }
+
+  /**
+   * The files of `roots` (qualified directories) under the snapshots of `handle`. A root in
+   * `prelisted` was listed already (its data files, in listing order, after the logs of the
+   * tables below it); a file of a root in `plain` that no table of the handle holds is data
+   * written without txcommit, shown as Spark shows it.
+   */
+  def of(handle: SnapshotHandle, roots: Seq[Path], conf: Configuration,
+      prelisted: Map[Path, Vector[FileStatus]] = Map.empty, plain: Set[Path] = Set.empty): Outcome = {
     val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
     lazy val byCut = new TableLogReader(conf, ignoreCorrupt, ReadCut.begin(TxCommitConf.maxClockSkewMs(conf)),
       CutArbiter.current)
@@ -47,15 +89,43 @@ object ReadFiles {
     val out = mutable.LinkedHashMap.empty[Path, FileStatus]
     // Spark reads a sink's log only for a read of one root, unless told to ignore it.
     val sinkLogs = roots.distinct.size == 1 && !conf.getBoolean(IgnoreSinkLog, false)
+    // The files the snapshot of log-only table `t` shows below `prefix` (relative to it).
+    def committed(t: TableSnapshot, prefix: String): Unit = {
+      val table = new Path(t.root)
+      reader.committedFiles(t).foreach { e =>
+        if (e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length))) {
+          val p = new Path(table, e.path)
+          out.getOrElseUpdate(p, new FileStatus(e.size, false, 0, 0L, TxnId.startedAt(e.txn).getOrElse(0L), p))
+        }
+      }
+    }
+    def visible(root: Path, st: FileStatus): Boolean =
+      if (plain(root) && handle.tablesOf(st.getPath).isEmpty) true else reader.isVisible(st.getPath, Some(st))
     val results = roots.distinct.map { root =>
       tableOf(handle, root).filter(logOnly) match {
         case Some(t) =>
-          val table = new Path(t.root)
-          val prefix = Paths.relativize(table, root).fold("")(_ + "/")
-          reader.committedFiles(t).foreach { e =>
-            if (e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length))) {
-              val p = new Path(table, e.path)
-              out.getOrElseUpdate(p, new FileStatus(e.size, false, 0, 0L, TxnId.startedAt(e.txn).getOrElse(0L), p))
+          committed(t, Paths.relativize(new Path(t.root), root).fold("")(_ + "/"))
+          true
+        case None if prelisted.contains(root) =>
+          // A log-only table below the root: its files from its log. Another: from the listing
+          // when it holds every file the table's snapshot shows, else from a listing made now
+          // (a commit landed in the middle of the first; RootListing says why).
+          val below = handle.tables.filter(t => Paths.relativize(root, new Path(t.root)).isDefined)
+          val (fromLog, judged) = below.partition(logOnly)
+          val names = prelisted(root).iterator.map(_.getPath.toString).toSet
+          val stale = judged.filter(t =>
+            reader.committedFiles(t).exists(e =>
+              TableState.isData(e.path) && !names(new Path(new Path(t.root), e.path).toString)))
+          val apart = (fromLog ++ stale).map(t => new Path(t.root))
+          def inApart(p: Path) = apart.exists(a => Paths.relativize(a, p).isDefined)
+          prelisted(root).foreach(st =>
+            if (!inApart(st.getPath) && visible(root, st)) out.getOrElseUpdate(st.getPath, st))
+          fromLog.foreach(t => committed(t, ""))
+          stale.foreach { t =>
+            val dir = new Path(t.root)
+            FileTree.files(dir.getFileSystem(conf), dir).foreach { st =>
+              if (Paths.relativize(root, st.getPath).exists(TableState.isData) && visible(root, st))
+                out.getOrElseUpdate(st.getPath, st)
             }
           }
           true
@@ -68,8 +138,7 @@ object ReadFiles {
               val st = it.next()
               Paths.relativize(root, st.getPath).foreach { rel =>
                 if (sinkLogs && rel.startsWith(SinkLogDir)) sink = true
-                else if (TableState.isData(rel) && reader.isVisible(st.getPath, Some(st)))
-                  out.getOrElseUpdate(st.getPath, st)
+                else if (TableState.isData(rel) && visible(root, st)) out.getOrElseUpdate(st.getPath, st)
               }
             }
             !sink

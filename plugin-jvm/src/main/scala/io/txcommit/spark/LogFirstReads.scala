@@ -53,25 +53,18 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
           throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
         u
       } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-      else ReadRules.handleOf(session, roots, asOf) match {
-        case None => u.copy(options = u.options + (Key -> ""))
-        case Some(handle) =>
-          ReadRules.planned(session, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, handle, asOf)
-            .fold[LogicalPlan](u.copy(options = u.options + (Key -> handle.encode)))(r => LogicalRelation(r))
-      }
+      else ReadRules.pathRead(session, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
+        .fold[LogicalPlan](snapshot => u.copy(options = u.options + (Key -> snapshot)), r => LogicalRelation(r))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
         if !options.containsKey(Key) && isSqlOnFile(format) =>
       val opts = options.asCaseSensitiveMap().asScala.toMap
       val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
       if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
       else {
-        val handle = ReadRules.handleOf(session, Seq(path), asOf)
         val read = opts - ClauseKey
-        handle.flatMap(h => ReadRules.planned(session, format, Seq(path), read, None, h, asOf, sqlOnFile = true))
-          .fold[LogicalPlan] {
-            val withSnapshot = read + (Key -> handle.fold("")(_.encode))
-            u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
-          }(r => LogicalRelation(r))
+        ReadRules.pathRead(session, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
+          snapshot => u.copy(options = new CaseInsensitiveStringMap((read + (Key -> snapshot)).asJava)),
+          r => LogicalRelation(r))
       }
   }
 

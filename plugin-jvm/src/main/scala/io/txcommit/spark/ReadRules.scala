@@ -79,58 +79,63 @@ private[spark] object ReadRules {
   private val ListingOnlyOptions = Set("modifiedbefore", "modifiedafter", "ignoredpathsegmentregex")
 
   /**
-   * A batch read of `paths` in `format` (with `options`, a user's schema) planned from its
-   * snapshot `handle` (docs/readers.md): the relation `ResolveDataSource` would build, over a
-   * [[org.apache.spark.sql.txcommit.LogFileIndex]] of the files the snapshot shows. None where
-   * Spark's own listing reads it: a format Spark reads another way, an option the index does not
-   * honour, a glob, a delegate path filter, a root holding a streaming sink's log.
+   * A batch read of `paths` in `format` (with `options`, a user's schema; now, or as of `asOf`),
+   * resolved before Spark lists anything (docs/readers.md): Right, the relation
+   * `ResolveDataSource` would build over a [[org.apache.spark.sql.txcommit.LogFileIndex]] of the
+   * files the read's snapshot shows (a plain root's from the one listing Spark would make);
+   * Left, the snapshot option (empty for no table) with which Spark's own listing reads it: a
+   * format Spark reads another way, an option the index does not honour, a glob, a delegate path
+   * filter, a root holding a streaming sink's log, a root that is gone.
    */
-  def planned(session: SparkSession, format: String, paths: Seq[String], options: Map[String, String],
-      userSchema: Option[StructType], handle: SnapshotHandle, asOf: Option[AsOfOption],
-      sqlOnFile: Boolean = false): Option[HadoopFsRelation] = {
+  def pathRead(session: SparkSession, format: String, paths: Seq[String], options: Map[String, String],
+      userSchema: Option[StructType], asOf: Option[AsOfOption], sqlOnFile: Boolean = false)
+      : Either[String, HadoopFsRelation] = {
     val pathOption = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
-    if (pathOption.isDefined && paths.nonEmpty) None // Spark refuses it, naming both
-    else for {
-      fileFormat <- LogRelations.fileFormat(session, format)
-      p <- plan(session, paths ++ pathOption, options, handle, asOf)
-    } yield {
+    val roots = paths ++ pathOption
+    val fileFormat = LogRelations.fileFormat(session, format)
+    if (fileFormat.isEmpty || (pathOption.isDefined && paths.nonEmpty)) Left(snapshotOf(session, roots, asOf))
+    else plan(session, roots, options, asOf).map { p =>
       // ResolveDataSource moves a single path into the options (SQL on a file keeps it apart).
       val relationOptions =
         if (!sqlOnFile && paths.size == 1 && pathOption.isEmpty) options + ("path" -> paths.head) else options
       val index = new LogFileIndex(session, p.roots, relationOptions, userSchema, p.files, p.retake)
-      LogRelations.relation(session, fileFormat, relationOptions + (Key -> handle.encode), userSchema, index)
+      LogRelations.relation(session, fileFormat.get, relationOptions + (Key -> p.snapshot), userSchema, index)
     }
   }
 
   /**
-   * A batch read of the catalog table `table` (with the read's `options`) planned from its
-   * snapshot `handle`: what `FindDataSourceTable` resolves it to (the table's schema and
-   * partition columns), over a [[org.apache.spark.sql.txcommit.LogFileIndex]]. A read of now of
-   * a table whose partitions the catalog tracks reads the catalog's partitions, as Spark does; a
-   * read of a past snapshot reads the partitions the log holds then (the catalog knows only
-   * today's). None where Spark's own listing reads it (as [[planned]], and a bucketed table or a
-   * partition located outside the table).
+   * A batch read of the catalog table `table` (with the read's `options`; now, or as of `asOf`)
+   * resolved as [[pathRead]]: Right, what `FindDataSourceTable` resolves it to (the table's
+   * schema and partition columns) over a [[org.apache.spark.sql.txcommit.LogFileIndex]]. A read
+   * of now of a table whose partitions the catalog tracks reads the catalog's partitions, as
+   * Spark does; a read of a past snapshot reads the partitions the log holds then (the catalog
+   * knows only today's). Left as [[pathRead]]'s, and for a bucketed table or a partition located
+   * outside the table.
    */
-  def plannedTable(session: SparkSession, table: CatalogTable, options: Map[String, String],
-      handle: SnapshotHandle, asOf: Option[AsOfOption]): Option[LogicalPlan] = {
+  def tableRead(session: SparkSession, table: CatalogTable, options: Map[String, String],
+      asOf: Option[AsOfOption]): Either[String, LogicalPlan] = {
     val extra = new CaseInsensitiveStringMap(options.asJava)
     val conf = session.sessionState.conf
     val tracked = conf.manageFilesourcePartitions && table.tracksPartitionsInCatalog &&
       table.partitionColumnNames.nonEmpty && asOf.isEmpty
-    if (table.bucketSpec.isDefined) None
-    else for {
-      fileFormat <- LogRelations.fileFormat(session, table.provider.getOrElse(""))
-      dsOptions = DataSourceUtils.generateDatasourceOptions(extra, table)
-      p <- plan(session, table.location.toString :: Nil, dsOptions, handle, asOf)
-      keep <- if (tracked) catalogPartitions(session, table, p.roots.head) else Some((_: Path) => true)
-    } yield {
-      val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
-      val schema = Some(table.schema).filter(_.nonEmpty)
-      val index = new LogFileIndex(session, p.roots, dsOptions, schema, inCatalog(p.files), () => inCatalog(p.retake()))
-      val relation = LogRelations.relation(session, fileFormat, dsOptions + (Key -> handle.encode), schema, index,
-        table.partitionColumnNames)
-      session.sessionState.catalog.getRelation(table, extra).transform {
-        case _: UnresolvedCatalogRelation => LogicalRelation(relation, table)
+    val roots = Seq(table.location.toString)
+    val fileFormat = LogRelations.fileFormat(session, table.provider.getOrElse(""))
+    if (table.bucketSpec.isDefined || fileFormat.isEmpty) Left(snapshotOf(session, roots, asOf))
+    else {
+      val dsOptions = DataSourceUtils.generateDatasourceOptions(extra, table)
+      plan(session, roots, dsOptions, asOf).flatMap { p =>
+        val keep = if (tracked) catalogPartitions(session, table, p.roots.head) else Some((_: Path) => true)
+        keep.toRight(p.snapshot).map { keep =>
+          val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
+          val schema = Some(table.schema).filter(_.nonEmpty)
+          val index =
+            new LogFileIndex(session, p.roots, dsOptions, schema, inCatalog(p.files), () => inCatalog(p.retake()))
+          val relation = LogRelations.relation(session, fileFormat.get, dsOptions + (Key -> p.snapshot), schema, index,
+            table.partitionColumnNames)
+          session.sessionState.catalog.getRelation(table, extra).transform {
+            case _: UnresolvedCatalogRelation => LogicalRelation(relation, table)
+          }
+        }
       }
     }
   }
@@ -155,30 +160,45 @@ private[spark] object ReadRules {
     }
   }
 
-  /** The qualified roots of a read planned from its snapshot, its files, and how to take them anew. */
-  private final case class Plan(roots: Seq[Path], files: Seq[FileStatus], retake: () => Seq[FileStatus])
+  /**
+   * A read planned from its snapshot: its qualified roots, its files, how to take them anew
+   * (REFRESH), and the snapshot option it carries (empty where it reads no table).
+   */
+  private final case class Plan(roots: Seq[Path], files: Seq[FileStatus], retake: () => Seq[FileStatus],
+      snapshot: String)
 
-  private def plan(session: SparkSession, roots: Seq[String], options: Map[String, String], handle: SnapshotHandle,
-      asOf: Option[AsOfOption]): Option[Plan] = {
+  /** Left: the snapshot option of a read Spark's own listing reads. */
+  private def plan(session: SparkSession, roots: Seq[String], options: Map[String, String],
+      asOf: Option[AsOfOption]): Either[String, Plan] = {
     val lower = options.keySet.map(_.toLowerCase(Locale.ROOT))
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(options)
     val sessionRegex = session.sessionState.conf.getConfString(IgnoredPathSegmentRegex, DefaultIgnoredPathSegments)
     val delegate = Option(hadoopConf.get(TxCommitConf.DelegateFilter)).exists(_.trim.nonEmpty)
     if (roots.isEmpty || lower.exists(ListingOnlyOptions) || sessionRegex != DefaultIgnoredPathSegments ||
-      delegate || roots.exists(LogFirstSnapshot.isGlob)) None
+      delegate || roots.exists(LogFirstSnapshot.isGlob)) Left(snapshotOf(session, roots, asOf))
     else {
       val qualified = roots.map { r =>
         val p = new Path(r)
         p.getFileSystem(hadoopConf).makeQualified(p)
       }
-      def files(h: SnapshotHandle): Option[Seq[FileStatus]] =
-        ReadFiles.of(h, qualified, hadoopConf) match {
-          case ReadFiles.Files(found, _) => Some(found)
-          case ReadFiles.SparkLists => None
-        }
-      files(handle).map { found =>
-        Plan(qualified, found,
-          () => if (asOf.isDefined) found else handleOf(session, roots, None).flatMap(files).getOrElse(found))
+      def now(): (Option[SnapshotHandle], ReadFiles.Outcome) = ReadFiles.planNow(qualified, hadoopConf)
+      val (handle, outcome) = asOf match {
+        case None => now()
+        case Some(_) =>
+          val h = handleOf(session, roots, asOf)
+          (h, ReadFiles.of(h.get, qualified, hadoopConf))
+      }
+      val snapshot = handle.fold("")(_.encode)
+      outcome match {
+        case ReadFiles.SparkLists => Left(snapshot)
+        case ReadFiles.Files(found, _) =>
+          val retake = () =>
+            if (asOf.isDefined) found
+            else now()._2 match {
+              case ReadFiles.Files(files, _) => files
+              case ReadFiles.SparkLists => found
+            }
+          Right(Plan(qualified, found, retake, snapshot))
       }
     }
   }

@@ -88,6 +88,15 @@ class LogOnlyTablesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(dataListings(url)(assert(spark.read.parquet(url).count() == 100)) == 0, "a DataFrame read")
     assert(dataListings(url)(assert(spark.sql(s"SELECT * FROM parquet.`$url`").count() == 100)) == 0, "SQL on a file")
     assert(dataListings(url)(assert(spark.read.parquet(s"$url/k=1").count() == 25)) == 0, "a partition directory")
+    // A JVM that has not met the table lists the root once to find its log, and nothing below.
+    io.txcommit.read.TableLogReader.Roots.clear()
+    val p = new Path(url)
+    ListingCountingFileSystem.watch(p)
+    assert(spark.read.parquet(url).count() == 100)
+    assert(
+      ListingCountingFileSystem.listingsByDir(p).keySet.filterNot(_.contains("_txcommit")) ==
+        Set(p.toUri.getPath), "a table this JVM does not know yet: one listing of its root")
+    assert(dataListings(url)(assert(spark.read.parquet(url).count() == 100)) == 0, "then none")
     val all = spark.read.parquet(url)
     val pruned = spark.read.parquet(url).where("k = 1")
     assert(dataListings(url)(assert(filesRead(pruned) * 4 == filesRead(all))) == 0,
