@@ -85,6 +85,10 @@ class Removals:
     def hides(self, path: str, size: int, modified_at_ms: int | None) -> bool:
         return any(f.applies_to(size, modified_at_ms) for f in self._by_path.get(path, ()))
 
+    def names(self, path: str) -> bool:
+        """Whether some removal names ``path`` (of whichever file)."""
+        return path in self._by_path
+
 
 @dataclass(frozen=True)
 class NetRemovals:
