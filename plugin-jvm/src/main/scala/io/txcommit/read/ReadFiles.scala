@@ -7,7 +7,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 
 import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{TableState, TxnId}
+import io.txcommit.log.{DataFileName, TableState, TxnId}
 import io.txcommit.store.FileTree
 
 /**
@@ -54,7 +54,7 @@ object ReadFiles {
       if (TableLogReader.Roots.get(r.toString).isDefined || TreeListing.isPartitionDir(r)) r -> None
       else r -> Some(RootListing.list(r, conf, sinkLogs))
     }
-    if (found.exists(_._2.contains(RootListing.SinkLog))) (None, SparkLists)
+    if (found.exists(_._2.contains(RootListing.SparkLists))) (None, SparkLists)
     else {
       val apart = found.collect { case (r, None | Some(RootListing.IsTable)) => r }
       val listedTables = found.flatMap {
@@ -66,10 +66,18 @@ object ReadFiles {
       val tables = (apart.flatMap(r => LogFirstSnapshot.find(r, conf, readId, None)) ++ listedTables)
         .distinctBy(_.root).toVector
       val handle = SnapshotHandle(readId, tables)
-      val prelisted = found.collect { case (r, Some(l: RootListing.Listed)) => r -> l.files }.toMap
-      val plain = found.collect { case (r, Some(_: RootListing.Listed)) => r }.toSet ++
-        apart.filter(r => tableOf(handle, r).isEmpty)
-      (Some(handle).filter(_.tables.nonEmpty), of(handle, roots, conf, prelisted, plain))
+      val prelisted = found.collect {
+        case (r, Some(l: RootListing.Listed)) => r -> l.files
+        case (r, Some(RootListing.PlainFile(st))) => r -> Vector(st)
+      }.toMap
+      // Where a listing found a log that holds no commit yet (a first write running), no file
+      // named with a txn id below it is committed.
+      val uncommitted = found.flatMap {
+        case (_, Some(l: RootListing.Listed)) => l.tables.keys.filterNot(d => tables.exists(_.root == d.toString))
+        case _ => Nil
+      }
+      val plain = prelisted.keySet
+      (Some(handle).filter(_.tables.nonEmpty), of(handle, roots, conf, prelisted, plain, uncommitted.toSet))
     }
   }
 
@@ -80,7 +88,8 @@ object ReadFiles {
    * written without txcommit, shown as Spark shows it.
    */
   def of(handle: SnapshotHandle, roots: Seq[Path], conf: Configuration,
-      prelisted: Map[Path, Vector[FileStatus]] = Map.empty, plain: Set[Path] = Set.empty): Outcome = {
+      prelisted: Map[Path, Vector[FileStatus]] = Map.empty, plain: Set[Path] = Set.empty,
+      uncommitted: Set[Path] = Set.empty): Outcome = {
     val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
     lazy val byCut = new TableLogReader(conf, ignoreCorrupt, ReadCut.begin(TxCommitConf.maxClockSkewMs(conf)),
       CutArbiter.current)
@@ -100,7 +109,11 @@ object ReadFiles {
       }
     }
     def visible(root: Path, st: FileStatus): Boolean =
-      if (plain(root) && handle.tablesOf(st.getPath).isEmpty) true else reader.isVisible(st.getPath, Some(st))
+      if (plain(root) && handle.tablesOf(st.getPath).isEmpty)
+        !(DataFileName.txnOf(st.getPath.getName).isDefined && uncommitted.exists(d =>
+          Paths.relativize(d, st.getPath)
+            .isDefined))
+      else reader.isVisible(st.getPath, Some(st))
     val results = roots.distinct.map { root =>
       tableOf(handle, root).filter(logOnly) match {
         case Some(t) =>

@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 
 import io.txcommit.Paths
-import io.txcommit.log.{LogLayout, TableState}
+import io.txcommit.log.{DataFileName, LogLayout, TableState}
 import io.txcommit.store.FileTree
 
 /**
@@ -31,10 +31,20 @@ private[txcommit] object RootListing {
   /** The root holds `_txcommit/` itself: its log is listed apart, before its data (the listing stopped). */
   case object IsTable extends Found
 
-  /** A streaming file sink's `_spark_metadata/` is directly in the root: Spark reads that log. */
-  case object SinkLog extends Found
+  /**
+   * Spark's own listing reads the root: a streaming file sink's `_spark_metadata/` is directly
+   * in it (Spark reads that log), it is gone (Spark's error names it), or it is a data file
+   * named with a txn id (the read filter judges it).
+   */
+  case object SparkLists extends Found
 
-  /** The root's data files, and the log listings of each table below it (by the table's directory). */
+  /** The root is a file written without txcommit: plain data, read as Spark reads it. */
+  final case class PlainFile(file: FileStatus) extends Found
+
+  /**
+   * The root's data files, and the log listings of each table below it (by the table's
+   * directory; a log that lists no commit is one too: its files are of no committed transaction).
+   */
   final case class Listed(files: Vector[FileStatus], tables: Map[Path, TableLog]) extends Found
 
   /** One table's log as the listing returned it: `commits/`, `checkpoints/`, `replace/`. */
@@ -44,7 +54,11 @@ private[txcommit] object RootListing {
    * Lists `root` (qualified), stopping as soon as it shows the root is a table, or holds a sink
    * log where `sinkLogs` (Spark reads a sink's log for a read of that one root).
    */
-  def list(root: Path, conf: Configuration, sinkLogs: Boolean): Found = {
+  def list(root: Path, conf: Configuration, sinkLogs: Boolean): Found =
+    try listing(root, conf, sinkLogs)
+    catch { case _: java.io.FileNotFoundException => SparkLists }
+
+  private def listing(root: Path, conf: Configuration, sinkLogs: Boolean): Found = {
     val fs = root.getFileSystem(conf)
     // A table's own log is met first where the listing can order it (a walk); an object store
     // lists `_txcommit/` before every lower-case name, and the listing stops there.
@@ -54,7 +68,10 @@ private[txcommit] object RootListing {
     var stop: Option[Found] = None
     while (stop.isEmpty && it.hasNext) {
       val st = it.next()
-      Paths.relativize(root, st.getPath).foreach { rel =>
+      // A root that is a file lists as itself.
+      if (st.getPath.toUri.getPath.stripSuffix("/") == root.toUri.getPath.stripSuffix("/"))
+        stop = Some(if (DataFileName.txnOf(st.getPath.getName).isEmpty) PlainFile(st) else SparkLists)
+      else Paths.relativize(root, st.getPath).foreach { rel =>
         val segments = rel.split("/")
         segments.indexOf(LogLayout.LogDirName) match {
           case 0 => stop = Some(IsTable)
@@ -64,7 +81,7 @@ private[txcommit] object RootListing {
               val kind = segments(at + 1)
               kinds(kind) = kinds.getOrElse(kind, Vector.empty) :+ st
             }
-          case _ if sinkLogs && rel.startsWith(SinkLogDir) => stop = Some(SinkLog)
+          case _ if sinkLogs && rel.startsWith(SinkLogDir) => stop = Some(SparkLists)
           case _ => if (TableState.isData(rel)) files += st
         }
       }
@@ -96,7 +113,10 @@ private[txcommit] object RootListing {
       else {
         val name = st.getPath.getName
         val inLog = dir.getName == LogLayout.LogDirName
-        if (name == LogLayout.LogDirName || (inLog && ReadLogDirs(name)) || (!inLog && !TableState.hiddenName(name)) ||
+        // A log is returned as itself too: one whose listed directories hold nothing yet (a first
+        // write's pending marker alone) still makes its directory a table.
+        if (name == LogLayout.LogDirName) Iterator.single(st) ++ walk(fs, root, st.getPath)
+        else if ((inLog && ReadLogDirs(name)) || (!inLog && !TableState.hiddenName(name)) ||
           (dir == root && name == SinkLogDir.stripSuffix("/")))
           walk(fs, root, st.getPath)
         else Iterator.empty

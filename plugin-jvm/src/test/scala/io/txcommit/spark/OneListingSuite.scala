@@ -91,4 +91,27 @@ class OneListingSuite extends AnyFunSuite with BeforeAndAfterAll {
     spark.range(7).write.mode("append").parquet(s"$url/t=1")
     assert(df.count() == 55 && spark.read.parquet(url).count() == 62)
   }
+
+  test("a file read directly, a path that is gone and a table whose first write is running read as before") {
+    val (dir, url) = newDir()
+    withoutTxCommit(spark.range(10).coalesce(1).write.parquet(s"$url/plain"))
+    val file = Files.list(dir.resolve("plain")).filter(_.getFileName.toString.endsWith(".parquet")).findFirst().get
+    val df = spark.read.parquet(file.toUri.toString)
+    assert(df.count() == 10 && indexOf(df).exists(_.isInstanceOf[LogFileIndex]), "a plain file: planned")
+    val gone = intercept[org.apache.spark.sql.AnalysisException](spark.read.parquet(s"$url/gone").schema)
+    assert(gone.getMessage.contains("PATH_NOT_FOUND"), "Spark's own error")
+    // t=1: a table whose first write has a pending marker and data but no commit yet.
+    spark.range(5).write.parquet(s"$url/t=1")
+    val t1 = dir.resolve("t=1")
+    val part = Files.list(t1).filter(_.getFileName.toString.startsWith("part-")).findFirst().get
+    val running = io.txcommit.log.TxnId.generate()
+    Files.createDirectories(dir.resolve("t=2/_txcommit/pending"))
+    Files.write(dir.resolve(s"t=2/_txcommit/pending/$running.json"), "{}".getBytes("UTF-8"))
+    Files.copy(part, dir.resolve(s"t=2/part-00000-tid-$running-1-c000.snappy.parquet"))
+    withoutTxCommit(spark.range(100, 103).coalesce(1).write.mode("append").parquet(s"$url/t=3"))
+    Files.move(dir.resolve("plain"), dir.resolve("t=4"))
+    assert(spark.read.parquet(url).count() == 5 + 3 + 10, "the running write's file is not shown")
+    assert(spark.read.schema("id BIGINT").parquet(s"$url/t=2/part-00000-tid-$running-1-c000.snappy.parquet")
+        .count() == 0, "nor when read directly")
+  }
 }
