@@ -71,6 +71,7 @@ class SharedNamesSuite extends AnyFunSuite {
       new CommitOutcomeUnknownException("x", cause), new CorruptCommitRecordException("x"),
       new CorruptCheckpointException("x"), new CorruptTablePropertiesException("x"), new TaskFileMissingException("x"),
       new InvalidConfException("k", "v", "x"), new UnsupportedStoreException("x"), new UnsupportedWriteException("x"),
+      new UnsupportedReadException("x"),
       new UnsupportedSparkLineException("x"),
       new WriteIdCommittedException("x"), new MaintenanceException("x"), new NotATableException("x"),
       new ListingChangedException("x", cause), new StorePermissionException("x", cause),
