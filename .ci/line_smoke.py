@@ -3,10 +3,12 @@ holds only pyspark of that line (from the package index) and the txcommit wheel 
 checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, and a Spark
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
 read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
-by a driver whose clock runs an hour ahead. The server's sessions are Hive-enabled, as many
-production ones are: the releases installed here (4.0.5, 4.1.4, 4.2.1, 4.3.0) run txcommit's
-log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1 and 4.2.0 drop it: their reads are
-judged by the clock cut). Exits non-zero on the first thing that is wrong.
+by a driver whose clock runs an hour ahead. First, a server given another line's plugin jar
+must refuse to start, saying which Spark runs and which artifact to use. The server's
+sessions are Hive-enabled, as many production ones are: the releases installed here (4.0.5,
+4.1.4, 4.2.1, 4.3.0) run txcommit's log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1
+and 4.2.0 drop it: their reads are judged by the clock cut). Exits non-zero on the first
+thing that is wrong.
 
     python line_smoke.py LINE WORKDIR
 """
@@ -41,9 +43,10 @@ def main(line: str, work: Path) -> None:
     # The wheel, not the checkout: the imported package lives in the venv.
     check("txcommit comes from the installed wheel", "site-packages" in txcommit.__file__,
           txcommit.__file__)  # fmt: skip
+    txcommit_bin = Path(sys.executable).parent / "txcommit"
+    refuses_another_lines_jar(line, txcommit_bin, work)
     port = free_port()
     log = work / "server.log"
-    txcommit_bin = Path(sys.executable).parent / "txcommit"
     started = time.monotonic()
     server = subprocess.Popen(
         [str(txcommit_bin), "server", "--store", "s3", "--port", str(port), "--log-file", str(log),
@@ -71,6 +74,33 @@ def main(line: str, work: Path) -> None:
             os.killpg(server.pid, signal.SIGKILL)
 
 
+def refuses_another_lines_jar(line: str, txcommit_bin: Path, work: Path) -> None:
+    """The wheel's plugin jar of another line on this line's Spark: the server must not start
+    (it would start, then fail the first query with a NoSuchMethodError)."""
+    from pyspark import __version__ as running
+
+    from txcommit.server import find_plugin_jar
+
+    other = "4.3" if line != "4.3" else "4.0"
+    jar = find_plugin_jar(other)
+    log = work / "wrong-line.log"
+    started = time.monotonic()
+    run = subprocess.run(
+        [str(txcommit_bin), "server", "--port", str(free_port()), "--log-file", str(log),
+         "--conf", "spark.ui.enabled=false", "--master", "local[1]", "--timeout", "120"],
+        env={**os.environ, "TXCOMMIT_PLUGIN_JAR": str(jar)},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    said = run.stdout + run.stderr + (log.read_text() if log.exists() else "")
+    wanted = (f"this server runs Spark {running}", f"built for Spark {other}", str(jar),
+              f"io.txcommit:txcommit-spark-{line}_2.13:")  # fmt: skip
+    missing = [w for w in wanted if w not in said]
+    detail = f"missing {missing}: {said[-3000:]}" if missing else ""
+    took = f"{time.monotonic() - started:.0f}s"
+    check(f"the Spark {other} jar refuses to start on Spark {running}",
+          run.returncode != 0 and not missing, detail or took)  # fmt: skip
+
+
 def run_client(line: str, port: int, work: Path) -> None:
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
@@ -94,6 +124,8 @@ def run_client(line: str, port: int, work: Path) -> None:
     before = len(history(table))
     states = [r.state for r in spark.sql(f"TXCOMMIT HISTORY '{table}'").collect()]
     check("TXCOMMIT HISTORY lists both commits", before == 2, states)
+    rows = sorted(r.rows for r in history(table) if r.rows is not None)
+    check("TXCOMMIT HISTORY counts the rows of both appends", rows == [50, 100], rows)
 
     bad = F.raise_error(F.lit("bad record 999"))
     failing = spark.range(0, 1000, numPartitions=4).select(

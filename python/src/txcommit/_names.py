@@ -16,6 +16,8 @@ PROTOCOL_CLASS = "io.txcommit.spark.TxCommitProtocol"
 #: The Spark plugin and the SQL extensions (``spark.plugins``, ``spark.sql.extensions``).
 PLUGIN_CLASS = "io.txcommit.spark.TxCommitPlugin"
 EXTENSIONS_CLASS = "io.txcommit.spark.TxCommitExtensions"
+#: The plugin jar's file name in the package (``_jars/spark-<line>/``) and in the docs.
+PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 #: ``TxCommitCheckpointFileManager.scala``: atomic, exclusive checkpoint files for streaming.
 CHECKPOINT_FILE_MANAGER_CLASS = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 #: The benchmarks' no-protocol floor (``txcommit/bench/java/DirectWriteCommitProtocol.java``).
@@ -37,6 +39,8 @@ PARQUET_COMMITTER_CONF = "spark.sql.parquet.output.committer.class"
 
 READ_FILTER_CONF = "spark.txcommit.read.filter"
 IGNORE_CORRUPT_RECORDS_CONF = "spark.txcommit.read.ignoreCorruptRecords"
+#: How a table txcommit creates is read: "log" (log-only) or "listing" (docs/protocol.md, I32).
+NEW_TABLE_READS_CONF = "spark.txcommit.newTables.reads"
 CLEANUP_ATTEMPTS_CONF = "spark.txcommit.commit.cleanupAttempts"
 #: ``Adapters.ConfPrefix`` (``io/txcommit/store/Adapters.scala``): ``<prefix><scheme>`` names
 #: the adapter of a URL scheme, e.g. ``spark.txcommit.adapter.s3a``.

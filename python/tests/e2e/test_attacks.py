@@ -19,11 +19,21 @@ from pathlib import Path
 
 import pytest
 
+from txcommit._names import NEW_TABLE_READS_CONF
 from txcommit.maintenance import vacuum
 from txcommit.testing.lossy_proxy import LossyProxy
 
 from support.jobs import SlowAppend
-from support.races import Generations, race, rows_per_gen
+from support.races import (
+    Generations,
+    Span,
+    assert_overlaps,
+    clock,
+    race,
+    rows_per_gen,
+    spanning,
+    timed,
+)
 from support.scale import scaled
 from support.servers import ServerProcess, new_session
 from support.streams import assert_each_value_once, configure, rate_to_parquet, run_until_batch
@@ -32,6 +42,11 @@ from support.waiting import wait_for
 
 EVERY_STORE = ["local", "s3", "s3-multipart", "hdfs", "gcs", "azure"]
 GENERATIONS = Generations(parts=8, rows=400)
+#: The reads (of each reader) that must have begun before a commit point and ended after it.
+READ_OVERLAPS = scaled(2, 4)
+#: The two kinds of table (docs/protocol.md, I32): log-only (what txcommit creates) on every
+#: store, read by listing (what it adopts) on the local file system and S3.
+BOTH_KINDS = [(s, "log") for s in EVERY_STORE] + [("local", "listing"), ("s3", "listing")]
 
 
 @pytest.fixture
@@ -54,12 +69,13 @@ def open_session(server_of):  # noqa: ANN001, ANN201
 # --- readers: in the writer's application and in another one ------------------------------------
 
 
-@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+@pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_readers_here_and_in_another_application_see_whole_generations_during_overwrites(
-    any_table: TableRef, open_session
+    any_table: TableRef, reads: str, open_session
 ):  # noqa: ANN001
     table = any_table
     writer, here, there = open_session(table), open_session(table), open_session(table, other=True)
+    writer.conf.set(NEW_TABLE_READS_CONF, reads)
     for reader in (here, there):  # listing in a Spark job, as large tables are listed
         reader.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1")
     # Every commit also writes a checkpoint, so reads meet checkpoints published while they list.
@@ -79,13 +95,15 @@ def test_readers_here_and_in_another_application_see_whole_generations_during_ov
     def write(gen: int) -> None:
         GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
 
-    seen_here, seen_there = race(
+    raced = race(
         write,
         scaled(3, 10),
         [lambda: rows_per_gen(here, table.url), lambda: rows_per_gen(there, table.url)],
+        table,
+        floor=READ_OVERLAPS,
     )
-    GENERATIONS.assert_whole(seen_here, one_generation=True, who="a reader in this application")
-    GENERATIONS.assert_whole(seen_there, one_generation=True, who="a reader in another application")
+    for i, who in enumerate(("a reader in this application", "a reader in another application")):
+        GENERATIONS.assert_whole(raced, i, one_generation=True, who=who)
 
 
 # --- lost answers in a Spark job ----------------------------------------------------------------
@@ -140,6 +158,30 @@ def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
     assert len(table.committed()) == 2
 
 
+#: The path of a replacing commit's record.
+REPLACE_RECORD = r"_txcommit/replace/[0-9]{20}\.json"
+
+
+@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_once(
+    any_table: TableRef, open_session, request: pytest.FixtureRequest
+):  # noqa: ANN001
+    """The store created the overwrite's `replace/` record (its commit point); its answer never
+    came (test_lost_answers has S3's write id). The client's retry meets the record: the job
+    must succeed, publish one record, and remove the old rows, never its own."""
+    table = any_table
+    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    url = through_front(table, front)
+    spark = open_session(table)
+    spark.range(10).write.mode("append").parquet(url)
+    front.lose(creates(table.store, REPLACE_RECORD))
+    spark.range(100, 1100).write.mode("overwrite").parquet(url)  # must not report a failure
+    lost = front.lost()
+    assert [x for x in lost if "replace" in x], f"the record's answer was lost: {lost}"
+    assert sorted(r["id"] for r in spark.read.parquet(url).collect()) == list(range(100, 1100))
+    assert len(replace_records(table)) == 1
+
+
 @pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
     any_table: TableRef, open_session, request: pytest.FixtureRequest
@@ -189,9 +231,9 @@ def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):  # noqa: A
 # --- VACUUM with its horizon beside a running job ------------------------------------------------
 
 
-@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+@pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_deletes_old_garbage(
-    any_table: TableRef, open_session
+    any_table: TableRef, reads: str, open_session
 ):  # noqa: ANN001
     """`VACUUM RETAIN 1 HOURS` (the smallest horizon without FORCE) while a job runs: the job
     shows life younger than the horizon, so VACUUM keeps its files and does not fence it; the
@@ -199,6 +241,7 @@ def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_delet
     garbage and goes."""
     table = any_table
     spark = open_session(table)
+    spark.conf.set(NEW_TABLE_READS_CONF, reads)
     spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
     spark.range(100).write.parquet(table.url)
     (old,) = table.committed()
@@ -215,9 +258,11 @@ def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_delet
 
     job = SlowAppend(spark, table, start=1000, seconds=15).start({old, record["txn"]})
     other = open_session(table)
-    deleted = {r["path"] for r in vacuum(other, table.url, retain_hours=1).collect()}
-    assert job.running, "VACUUM ran while the job was running (else it proved nothing)"
+    ran, rows = timed(lambda: vacuum(other, table.url, retain_hours=1).collect())
+    deleted = {r["path"] for r in rows}
     error = job.join()
+    # VACUUM ran while the job was running (else it proved nothing).
+    assert_overlaps([job.span], [ran], 1, "a job beside VACUUM")
     assert error is None, f"the running job must commit: {error}"
     rel = {p.split(f"{table.prefix or table.local}/", 1)[-1] for p in deleted}
     assert old_files <= rel, f"the removed files past the horizon go: {sorted(rel)}"
@@ -250,10 +295,11 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
     Generations(parts, parts).of(spark, 0).write.partitionBy("k").parquet(table.url)
     vanished_before = server.log_count(VANISHED)
     stop = threading.Event()
-    cycles = [0]
+    cycles: list[Span] = []  # each: from just before the directory appeared to once it was gone
 
     def churn() -> None:
         while not stop.is_set():
+            began = clock()
             if table.local is not None:
                 (table.local / "_temporary" / "0" / "_temporary" / "a").mkdir(
                     parents=True, exist_ok=True
@@ -265,7 +311,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
                     table.hdfs.rm(f"{table.root}/_temporary", recursive=True)
                 else:
                     table.delete("_temporary/0/_temporary/a/part-0")
-            cycles[0] += 1
+            cycles.append(Span(began, clock()))
             if table.local is None:
                 # An object store's flat listing meets objects coming and going at any cadence:
                 # a breath between cycles spares the emulator's core. (The local race with a
@@ -278,24 +324,26 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
     thread = threading.Thread(target=churn, daemon=True)
     thread.start()
     wrong = []
+    overwrites: list[Span] = []
     try:
-        wait_for(lambda: cycles[0] > 0, 30, "the directory to come and go")
-        before, gen = cycles[0], 0
+        wait_for(lambda: len(cycles) > 0, 30, "the directory to come and go")
+        gen = 0
         # On the local file system more overwrites (up to 20) until the directory vanished under
         # one of their listings: on a loaded machine the churn thread may lose the race a while.
         while gen < scaled(4, 12) or (table.local is not None and vanished() == 0 and gen < 20):
             gen += 1
             gens = Generations(parts, parts + gen)
-            gens.of(spark, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
+            with spanning(overwrites):
+                gens.of(spark, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
             seen = rows_per_gen(spark, table.url)
             if seen != {gen: gens.rows}:
                 wrong.append((gen, seen))
-        during = cycles[0] - before
     finally:
         stop.set()
         thread.join()
     assert not wrong, f"overwrites that left part of the table behind (gen, rows per gen): {wrong}"
-    assert during > 0, "the directory never came and went while the overwrites ran"
+    # Every overwrite began before the directory appeared once and ended after it was gone.
+    assert_overlaps(overwrites, cycles, len(overwrites), "overwrites beside the directory")
     if table.local is not None:
         assert vanished() > 0, f"the directory never vanished under a listing in {gen} overwrites"
 
@@ -303,13 +351,16 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
 # --- clocks an hour apart ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
-def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(any_table: TableRef, open_session):  # noqa: ANN001
+@pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
+def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(
+    any_table: TableRef, reads: str, open_session
+):  # noqa: ANN001
     """Another application's driver whose clock runs an hour ahead (or VACUUM's fence from
     another server) published a replacing commit; this session's own dynamic overwrite of k=1
     after it must be read at once, and with it what came before."""
     table = any_table
     spark = open_session(table)
+    spark.conf.set(NEW_TABLE_READS_CONF, reads)
     spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
 
     def write(n: int, k: str):  # noqa: ANN202
@@ -357,24 +408,30 @@ def test_a_first_write_and_one_inside_it_racing_leave_one_table(
     paused_before = server.log_count(PAUSED)
     outcome: dict[str, BaseException | None] = {}
 
+    a_ended: list[float] = []
+
     def job_a() -> None:
         try:
             a.range(1000).selectExpr("id", "id % 4 as k").write.partitionBy("k").parquet(table.url)
             outcome["a"] = None
         except BaseException as e:  # noqa: BLE001 - checked below
             outcome["a"] = e
+        finally:
+            a_ended.append(clock())
 
     thread = threading.Thread(target=job_a, daemon=True)
+    a_began = clock()
     thread.start()
     wait_for(
         lambda: server.log_count(PAUSED) > paused_before, 120, "job A to stall after its check"
     )
     try:
-        b.range(5).write.parquet(f"{table.url}/k=1")
-        assert thread.is_alive(), "job B ran while job A stalled (else the race never happened)"
+        b_ran, _ = timed(lambda: b.range(5).write.parquet(f"{table.url}/k=1"))
     finally:
         wake_a.touch()
     thread.join(timeout=300)
+    # Job B ran while job A stalled (else the race never happened).
+    assert_overlaps([Span(a_began, a_ended[0])], [b_ran], 1, "job A around job B")
     assert outcome["a"] is not None, "job A must not commit a table around job B's"
     assert "appeared while this job ran" in str(outcome["a"]), outcome["a"]
     assert not [k for k in table.objects() if k.startswith("_txcommit/")], "A left no log"

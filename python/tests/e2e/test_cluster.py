@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 from support.cluster import StandaloneCluster, alive
+from support.races import Span, assert_overlaps, point, spanning
 from support.servers import ServerProcess, free_port, new_session, running, server_on_cluster
 from support.tables import TableRef
 from support.waiting import wait_for
@@ -121,12 +122,18 @@ def read_rows(spark, table: TableRef) -> list[tuple[int, int]]:  # noqa: ANN001
     return sorted((r["id"], r["attempt"]) for r in rows)
 
 
-def start_write(df, table: TableRef) -> tuple[threading.Thread, list[BaseException]]:  # noqa: ANN001
+def start_write(
+    df,  # noqa: ANN001
+    table: TableRef,
+    span: list[Span] | None = None,
+) -> tuple[threading.Thread, list[BaseException]]:
+    """Writes ``df`` in a thread; its span goes to ``span``."""
     errors: list[BaseException] = []
 
     def write() -> None:
         try:
-            df.write.parquet(table.url)
+            with spanning([] if span is None else span):
+                df.write.parquet(table.url)
         except BaseException as e:  # reported by the test
             errors.append(e)
 
@@ -238,7 +245,8 @@ def run_executor_killed_mid_write(  # noqa: ANN001 - spark: pyspark's connect Sp
         return any(parse(p)[0] == 0 for p in list(watch.seen))  # a copy: the watch adds to it
 
     with FileWatch(table) as watch:
-        thread, errors = start_write(df, table)
+        write: list[Span] = []
+        thread, errors = start_write(df, table, write)
         wait_for(lambda: 0 in running_tasks(server, app_id), 120, "split 0's task running")
         if table.store == "local":
             wait_for(split0_on_disk, 120, "split 0's data file on disk")
@@ -248,9 +256,11 @@ def run_executor_killed_mid_write(  # noqa: ANN001 - spark: pyspark's connect Sp
         assert 0 in tasks, f"split 0's first attempt is still running: {tasks}"
         victim = cluster.executor_pid(app_id, tasks[0])  # the executor writing split 0
         cluster.kill_executor(victim)
+        killed = point()
         thread.join(timeout=150)
     assert not thread.is_alive(), "the write did not finish"
     assert not errors, f"the job failed: {errors[0]!r} {errors[0]}"
+    assert_overlaps(write, [killed], 1, "the write around the kill")
 
     # The executor is gone, and the cluster launched a replacement for the application.
     assert not alive(victim)

@@ -26,6 +26,7 @@ from txcommit.conformance.protocol import (
     fail_first_attempt_at,
 )
 
+from support.races import Span, assert_overlaps, note, point, spanning
 from support.scale import SOAK
 from support.servers import (
     ServerProcess,
@@ -38,7 +39,7 @@ from support.servers import (
     server_with_gcs,
     server_with_s3,
 )
-from support.tables import STORES, TableRef, txn_of
+from support.tables import STORES, TableRef, replace_records, txn_of
 from support.waiting import wait_for
 
 # Shared with the conformance kit's Level 2 (txcommit.conformance.protocol), which runs these
@@ -275,9 +276,26 @@ def test_server_killed_during_commit_shows_all_or_nothing(
         reader.stop()
 
 
-@pytest.mark.parametrize("any_table", EVERY_VARIANT_STORES, indirect=True)
+#: Where servers are killed at random moments of a write loop: EVERY_VARIANT_STORES for
+#: KILL_ROUNDS rounds each, and HDFS, GCS and Azure for one in CI (KILL_ROUNDS in the soak).
+RANDOM_KILL_STORES = [*EVERY_VARIANT_STORES, "hdfs", "gcs", "azure"]
+#: Jobs the kills must have cut short between their setup (their pending marker written) and
+#: their commit point, as the store shows it; rounds go on (at most two more) until they have.
+INTERRUPTED = 1
+
+
+def interrupted_jobs(table: TableRef) -> set[str]:
+    """Transactions that began (a pending marker) and neither committed nor aborted."""
+    names = table.objects()
+    started = {k.rsplit("/", 1)[-1][: -len(".json")] for k in names
+               if k.startswith("_txcommit/pending/")}  # fmt: skip
+    replaced = {r["txn"] for r in replace_records(table)}
+    return started - set(table.committed()) - replaced - table.aborted()
+
+
+@pytest.mark.parametrize("any_table", RANDOM_KILL_STORES, indirect=True)
 def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
-    server: ServerProcess, workdir: Path, any_table: TableRef, request
+    workdir: Path, any_table: TableRef, request
 ):  # noqa: ANN001
     table = any_table
     seed = int(os.environ.get("TXCOMMIT_TEST_SEED", time.time_ns() % 1_000_000))
@@ -285,10 +303,12 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     rows = 3000
     acked: list[int] = []
     attempted: list[int] = []
-    in_flight: list[int | None] = []  # per round: the job the kill interrupted, if any
     batches = iter(range(1_000_000))
-    for round_ in range(KILL_ROUNDS):
+    rounds = KILL_ROUNDS if SOAK or table.store in EVERY_VARIANT_STORES else 1
+    round_ = 0
+    while round_ < rounds or (len(interrupted_jobs(table)) < INTERRUPTED and round_ < rounds + 2):
         crashing = crashing_server(workdir / f"random-kill-{round_}-{table.store}", table, request)
+        round_ += 1
         for _ in running(crashing):
             spark = new_session(crashing.url)
             table.prepare(spark)
@@ -310,24 +330,30 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
                 # fresh server also pays for class loading and, on S3, the bucket probe).
                 first_ack.wait(timeout=120)
                 time.sleep(rng.uniform(0.5, 5.0))
-                # The job in flight when the server died: the one the soak is about.
-                in_flight.append(attempted[-1] if attempted[-1] not in acked else None)
                 crashing.kill_jvm()
 
             threading.Thread(target=kill_later, daemon=True).start()
             run_until_the_server_dies(crashing, spark, loop)
 
-    counts = rows_per_b(server.url, table.url, one_clock=True)
-    context = f"seed={seed} {attempted=} {acked=} {in_flight=} {counts=}"
-    assert len(in_flight) == KILL_ROUNDS and any(b is not None for b in in_flight), (
-        "a kill interrupted a running job (else this soak proved nothing): " + context
+    reader = request.getfixturevalue(
+        {"gcs": "gcs_server", "azure": "azure_server"}.get(table.store, "server")
+    )
+    counts = rows_per_b(reader.url, table.url, one_clock=True)
+    cut_short = interrupted_jobs(table)
+    context = f"seed={seed} {attempted=} {acked=} {counts=} interrupted={sorted(cut_short)}"
+    note("jobs a kill cut short", len(cut_short), INTERRUPTED, len(attempted), round_)
+    assert len(cut_short) >= INTERRUPTED, (
+        f"kills that cut a running job short: {len(cut_short)} in {round_} rounds, fewer than "
+        f"{INTERRUPTED} (else this test proved nothing): " + context
     )
     assert all(c == rows for c in counts.values()), (
         "a job is visible whole or not at all: " + context
     )
     assert set(acked) <= set(counts), "every acknowledged job is visible: " + context
     assert set(counts) <= set(attempted), context
-    assert len(set(counts) - set(acked)) <= 3, "at most the in-flight job of each round: " + context
+    assert len(set(counts) - set(acked)) <= round_, (
+        "at most the in-flight job of each round: " + context
+    )
 
 
 @pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
@@ -348,10 +374,12 @@ def test_a_task_whose_file_vanished_fails_and_is_retried_never_a_smaller_commit(
     spark.conf.set("spark.txcommit.test.pauseMs", "300000")
     spark.conf.set("spark.txcommit.test.resumeWhen", str(deleted))
     outcome: dict[str, BaseException | None] = {}
+    job_span: list[Span] = []
 
     def job() -> None:
         try:
-            spark.range(100, 200, 1, 1).write.mode("append").parquet(table.url)
+            with spanning(job_span):
+                spark.range(100, 200, 1, 1).write.mode("append").parquet(table.url)
             outcome["job"] = None
         except BaseException as e:  # noqa: BLE001 - checked below
             outcome["job"] = e
@@ -364,11 +392,13 @@ def test_a_task_whose_file_vanished_fails_and_is_retried_never_a_smaller_commit(
         time.sleep(0.1)
     (first,) = written
     try:
-        assert writer.is_alive(), "the task waits at task.beforeCommit"
         table.delete(first)
+        gone = point()
     finally:
         deleted.touch()
     writer.join(timeout=300)
+    # The file went while the job ran (its task waiting at task.beforeCommit).
+    assert_overlaps(job_span, [gone], 1, "the job around the deletion")
     spark.conf.unset("spark.txcommit.test.pauseAt")
     spark.conf.unset("spark.txcommit.test.resumeWhen")
     assert outcome["job"] is None, f"the retried task commits: {outcome['job']}"

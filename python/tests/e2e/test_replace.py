@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 from txcommit.conformance.protocol import fail_at, pause_at
 
+from support.races import CommitWatch, Span, assert_overlaps, spanning
 from support.servers import ServerProcess, new_session, rows_per_b, running, server_with_s3
 from support.tables import (
     FEATURE_STORES,
@@ -242,35 +243,40 @@ def test_write_id_policies_skip_and_fail(tx, any_table: TableRef):
 # --- concurrent writers ----------------------------------------------------------------------
 
 
+#: Of the eight appends, how many must have begun before another one's commit point and ended
+#: after it (else this proves nothing about concurrent commits).
+APPEND_OVERLAPS = 4
+
+
 def test_eight_concurrent_appends_all_land(server: ServerProcess, any_table: TableRef):
     table = any_table
     errors: list[BaseException] = []
+    jobs: list[Span] = []
+    sessions = [new_session(server.url) for _ in range(8)]  # opened before the race
+    for s in sessions:
+        table.prepare(s)
 
     def append(b: int) -> None:
-        s = new_session(server.url)
+        s = sessions[b]
         try:
-            table.prepare(s)
-            s.range(200).withColumn("b", F.lit(b)).write.mode("append").parquet(table.url)
+            with spanning(jobs):
+                s.range(200).withColumn("b", F.lit(b)).write.mode("append").parquet(table.url)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:
             s.stop()
 
     threads = [threading.Thread(target=append, args=(b,)) for b in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
+    with CommitWatch(table) as watch:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
     assert not errors, errors
     counts = rows_per_b(server.url, table.url)
     assert counts == {b: 200 for b in range(8)}
-    records = table.committed()
-    assert len(records) == 8
-    # The jobs ran side by side (else this proves nothing about concurrent commits): some job
-    # began before another one's commit point and committed after it.
-    spans = sorted((r["startedAt"], r["committedAt"]) for r in records.values())
-    overlapping = sum(1 for a, b in zip(spans, spans[1:], strict=False) if b[0] < a[1])
-    assert overlapping >= 1, f"the appends ran one after another: {spans}"
+    assert len(table.committed()) == 8
+    assert_overlaps(jobs, watch.points(), APPEND_OVERLAPS, "appends beside another's commit")
 
 
 def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_table: TableRef):
@@ -283,6 +289,7 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
     setup.stop()
     slow_started = threading.Event()
     outcome: dict[str, BaseException | None] = {}
+    spans: dict[str, list[Span]] = {"slow": [], "fast": []}
 
     def overwrite(label: str, delay_udf: bool) -> None:
         s = new_session(server.url)
@@ -294,7 +301,8 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
             if delay_udf:
                 df = df.select(pause_at("id", 200, 10_000).alias("id"), "k")
                 slow_started.set()
-            df.write.mode("overwrite").partitionBy("k").parquet(table.url)
+            with spanning(spans[label]):
+                df.write.mode("overwrite").partitionBy("k").parquet(table.url)
             outcome[label] = None
         except BaseException as exc:  # noqa: BLE001
             outcome[label] = exc
@@ -302,13 +310,16 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
             s.stop()
 
     slow_t = threading.Thread(target=overwrite, args=("slow", True))
-    slow_t.start()
-    slow_started.wait(30)
-    import time
+    with CommitWatch(table) as watch:
+        slow_t.start()
+        slow_started.wait(30)
+        import time
 
-    time.sleep(4)  # the slow job has set up (noted its base) and its tasks are sleeping
-    overwrite("fast", False)
-    slow_t.join(timeout=300)
+        time.sleep(4)  # the slow job has set up (noted its base) and its tasks are sleeping
+        overwrite("fast", False)
+        slow_t.join(timeout=300)
+    # The slow job began before the fast one's commit point and ended after it.
+    assert_overlaps(spans["slow"], watch.points(), 1, "the slow overwrite")
 
     assert outcome["fast"] is None, outcome["fast"]
     loser = outcome["slow"]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from txcommit.conformance.protocol import pause_at
 
+from support.races import Span, clock
 from support.tables import TableRef, txn_of
 from support.waiting import wait_for
 
@@ -26,6 +27,7 @@ class SlowAppend:
         self.spark, self.table, self.start_id, self.seconds = spark, table, start, seconds
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._began = self._ended = 0.0
 
     def _run(self) -> None:
         # The second task's first row.
@@ -35,11 +37,14 @@ class SlowAppend:
             df.write.mode("append").parquet(self.table.url)
         except BaseException as e:  # noqa: BLE001 - the test checks it
             self.error = e
+        finally:
+            self._ended = clock()
 
     def start(self, known_txns: set[str]) -> SlowAppend:
         """Starts the job; returns once its first task has written its file (a transaction not
         in ``known_txns``), or on s3-multipart staged its upload (the `.pending` file S3A leaves
         under the magic path when the task's writer closes)."""
+        self._began = clock()
         self._thread.start()
 
         def first_task_done() -> bool:
@@ -52,6 +57,12 @@ class SlowAppend:
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
+
+    @property
+    def span(self) -> Span:
+        """From the job's start to its end (once joined)."""
+        assert not self.running, "the job is still running"
+        return Span(self._began, self._ended)
 
     def join(self) -> BaseException | None:
         """Waits for the job; what it raised, if anything."""

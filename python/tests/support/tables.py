@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import os
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,35 @@ class TableRef:
         ):
             out += [o["Key"][len(self.prefix) + 1 :] for o in page.get("Contents", [])]
         return sorted(out)
+
+    def log_records(self, areas: tuple[str, ...] = ("commits", "replace")) -> list[str]:
+        """The names in the log's ``areas`` (`commits/` and `replace/` unless named) right now,
+        relative to the table, listed straight from the store at the cost of one listing each
+        (one on S3): cheap enough to poll while a race runs."""
+        areas = tuple(f"_txcommit/{area}" for area in areas)
+        if self.local is not None:
+            found = []
+            for area in areas:
+                with suppress(FileNotFoundError):
+                    found += [f"{area}/{n}" for n in os.listdir(self.local / area)]
+            return found
+        if self.hdfs is not None:
+            found = []
+            for area in areas:
+                path = f"{self.root}/{area}"
+                self.hdfs.invalidate_cache(path)
+                try:
+                    names = self.hdfs.ls(path, detail=False)
+                except FileNotFoundError:
+                    continue
+                found += [f"{area}/{str(p).rstrip('/').rsplit('/', 1)[-1]}" for p in names]
+            return found
+        found = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=f"{self.prefix}/_txcommit/"
+        ):
+            found += [o["Key"][len(self.prefix) + 1 :] for o in page.get("Contents", [])]
+        return [k for k in found if k.startswith(areas)]
 
     def read(self, rel: str) -> bytes | None:
         if self.local is not None:
@@ -343,6 +373,13 @@ def make_table(store: str, workdir: Path, on: Any = None) -> TableRef:
     below ``workdir`` (local), a prefix of the test bucket read through an S3 client, a
     directory on a MiniHdfs, a prefix of a FakeGcs' bucket or of an Azurite's container."""
     return table_makers()[store].make(store, next_table_name(), workdir, on)
+
+
+def make_table_of(store: str, workdir: Path, request: Any) -> TableRef:
+    """A fresh table on ``store``, on the emulator its maker's fixture (asked of pytest's
+    ``request``) gives."""
+    fixture = table_makers()[store].fixture
+    return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
 
 
 def replace_records(table: TableRef) -> list[dict[str, Any]]:

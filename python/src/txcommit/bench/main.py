@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "one after another, ~7 min on the model; 10000 includes it)")  # fmt: skip
     p.add_argument("--read-partitions", type=int, help="partition directories of the plain "
                    "Hive-style table of the read cost; 0 skips it (default 1000)")  # fmt: skip
+    p.add_argument("--read-listing-txns", type=int, help="committed transactions of the read "
+                   "cost's txcommit table read by listing (one txcommit adopted); 0 skips it "
+                   "(default 1000)")  # fmt: skip
     p.add_argument("--no-read-leftovers", action="store_true", help="skip the read cost's "
                    "table with uncommitted leftovers and its VACUUM")  # fmt: skip
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
@@ -191,7 +194,8 @@ def sizes_from(ns: argparse.Namespace) -> Any:
         if chosen:
             setattr(sizes, name, keys if chosen == "all" else [p.key for p in parse(chosen)])
     for name in ("rows_per_file", "partitions", "seed_rows", "seed_partitions", "read_txns",
-                 "read_no_checkpoint_max", "read_partitions", "repeats"):  # fmt: skip
+                 "read_no_checkpoint_max", "read_partitions", "read_listing_txns",
+                 "repeats"):  # fmt: skip
         value = getattr(ns, name)
         if value is not None:
             setattr(sizes, name, value)
@@ -201,6 +205,7 @@ def sizes_from(ns: argparse.Namespace) -> Any:
     if ns.no_read or "read" not in only:
         sizes.read_txns = []
         sizes.read_partitions = 0
+        sizes.read_listing_txns = 0
         sizes.read_leftovers = False
     if "sweep" not in only:
         sizes.files = []
@@ -275,8 +280,10 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
         txns = sorted({r["txns"] for r in results["read"] if r.get("case", "txcommit") ==
                        "txcommit" and r["txns"]})  # fmt: skip
         dirs = sorted({r["dirs"] for r in results["read"] if r.get("case") == "plain"})
-        parts.append("read cost at " + ",".join(map(str, txns)) + " transactions"
-                     + (f", a plain table of {dirs[0]} directories" if dirs else ""))  # fmt: skip
+        listing = sorted({r["txns"] for r in results["read"] if r.get("case") == "listing"})
+        plain = f", a plain table of {dirs[0]} directories" if dirs else ""
+        by_listing = f", a table of {listing[0]} read by listing" if listing else ""
+        parts.append(f"read cost at {','.join(map(str, txns))} transactions{plain}{by_listing}")
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
@@ -427,7 +434,8 @@ def run(
                 )
                 checkpoint()
             tx = next((p for p in protocols if p.key == "txcommit"), None)
-            if store == "s3" and tx is not None and (sizes.read_txns or sizes.read_partitions):
+            reads = sizes.read_txns or sizes.read_partitions or sizes.read_listing_txns
+            if store == "s3" and tx is not None and reads:
                 from txcommit.bench.reads import ReadBench
 
                 def progress(rows: list[dict[str, Any]], info: dict[str, Any]) -> None:

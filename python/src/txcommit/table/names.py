@@ -12,8 +12,9 @@ import time
 WRITE_ID_OPTION = "txcommit.writeId"
 
 _TXN = re.compile(r"[0-9a-z]{16}")
-# DOTALL: a name may hold line terminators, and the JVM's DataFileName matches them alike.
-_DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?", re.DOTALL)
+# DOTALL: a name may hold line terminators, and the JVM's DataFileName matches them alike. After
+# the attempt: ``-`` or ``.``, or ``_`` for a bucketed write (Spark's suffix ``_00002.c000...``).
+_DATA_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-._].*)?", re.DOTALL)
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _WRITE_ID = re.compile(r"[A-Za-z0-9._:@=+-]{1,200}")
 
@@ -70,3 +71,9 @@ def txn_of(name: str) -> str | None:
     """The transaction id of a txcommit data file name, or None for any other file."""
     m = _DATA_FILE.fullmatch(name)
     return m.group(1) if m else None
+
+
+def txn_started_at(txn: str) -> int | None:
+    """When the transaction started (epoch ms), read from its id (``TxnId.startedAt``); None for
+    an invalid id."""
+    return int(txn[:8], 36) if is_valid_txn(txn) else None

@@ -64,7 +64,15 @@ object WriteIntent {
       v
     }
 
-  def mergeSchema(conf: Configuration): Boolean = flag(lookup(conf, MergeSchemaOption))
+  /**
+   * Set by the SQL extension on a write into a catalog table (the table's name): Spark resolved
+   * the write against the catalog's columns, so a column the catalog has (ALTER TABLE … ADD
+   * COLUMNS) joins the table's schema as with `mergeSchema`.
+   */
+  val CatalogTableOption = "spark.txcommit.write.catalogTable"
+
+  def mergeSchema(conf: Configuration): Boolean =
+    flag(lookup(conf, MergeSchemaOption)) || lookup(conf, CatalogTableOption).isDefined
 
   def enforceNotNull(conf: Configuration): Boolean =
     flag(lookup(conf, EnforceNotNullOption).orElse(lookup(conf, EnforceNotNullConf)))

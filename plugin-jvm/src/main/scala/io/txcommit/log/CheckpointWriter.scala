@@ -32,7 +32,8 @@ object CheckpointWriter {
    * record of a group not decided yet (one decided aborted it passes, covering nothing of it).
    */
   def write(table: Path, store: CommitStore, appId: Option[String],
-      now: () => Long = () => System.currentTimeMillis(), groups: Option[GroupDecisions] = None): Outcome = {
+      now: () => Long = () => System.currentTimeMillis(), groups: Option[GroupDecisions] = None,
+      reads: Option[String] = None): Outcome = {
     val layout = LogLayout(table)
     val judge = groups.getOrElse(GroupDecisions.of(new org.apache.hadoop.conf.Configuration(), table, store))
     val listed = CheckpointLog.list(layout, store.list)
@@ -45,7 +46,10 @@ object CheckpointWriter {
       .decided(judge.committed)
     val covered = previous.map(_.committed.keySet).getOrElse(Set.empty)
     val unread = commitTxns.filterNot(t => covered(t) || loaded.byTxn.contains(t)).distinct
-    if (previous.isDefined && unread.isEmpty && replaced.highest <= through) {
+    // How the table is read (I32): carried from the previous checkpoint unless this one changes it.
+    val mode = reads.orElse(previous.flatMap(_.reads))
+    val sameMode = previous.exists(_.reads == mode)
+    if (previous.isDefined && unread.isEmpty && replaced.highest <= through && sameMode) {
       return Outcome(None, s"checkpoint ${previous.get.number} is up to date")
     }
     val appendRecords = readAll(unread) { t =>
@@ -55,7 +59,7 @@ object CheckpointWriter {
       RecordCodec.decode(bytes, Paths.display(path), t)
     }.filterNot(_.isReplacing) // a replacing commit's copy: its replace/ record was listed too
       .filter(judge.committed) // a group's prepared record: covered once its group committed it
-    if (previous.isDefined && appendRecords.isEmpty && replaced.highest <= through) {
+    if (previous.isDefined && appendRecords.isEmpty && replaced.highest <= through && sameMode) {
       return Outcome(None, s"checkpoint ${previous.get.number} is up to date (what is new is not decided)")
     }
     val appends = appendRecords.map(r => r.txn -> r.added.toVector).toMap
@@ -64,7 +68,7 @@ object CheckpointWriter {
     val schema = TableSchema.checkpointMark(previous, appendRecords ++ replaced.records, committed.contains,
       layout, store.list, store.read)
     val checkpoint = Checkpoint(listed.highest + 1, now(), appId, Version.writer,
-      math.max(through, replaced.highest), committed, removed, schema = Some(schema))
+      math.max(through, replaced.highest), committed, removed, schema = Some(schema), reads = mode)
     val target = layout.checkpoint(checkpoint.number)
     try {
       store.createExclusive(target, CheckpointCodec.encode(checkpoint))
@@ -93,9 +97,11 @@ object CheckpointWriter {
     val carried = previous.map(_.committed).getOrElse(Map.empty)
     val latest = replaced.byTxn.map { case (t, r) => t -> r.added.toVector } // last sequence wins
     val listed = carried ++ appends ++ latest
-    // A restored file of T is T's again, also where a checkpoint had dropped it from T's list.
-    val restored = net.restored.values.toVector.flatMap(f => f.txn.map(_ -> AddedFile(f.path, f.size)))
-      .groupMap(_._1)(_._2)
+    // A restored file of T is T's again, also where a checkpoint had dropped it from T's list; a
+    // restored file without a txn id is the restoring commit's (a log-only table shows it, I32).
+    val restorer = replaced.records.flatMap(r => r.restored.map(_.path -> r.txn)).toMap
+    val restored = net.restored.values.toVector.flatMap(f =>
+      f.txn.orElse(restorer.get(f.path)).map(_ -> AddedFile(f.path, f.size))).groupMap(_._1)(_._2)
     val committed = (listed.keySet ++ restored.keySet).iterator.map { t =>
       val own = listed.getOrElse(t, Vector.empty)
       val back = restored.getOrElse(t, Vector.empty).filterNot(f => own.exists(_.path == f.path))

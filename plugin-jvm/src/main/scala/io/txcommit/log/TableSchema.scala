@@ -1,10 +1,14 @@
 package io.txcommit.log
 
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructField, StructType}
+import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
+import org.apache.spark.sql.catalyst.plans.logical.CreateTable
+import org.apache.spark.sql.catalyst.trees.{CurrentOrigin, Origin}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, Metadata, StructField, StructType}
 
 import io.txcommit.Paths
 
@@ -30,13 +34,16 @@ object TableSchema {
   /** Where Spark's Parquet writer puts the schema it writes, in the job's conf (before setupJob). */
   val ParquetWrittenSchemaKey = "org.apache.spark.sql.parquet.row.attributes"
 
-  /** What a record in `commits/` (immutable) says, by record path: its mark, or that it is a replacing commit's copy. */
-  private final case class Seen(copy: Boolean, mark: Option[SchemaMark], group: Option[GroupRef] = None)
+  /** What a record in `commits/` (immutable) says, by record path: its mark, its files'
+   *  partitioning and its group, or that it is a replacing commit's copy. */
+  private final case class Seen(copy: Boolean, mark: Option[SchemaMark], partitioning: Option[Seq[String]],
+      group: Option[GroupRef])
   private val cache = new BoundedCache[String, Seen](1000000L, _ => 1L)
 
   /** An append this JVM just committed: the next commit to the table need not read it back. */
   def committed(layout: LogLayout, r: CommitRecord): Unit =
-    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString, Seen(copy = false, SchemaMark.of(r), r.group))
+    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString,
+      Seen(copy = false, SchemaMark.of(r), partitioning(r.added.map(_.path)), r.group))
 
   /** Whether this JVM knows what the record of `txn` in `commits/` says (no read needed). */
   private def known(layout: LogLayout, txn: String): Boolean = cache.get(layout.commitRecord(txn).toString).isDefined
@@ -46,15 +53,33 @@ object TableSchema {
    * prepared record `commits` does not count as committed), read once per JVM.
    */
   private def markOf(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String,
-      commits: (GroupRef, String) => Boolean): Option[SchemaMark] = {
+      commits: (GroupRef, String) => Boolean): Option[SchemaMark] =
+    seen(layout, read, txn).filter(_.group.forall(commits(_, txn))).flatMap(_.mark)
+
+  private def seen(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String): Option[Seen] = {
     val path = layout.commitRecord(txn)
     cache.get(path.toString).orElse(read(path).map { b =>
       val r = RecordCodec.decode(b, Paths.display(path), txn)
-      val seen = Seen(r.isReplacing, if (r.isReplacing) None else SchemaMark.of(r), r.group)
+      val seen = Seen(r.isReplacing, if (r.isReplacing) None else SchemaMark.of(r), partitioning(r.added.map(_.path)),
+        r.group)
       cache.put(path.toString, seen)
       seen
-    }).filterNot(_.copy).filter(_.group.forall(commits(_, txn))).flatMap(_.mark)
+    }).filterNot(_.copy)
   }
+
+  /**
+   * The partitioning of the files the committed record of `txn` adds (see [[partitioning]]),
+   * read at most once per JVM for an append (the schema guard read its record already).
+   */
+  def partitioningOf(state: TableState, txn: String): Option[Seq[String]] =
+    state.replaceLog.byTxn.get(txn) match {
+      case Some(r) => partitioning(r.added.map(_.path))
+      case None =>
+        if (state.commitTxns(txn))
+          seen(state.layout, state.readLog, txn).filter(_.group.forall(state.groups.commits(_, txn)))
+            .flatMap(_.partitioning)
+        else None
+    }
 
   /**
    * What the newest checkpoint this JVM used told it about a table (by table path): the
@@ -136,10 +161,44 @@ object TableSchema {
       catch { case NonFatal(_) => None } // a schema we cannot read is no schema: nothing checked
     }
 
-  /** DDL as the record stores it: `id BIGINT NOT NULL, name STRING`. */
-  def ddl(schema: StructType): String = schema.fields.map(_.toDDL).mkString(", ")
+  /**
+   * The partition columns the files at `paths` (relative to the table) are written under, in
+   * order (`day=1/hour=2/part-0` is partitioned by day, hour; `part-0` by nothing); None when
+   * there is no file, their directories differ in columns, or one is no `name=value`.
+   */
+  def partitioning(paths: Seq[String]): Option[Seq[String]] = {
+    val each = paths.map { p =>
+      val dirs = p.split("/").toSeq.dropRight(1)
+      val cols = dirs.map(d => d.indexOf('=')).zip(dirs).collect { case (i, d) if i > 0 => d.substring(0, i) }
+      if (cols.size == dirs.size) Some(cols) else None
+    }.distinct
+    each match {
+      case Seq(one) => one
+      case _ => None
+    }
+  }
 
-  def parse(ddl: String): StructType = StructType.fromDDL(ddl)
+  /**
+   * DDL as the record stores it: `id BIGINT NOT NULL, name STRING`: the columns' names, types and
+   * nullability, what the table's files hold. A column's DEFAULT and comment are the catalog's
+   * (Spark gives them as column metadata), and `StructType.fromDDL` cannot read a DEFAULT back.
+   */
+  def ddl(schema: StructType): String = schema.fields.map(_.copy(metadata = Metadata.empty).toDDL).mkString(", ")
+
+  /**
+   * The schema a record carries. Parsed with no SQL statement as its origin, so an error names
+   * no query of the user's. A record written before DEFAULTs were left out (`s STRING DEFAULT
+   * 'abc'`) is read as a CREATE TABLE column list, the one Spark grammar that takes them.
+   */
+  def parse(ddl: String): StructType = CurrentOrigin.withOrigin(Origin()) {
+    try StructType.fromDDL(ddl)
+    catch {
+      case NonFatal(e) =>
+        Try(CatalystSqlParser.parsePlan(s"CREATE TABLE t ($ddl) USING parquet")).toOption
+          .collect { case c: CreateTable => StructType(c.tableSchema.fields.map(_.copy(metadata = Metadata.empty))) }
+          .getOrElse(throw e)
+    }
+  }
 
   /** A column's type without nullability inside it (`catalogString` leaves it out). */
   private def typeKey(f: StructField): String = f.dataType.catalogString

@@ -24,7 +24,7 @@ trait CutArbiter {
 }
 
 /** A question an executor asks the driver (through the plugin's RPC channel). */
-sealed trait CutQuestion extends Serializable
+sealed trait CutQuestion extends Serializable { def readId: String }
 final case class AgreeHighest(readId: String, table: String, proposed: Long) extends CutQuestion
 final case class AgreeCommitted(readId: String, table: String, txn: String, proposed: Boolean)
   extends CutQuestion
@@ -47,6 +47,16 @@ object CutArbiter {
       var d = reads.get(readId)
       if (d == null) { d = new ConcurrentHashMap(); reads.put(readId, d) }
       d
+    }
+
+    /** Reads an executor has asked about (bounded like `reads`). */
+    private val askedRemotely = new java.util.LinkedHashMap[String, java.lang.Boolean](64, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[String, java.lang.Boolean]) = this.size() > MaxReads
+    }
+
+    /** Whether `q` is the first question an executor asked about its read. */
+    def firstRemote(q: CutQuestion): Boolean = askedRemotely.synchronized {
+      askedRemotely.put(q.readId, java.lang.Boolean.TRUE) == null
     }
 
     override def agreeHighest(cut: ReadCut, table: String, proposed: Long): Long =

@@ -45,8 +45,13 @@ import io.txcommit.store.{Adapters, CommitStore}
  */
 private[read] object Joint {
 
-  /** A table a read's walk found: its directory, store, and the `commits/` listing that found it (if it took one). */
-  final case class Found(dir: Path, store: CommitStore, commits: Option[Seq[FileStatus]])
+  /**
+   * A table a read found: its directory, store, the `commits/` listing that found it (if it took
+   * one) and, where a listing of a directory holding it returned them too, its checkpoints and
+   * `replace/` ([[LogFirstSnapshot.fromListing]]). Listings it brings serve a read of it alone.
+   */
+  final case class Found(dir: Path, store: CommitStore, commits: Option[Seq[FileStatus]],
+      rest: Option[(CheckpointLog, Seq[FileStatus])] = None)
 
   /** One table's log as listed for the read. */
   private final case class Listed(found: Found, commits: Seq[FileStatus], checkpoints: CheckpointLog,
@@ -109,12 +114,13 @@ private[read] object Joint {
   private def listAll(found: Seq[Found]): Seq[Listed] = found match {
     case Seq(f) =>
       val layout = LogLayout(f.dir)
-      f.commits match {
-        case Some(commits) =>
+      (f.commits, f.rest) match {
+        case (Some(commits), Some((checkpoints, replace))) => Seq(Listed(f, commits, checkpoints, replace))
+        case (Some(commits), None) =>
           val (checkpoints, replace) =
             LogRequests.atOnce(CheckpointLog.list(layout, f.store.list), f.store.list(layout.replaceDir))
           Seq(Listed(f, commits, checkpoints, replace))
-        case None =>
+        case (None, _) =>
           val (commits, (checkpoints, replace)) = LogRequests.atOnce(f.store.list(layout.commitsDir),
             LogRequests.atOnce(CheckpointLog.list(layout, f.store.list), f.store.list(layout.replaceDir)))
           Seq(Listed(f, commits, checkpoints, replace))

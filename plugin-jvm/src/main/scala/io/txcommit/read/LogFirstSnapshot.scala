@@ -7,12 +7,13 @@ import java.util.UUID
 import scala.util.{Failure, Try}
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 
 import io.txcommit.TimeTravelException
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{LogLayout, TxnId}
+import io.txcommit.log.{CheckpointLog, LogLayout, TxnId}
 import io.txcommit.log.TableVersions.AsOf
+import io.txcommit.metrics.TxCommitMetrics
 import io.txcommit.store.{Adapters, Links}
 
 /**
@@ -108,13 +109,29 @@ object LogFirstSnapshot {
    */
   def forRoots(roots: Seq[Path], conf: Configuration, asOf: Option[AsOfOption] = None): Option[SnapshotHandle] = {
     val readId = UUID.randomUUID().toString
+    val requests = new java.util.concurrent.atomic.LongAdder
     val tables = asOf match {
-      case Some(_) => roots.distinct.flatMap(r => find(r, conf)(d => take(d, conf, readId, asOf))).distinctBy(_.root)
-      case None =>
-        val found = roots.distinct.flatMap(r => find(r, conf)(d => discover(d, conf))).distinctBy(_.dir.toString)
-        Joint.take(found, conf, readId)
+      case Some(_) =>
+        roots.distinct.flatMap(r => find(r, conf)(d => take(d, conf, readId, asOf, Some(requests))))
+          .distinctBy(_.root).toVector
+      case None => joint(roots.distinct.flatMap(found(_, conf)), conf, readId, requests)
     }
-    if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables.toVector))
+    if (tables.nonEmpty) TxCommitMetrics.readLogRequests.update(requests.sum())
+    if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables))
+  }
+
+  /** The tables on `root`'s walk (see [[find]]), not listed yet: [[joint]] lists them together. */
+  private[read] def found(root: Path, conf: Configuration): Seq[Joint.Found] = find(root, conf)(discover(_, conf))
+
+  /**
+   * The snapshots of the tables `found` for read `readId`, taken together ([[Joint]]); the
+   * requests their stores were sent are added to `requests`.
+   */
+  private[read] def joint(found: Seq[Joint.Found], conf: Configuration, readId: String,
+      requests: java.util.concurrent.atomic.LongAdder): Vector[TableSnapshot] = {
+    val tables = found.distinctBy(_.dir.toString)
+    try Joint.take(tables, conf, readId).toVector
+    finally tables.foreach(f => requests.add(f.store.requests.total))
   }
 
   /**
@@ -139,25 +156,50 @@ object LogFirstSnapshot {
   private def candidates(dir: Path): List[Path] =
     if (TreeListing.isPartitionDir(dir) && dir.getParent != null) dir :: candidates(dir.getParent) else List(dir)
 
-  private def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
+  /** Whether `p` is a glob (Spark's `SparkHadoopUtil.isGlobPath`): no snapshot is taken of one. */
+  private[txcommit] def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
 
   /**
-   * The snapshot of the table at `dir` as of a past version ([[SnapshotAsOf]]); None when `dir`
-   * holds no committed record. The checkpoint and the `replace/` records read here (cached
-   * JVM-wide by listed file) are kept for read `readId`, so the driver's listing reads none again.
+   * The snapshot of the table at `dir`, listed now (with the groups its records name decided:
+   * [[Joint]]), or as of a past version ([[SnapshotAsOf]]); None when `dir` holds no committed
+   * record. The checkpoint and the `replace/` records read here (cached JVM-wide by listed file)
+   * are kept for read `readId`, so the driver's listing reads none again. The requests the store
+   * was sent are added to `requests`.
    */
-  def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None): Option[TableSnapshot] =
+  def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None,
+      requests: Option[java.util.concurrent.atomic.LongAdder] = None): Option[TableSnapshot] =
     asOf match {
-      case None => Joint.take(discover(dir, conf).toSeq, conf, readId).headOption
+      case None =>
+        val counted = requests.getOrElse(new java.util.concurrent.atomic.LongAdder)
+        joint(discover(dir, conf).toSeq, conf, readId, counted).headOption
       case Some(a) =>
         Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
-          val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-          SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt, conf).map { r =>
-            LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
-            AsOfListing.expect(readId, r.snapshot.root, r.listing)
-            r.snapshot
-          }
+          try {
+            val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+            SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt, conf).map { r =>
+              LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
+              AsOfListing.expect(readId, r.snapshot.root, r.listing)
+              r.snapshot
+            }
+          } finally requests.foreach(_.add(store.requests.total))
         }
+    }
+
+  /**
+   * The table at `dir` from listings of its log already made (`commits/`, its checkpoints,
+   * `replace/`), before any data they judge: the keys a flat listing of a directory holding the
+   * table returned ahead of the table's data (docs/readers.md); None when `commits/` holds no
+   * record or no adapter serves it. [[Joint]] uses these listings for a read of this table
+   * alone; a read of several tables lists their logs again, in its order.
+   */
+  def fromListing(dir: Path, conf: Configuration, commits: Seq[FileStatus], checkpoints: Seq[FileStatus],
+      replace: Seq[FileStatus]): Option[Joint.Found] =
+    if (!commits.exists(st => LogLayout.txnOfRecordName(st.getPath.getName).isDefined)) None
+    else Try(Adapters.open(dir, conf)).toOption.map { store =>
+      TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
+      val cps = CheckpointLog(checkpoints.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName).map(_ -> st))
+          .sortBy(-_._1))
+      Joint.Found(dir, store, Some(commits), Some((cps, replace)))
     }
 
   /**

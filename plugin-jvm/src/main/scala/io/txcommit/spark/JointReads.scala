@@ -4,8 +4,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InMemoryFileIndex, LogicalRelation, NoopCache}
+import org.apache.spark.sql.txcommit.LogFileIndex
 
-import io.txcommit.read.{LogFirstSnapshot, SnapshotHandle}
+import io.txcommit.read.{LogFirstSnapshot, ReadFiles, SnapshotHandle}
 
 /**
  * Makes the reads of now of one plan that were analyzed apart hold each multi-table transaction
@@ -24,7 +25,8 @@ import io.txcommit.read.{LogFirstSnapshot, SnapshotHandle}
  *
  * Read-path note: this is the one place that rebuilds a relation's file index after analysis; a
  * new kind of file index carrying a snapshot needs its case in [[withSnapshot]] (an index it
- * cannot rebuild is left as listed, as before this rule).
+ * cannot rebuild is left as listed, as before this rule). A read planned from the log
+ * (`LogFileIndex`) takes the files [[ReadFiles.of]] chooses under the joint snapshot.
  */
 final case class JointReads(session: SparkSession) extends Rule[LogicalPlan] {
   import ReadRules.{AsOfKey, Key}
@@ -37,7 +39,9 @@ final case class JointReads(session: SparkSession) extends Rule[LogicalPlan] {
       }.collect { case (r, Some(h)) => r -> h }
       if (reads.map(_._2.readId).distinct.size <= 1) plan
       else {
-        val roots = reads.flatMap(_._1.location.rootPaths).distinct
+        // The tables each read's own snapshot holds too: a directory of tables read by a planned read.
+        val roots = (reads.flatMap(_._1.location.rootPaths) ++
+          reads.flatMap(_._2.tables.map(t => new org.apache.hadoop.fs.Path(t.root)))).distinct
         LogFirstSnapshot.forRoots(roots, session.sessionState.newHadoopConf()).fold(plan) { joint =>
           plan.transformUpWithSubqueries {
             case l: LogicalRelation => l.relation match {
@@ -67,6 +71,13 @@ final case class JointReads(session: SparkSession) extends Rule[LogicalPlan] {
       case s: SnapshotCatalogFileIndex => Some(s.copy(snapshot = encoded))
       case i: InMemoryFileIndex =>
         Some(new InMemoryFileIndex(session, i.rootPaths, options, Some(r.schema), NoopCache))
+      case l: LogFileIndex =>
+        // A read planned from the log: its files, chosen again under the joint snapshot.
+        val conf = session.sessionState.newHadoopConfWithOptions(r.options.filterNot(_._1.equalsIgnoreCase(Key)))
+        ReadFiles.of(joint, l.rootPaths, conf) match {
+          case ReadFiles.Files(files, _) => Some(l.withFiles(files))
+          case ReadFiles.SparkLists => None
+        }
       case _ => None // not one of ours to rebuild: keep it and the snapshot it was listed with
     }
     location.fold(r)(loc => r.copy(location = loc, options = options)(r.sparkSession))

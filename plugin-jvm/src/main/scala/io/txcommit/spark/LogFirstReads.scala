@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRel
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnresolvedDataSource}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.txcommit.conf.TxCommitConf
@@ -31,7 +32,9 @@ import io.txcommit.conf.TxCommitConf
  * (`UnresolvedRelation(format, path)`). The batch runs to a fixed point, so every read it saw
  * gets the option (empty when it found no table) and is not looked at again. A two-part name
  * whose first part is a namespace of the current catalog is left alone: it may be a real table
- * (and [[CatalogTableSnapshots]]'s).
+ * (and [[CatalogTableSnapshots]]'s). A read naming a path Hadoop cannot parse (an empty one, a
+ * URI Spark reads some other way) is left to Spark, whose own checks of the read's arguments
+ * then raise the error they raise without txcommit.
  */
 final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] {
   import ReadRules.{AsOfKey, ClauseKey, Key}
@@ -61,10 +64,11 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
     val past = plan.collect { case RelationTimeTravel(u: UnresolvedRelation, _, _) => u }
     plan.collect {
       case u: UnresolvedDataSource
-          if !u.isStreaming && now(u.options) && ReadRules.isFileSource(session, u.format) =>
+          if !u.isStreaming && now(u.options) && ReadRules.isFileSource(session, u.format) &&
+            ReadRules.arePaths(u.paths ++ u.options.get("path").toSeq) =>
         u.paths ++ u.options.get("path").toSeq
       case UnresolvedRelation(Seq(format, path), options, false)
-          if now(options.asCaseSensitiveMap().asScala) && isSqlOnFile(format) =>
+          if now(options.asCaseSensitiveMap().asScala) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
         Seq(path)
       case u @ UnresolvedRelation(parts, options, false)
           if now(options.asCaseSensitiveMap().asScala) && !past.exists(_ eq u) =>
@@ -73,7 +77,9 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
   }
 
   private def resolve(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case u: UnresolvedDataSource if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) =>
+    case u: UnresolvedDataSource
+        if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
+          ReadRules.arePaths(u.paths ++ u.options.get("path").toSeq) =>
       val roots = u.paths ++ u.options.get("path").toSeq
       val asOf = ReadRules.asOfOf(u.options, roots, TxCommitConf.AsOfOption)
       if (u.isStreaming) {
@@ -81,15 +87,18 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
           throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
         u
       } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-      else u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots, asOf)))
+      else ReadRules.pathRead(session, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
+        .fold[LogicalPlan](snapshot => u.copy(options = u.options + (Key -> snapshot)), r => LogicalRelation(r))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
-        if !options.containsKey(Key) && isSqlOnFile(format) =>
+        if !options.containsKey(Key) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
       val opts = options.asCaseSensitiveMap().asScala.toMap
       val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
       if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
       else {
-        val withSnapshot = opts - ClauseKey + (Key -> ReadRules.snapshotOf(session, Seq(path), asOf))
-        u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+        val read = opts - ClauseKey
+        ReadRules.pathRead(session, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
+          snapshot => u.copy(options = new CaseInsensitiveStringMap((read + (Key -> snapshot)).asJava)),
+          r => LogicalRelation(r))
       }
   }
 

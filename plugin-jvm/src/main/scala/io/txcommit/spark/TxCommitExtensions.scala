@@ -17,6 +17,7 @@ import io.txcommit.Version
  */
 class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
+    Version.requireSparkLine() // a session of another Spark line would fail its first query
     TxCommitSQLConf.register()
     // TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST '<path>': maintenance a
     // Connect client runs with spark.sql.
@@ -31,6 +32,12 @@ class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
     ext.injectPostHocResolutionRule(session => JointReads(session))
     // A read of a past snapshot, its data listed: every file of it VACUUM may delete was there.
     ext.injectCheckRule(session => PastSnapshotListings(session))
+    // Writes into catalog tables: the catalog's columns count for the schema guard, and a write
+    // that may reach a partition located outside the table is refused before it runs.
+    ext.injectPostHocResolutionRule(session => CatalogTableWrites(session))
+    ext.injectCheckRule(session => CustomLocationWrites(session))
+    // DROP TABLE after a write waits for the write's row count, which would recreate its directory.
+    ext.injectCheckRule(session => DropTableWaits(session))
     ext.injectFunction((
         FunctionIdentifier("txcommit_version"),
         new ExpressionInfo(classOf[TxCommitExtensions].getName, null, "txcommit_version",

@@ -3,6 +3,7 @@ package io.txcommit.spark
 import java.util.UUID
 
 import scala.collection.mutable.ArrayBuffer
+import scala.util.Try
 
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
@@ -88,6 +89,13 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   override def deleteWithJob(fs: FileSystem, target: Path, recursive: Boolean): Boolean = {
     val root = table.toUri.getPath.stripSuffix("/")
     val dir = fs.makeQualified(target).toUri.getPath.stripSuffix("/")
+    if (dir == root && Try(fs.getFileStatus(target)).toOption.exists(_.isFile)) {
+      // The path is a plain file, no table: nothing to replace atomically. Spark's own protocol
+      // deletes it at this point, and a table is a directory, so the file goes first here too.
+      logWarning(s"txcommit: txn $txn: the overwrite of ${Paths.display(table)} replaces a plain file " +
+        "(not a table) with a table: the file is deleted now, as Spark's own commit protocol does")
+      return fs.delete(target, false)
+    }
     val scope =
       if (dir == root) ""
       else Paths.relativize(table, new Path(dir)).getOrElse(throw new UnsupportedWriteException(
@@ -95,7 +103,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
             "the table directory (a custom partition location), which txcommit cannot replace " +
             "atomically. Disable txcommit for this write (txcommit.disable(spark)) or drop the " +
             "custom location."))
-    logInfo(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
+    logDebug(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
       s"${if (scope.isEmpty) "the whole table" else scope} recorded; old files stay visible " +
       "until the commit, which removes them logically")
     overwriteScopes.synchronized { overwriteScopes += scope }
@@ -124,7 +132,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     nesting = started.nesting
     base = started.base
     heartbeat = started.heartbeat
-    logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
+    logDebug(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
       (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") +
       manifests.fold("")(on => s", manifests ${if (on) "on" else "off"} for this write") + ")")
@@ -138,12 +146,23 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       taskContext: TaskAttemptContext, dir: Option[String], ext: String): String =
     newTaskTempFile(taskContext, dir, FileNameSpec("", ext))
 
+  /**
+   * A partition with a custom location: inside the table directory, a file there is the table's
+   * like any other; outside, a write is refused when its statement is analysed
+   * ([[CustomLocationWrites]]), and this is the last line for a write that got past it.
+   */
   override def newTaskTempFileAbsPath(
-      taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String =
-    throw new UnsupportedWriteException(
-      s"the write to ${Paths.display(table)} puts files in a custom partition location " +
-        s"($absoluteDir), outside the table directory, which txcommit cannot commit atomically. " +
-        "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
+      taskContext: TaskAttemptContext, absoluteDir: String, spec: FileNameSpec): String = {
+    val at = new Path(absoluteDir)
+    val qualified = at.getFileSystem(taskContext.getConfiguration).makeQualified(at)
+    TxCommitProtocol.inside(table.getFileSystem(taskContext.getConfiguration).makeQualified(table), qualified) match {
+      case Some(rel) => tasks.newFile(taskContext, Some(rel), spec)
+      case None => throw new UnsupportedWriteException(
+          s"the write to ${Paths.display(table)} puts files in a custom partition location " +
+            s"(${Paths.display(at)}), outside the table directory, which txcommit cannot commit atomically. " +
+            "Disable txcommit for this write (txcommit.disable(spark)) or drop the custom location.")
+    }
+  }
 
   override def newTaskTempFileAbsPath(
       taskContext: TaskAttemptContext, absoluteDir: String, ext: String): String =
@@ -170,15 +189,18 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val ctx = context(jobContext)
     try RecheckTableNesting.run(ctx, nesting, new StageTimings)
     catch { case e: UnsupportedWriteException => nestingRefused = true; throw e }
+    // The commit's INFO line waits for the rows Spark counts once the write returns.
+    val report: CommitReport = line =>
+      org.apache.spark.sql.txcommit.RowCounts.committed(table, line,
+        jobContext.getConfiguration)
     val committed =
-      try JobCommitter.commit(ctx, taskCommits, intent, base)
+      try JobCommitter.commit(ctx, taskCommits, intent, base, report = report)
       catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
     group.foreach { case (g, ref) =>
       committed.filter(_.isPrepared).foreach(r => g.add(ctx, r))
       g.store.foreach(Groups.renewLease(ref, _))
       endGroupJob(None)
     }
-    committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
   }
 
   private def stopHeartbeat(): Unit = { heartbeat.foreach(_.stop()); heartbeat = None }
@@ -197,4 +219,12 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }
   }
+}
+
+object TxCommitProtocol {
+
+  /** `dir` relative to the table `root` (both qualified), when it lies strictly inside it on the same store. */
+  def inside(root: Path, dir: Path): Option[String] =
+    if (root.toUri.getScheme != dir.toUri.getScheme || root.toUri.getAuthority != dir.toUri.getAuthority) None
+    else Paths.relativize(root, dir)
 }

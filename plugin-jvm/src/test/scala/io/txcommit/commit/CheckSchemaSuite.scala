@@ -1,9 +1,9 @@
 package io.txcommit.commit
 
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{IntegerType, MetadataBuilder, StringType, StructField, StructType}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.txcommit.SchemaMismatchException
+import io.txcommit.{CorruptCommitRecordException, SchemaMismatchException}
 import io.txcommit.log.{TableState, TxnId}
 import io.txcommit.testing.MemTable
 
@@ -118,5 +118,80 @@ class CheckSchemaSuite extends AnyFunSuite {
     val req = ReplaceRequest(t.record(me, "k=1/f").copy(schema = schema), intent, ReplaceBase(0L, Set.empty))
     intercept[SchemaMismatchException](PublishReplaceRecord.run(t.context(me), req, new StageTimings))
     assert(!t.store.paths.exists(p => p.toString.contains("/replace/")), "nothing published")
+  }
+
+  /** `i INT, s STRING DEFAULT 'abc' COMMENT 'a note'`, as Spark's writer gives a catalog column's DEFAULT: metadata. */
+  private def withDefault: StructType = {
+    val default = new MetadataBuilder().putString("CURRENT_DEFAULT", "'abc'").putString("EXISTS_DEFAULT", "'abc'")
+      .putString("comment", "a note").build()
+    StructType(Seq(StructField("i", IntegerType), StructField("s", StringType, nullable = true, default)))
+  }
+
+  test("a column's DEFAULT and comment stay out of the recorded schema, and the next write reads it back") {
+    val t = new MemTable
+    def write(schema: StructType) = CheckSchema.run(t.context(),
+      SchemaCheck(Some(schema), replacesTable = false, mergeSchema = false, new TableState(t.table, t.store, t.conf)),
+      new StageTimings)
+    val recorded = write(withDefault)
+    assert(recorded == Some("i INT, s STRING"))
+    append(t, 10L, recorded)
+    assert(write(withDefault) == Some("i INT, s STRING"))
+  }
+
+  test("a schema recorded with a DEFAULT (as earlier versions wrote it) is read back") {
+    val t = new MemTable
+    append(t, 10L, Some("i INT, s STRING DEFAULT 'a, b' COMMENT 'x', m MAP<STRING, INT> DEFAULT map('k', 1)"))
+    assert(check(t, "i INT, s STRING, m MAP<STRING, INT>", notNull = false) ==
+      Some("i INT, s STRING, m MAP<STRING, INT>"))
+    assert(refused(t, "i STRING, s STRING, m MAP<STRING, INT>").columns == Seq("i"))
+  }
+
+  test("a recorded schema that cannot be read fails naming the record's txn, the schema and what to do") {
+    val t = new MemTable
+    val txn = append(t, 10L, Some("i INT, s STRANGE_TYPE"))
+    val e = intercept[CorruptCommitRecordException](check(t, "i INT"))
+    assert(e.getMessage.contains(txn) && e.getMessage.contains("s STRANGE_TYPE") &&
+        e.getMessage.contains("Overwrite the whole table"), e.getMessage)
+  }
+
+  test("a write partitioned unlike the table is refused naming both partitionings, mergeSchema or not") {
+    val t = new MemTable
+    val txn = TxnId.generate()
+    t.commit(t.record(txn, s"day=1/part-0-$txn", s"day=2/part-1-$txn").copy(committedAt = 10L,
+        schema = Some("id BIGINT")))
+    def partitioned(files: Seq[String], merge: Boolean) =
+      CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT, day INT")), replacesTable = false, merge,
+          new TableState(t.table, t.store, t.conf), files = files), new StageTimings)
+    for (merge <- Seq(false, true)) {
+      val e = intercept[SchemaMismatchException](partitioned(Seq("part-0"), merge))
+      assert(e.getMessage.contains("the table's files are partitioned by (day), this write's by ()"), e.getMessage)
+      assert(e.getMessage.contains("partitionBy(\"day\")") && !e.getMessage.contains("mergeSchema"), e.getMessage)
+      assert(e.columns == Seq("day"))
+    }
+    val other = intercept[SchemaMismatchException](CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT")), replacesTable = false, mergeSchema = false,
+          new TableState(t.table, t.store, t.conf), files = Seq("day=1/hour=3/part-2")), new StageTimings))
+    assert(
+      other.getMessage.contains("partitioned by (day), this write's by (day, hour)") && other.columns == Seq("hour"))
+    // The table's partitioning: accepted, and so is a write of no file, or one replacing the table.
+    assert(CheckSchema.run(t.context(),
+      SchemaCheck(Some(ddl("id BIGINT")), replacesTable = false, mergeSchema = false,
+        new TableState(t.table, t.store, t.conf), files = Seq("day=3/part-9")), new StageTimings) == Some("id BIGINT"))
+    assert(partitioned(Nil, merge = true).isDefined)
+    assert(CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT, day INT")), replacesTable = true,
+          mergeSchema = false, new TableState(t.table, t.store, t.conf), files = Seq("part-0")), new StageTimings)
+        .contains("id BIGINT, day INT"))
+  }
+
+  test("an unpartitioned table refuses a partitioned append") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT, day INT"))
+    val e = intercept[SchemaMismatchException](CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT")), replacesTable = false, mergeSchema = false,
+          new TableState(t.table, t.store, t.conf), files = Seq("day=1/part-0")), new StageTimings))
+    assert(e.getMessage.contains("partitioned by (), this write's by (day)") &&
+        e.getMessage.contains("write without partitionBy"), e.getMessage)
   }
 }

@@ -51,6 +51,12 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
   /** The conf that skips the probe. */
   protected def optOut: String
 
+  /**
+   * The requests the store serves for the probe: two creates, the refused one's create id read
+   * back, the probe deleted (more where a delete is more than one request at the wire).
+   */
+  protected def probeRequests: Int = 4
+
   private def text(s: String) = s.getBytes(UTF_8)
 
   private def publish(table: Path, conf: Configuration, txn: String, token: String): CommitStore = {
@@ -66,16 +72,19 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
 
   test(
     "conditional put: the probe passes on an honest endpoint through the records' request, once, and leaves nothing") {
-    resetProbe()
-    val t = freshTable()
-    val store = Adapters.open(t, conf())
-    store.checkReady(t)
-    // Two creates, the refused one's create id read back (a lost answer's resend would meet
-    // its own), the probe deleted.
-    assert(store.requests.snapshot == Map("PUT" -> 2L, "HEAD" -> 1L, "DELETE" -> 1L))
-    store.checkReady(t) // verified: no more requests
-    assert(store.requests.total == 4)
-    assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
+    val endpoint = faultEndpoint(lying = false)
+    try {
+      resetProbe()
+      val t = freshTable()
+      val store = Adapters.open(t, endpoint.conf())
+      store.checkReady(t)
+      // Counted where the store serves them: two creates, the refused one's create id read
+      // back (a lost answer's resend would meet its own), the probe deleted.
+      assert(endpoint.served.size == probeRequests, endpoint.served)
+      store.checkReady(t) // verified: no more requests
+      assert(endpoint.served.size == probeRequests, endpoint.served)
+      assert(store.list(new Path(t, "_txcommit/probe")).isEmpty)
+    } finally { endpoint.close(); resetProbe() }
   }
 
   test(
@@ -104,8 +113,13 @@ abstract class ConditionalPutSuite extends AnyFunSuite {
     "conditional put: the commit point is one request; a zombie driver committing the same transaction gets a conflict") {
     val t = freshTable()
     val txn = "0123456789abcdeh"
-    val store = publish(t, conf(), txn, "first-driver")
-    assert(store.requests.snapshot == Map("PUT" -> 1L), "the commit point is one create")
+    val endpoint = faultEndpoint(lying = false)
+    try {
+      Adapters.open(t, endpoint.conf()).checkReady(t) // the probe, once per endpoint
+      val before = endpoint.served.size
+      publish(t, endpoint.conf(), txn, "first-driver")
+      assert(endpoint.served.drop(before).size == 1, s"the commit point is one create: ${endpoint.served}")
+    } finally endpoint.close()
     val e = intercept[CommitConflictException](publish(t, conf(), txn, "zombie-driver"))
     assert(e.getMessage.contains(s"txn $txn") && e.getMessage.contains("already committed"))
     assert(tokenOf(t, txn) == "first-driver")
@@ -141,6 +155,9 @@ object ConditionalPutSuite {
 
     /** The requests whose answers were dropped so far. */
     def lost: Seq[String]
+
+    /** Every request the store behind it served so far, as the endpoint saw it. */
+    def served: Seq[String]
 
     /** Credentials its errors must never show. */
     def secrets: Seq[String]

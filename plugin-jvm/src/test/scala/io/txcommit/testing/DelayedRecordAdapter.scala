@@ -10,9 +10,10 @@ import io.txcommit.log.LogLayout
 import io.txcommit.store.{CommitStore, LocalAdapter, StoreAdapter}
 
 /**
- * The local store, except that while armed the next create of a commit record
- * (`_txcommit/commits/<txn>.json`) times out: the writer gets an IOException, nothing is on
- * the store yet, and the create is held back until [[DelayedRecordAdapter.land]] applies it. A
+ * The local store, except that while armed the next create of a commit point's record
+ * (`_txcommit/commits/<txn>.json`, or a replacing commit's `_txcommit/replace/<n>.json`) times
+ * out: the writer gets an IOException, nothing is on the store yet, and the create is held back
+ * until [[DelayedRecordAdapter.land]] applies it. A
  * store may apply a request whose answer never came at any later time; this makes "later"
  * a point a test chooses. Set `spark.txcommit.adapter.file=local-delayed-record` to use it.
  */
@@ -35,7 +36,7 @@ private[testing] final case class Held(apply: () => Unit) extends DelayState
 
 object DelayedRecordAdapter {
   private def isCommitRecord(p: Path): Boolean =
-    p.getParent.getName == "commits" && p.getParent.getParent.getName == LogLayout.LogDirName
+    Set("commits", "replace")(p.getParent.getName) && p.getParent.getParent.getName == LogLayout.LogDirName
 
   private[testing] val state = new AtomicReference[DelayState](Disarmed)
 

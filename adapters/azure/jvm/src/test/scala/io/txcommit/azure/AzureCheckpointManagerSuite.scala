@@ -1,5 +1,7 @@
 package io.txcommit.azure
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
@@ -36,12 +38,18 @@ class AzureCheckpointManagerSuite extends CheckpointManagerContractSuite with Wi
     assert(back.length == size && back.indices.forall(i => back(i) == ((i % (64 * 1024)) % 251).toByte))
   }
 
-  test("store requests per exclusive checkpoint file: one Put Blob") {
-    val (root, conf, _) = manager()
-    val store = io.txcommit.store.Adapters.open(root, conf)
-    val out = store.openAtomic(new Path(root, "commits/0"), overwrite = false)
-    out.write("v1".getBytes(java.nio.charset.StandardCharsets.UTF_8)); out.close()
-    assert(store.requests.snapshot == Map("PUT" -> 1L))
+  test("store requests per exclusive checkpoint file: one Put Blob, counted where the store serves it") {
+    val (root, _, _) = manager()
+    val proxy = new AzureProxy(azurite.endpoint)
+    try {
+      val store = io.txcommit.store.Adapters.open(root, LocalAzurite.conf(proxy.hostPort))
+      store.checkReady(root) // the probe, once per endpoint
+      val before = proxy.served.size
+      val out = store.openAtomic(new Path(root, "commits/0"), overwrite = false)
+      out.write("v1".getBytes(java.nio.charset.StandardCharsets.UTF_8)); out.close()
+      val served = proxy.served.asScala.toSeq.drop(before)
+      assert(served.map(_.takeWhile(_ != ' ')) == Seq("PUT") && served.head.endsWith("/commits/0"), served)
+    } finally proxy.close()
   }
 
   private def tempFiles(): Set[String] =

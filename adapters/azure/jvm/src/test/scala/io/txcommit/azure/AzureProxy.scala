@@ -30,6 +30,9 @@ final class AzureProxy(target: String, ignoreIfNoneMatch: Boolean = false) exten
   /** `<METHOD> <path>` of each request whose answer was dropped. */
   val lost = new ConcurrentLinkedQueue[String]()
 
+  /** `<METHOD> <path>` of every request passed on to Azurite: what the store served. */
+  val served = new ConcurrentLinkedQueue[String]()
+
   server.setExecutor(Executors.newFixedThreadPool(32))
   server.createContext("/", (ex: HttpExchange) => handle(ex))
   server.start()
@@ -61,6 +64,7 @@ final class AzureProxy(target: String, ignoreIfNoneMatch: Boolean = false) exten
       (headers + ("Authorization" -> auth)).foreach { case (k, v) => fwd.header(k, v) }
       val r = http.send(fwd.build(), HttpResponse.BodyHandlers.ofByteArray())
       val op = s"$method ${uri.getRawPath}"
+      served.add(op)
       if (losePattern.exists(_.findFirstIn(op).isDefined) && loseCount.getAndDecrement() > 0) {
         lost.add(op)
         ex.close() // applied upstream, never answered

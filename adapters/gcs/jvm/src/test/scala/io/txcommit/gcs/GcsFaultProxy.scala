@@ -25,6 +25,9 @@ final class GcsFaultProxy(target: String, ignoreGenerationMatch: Boolean = false
   @volatile private var losePattern = "$^".r
   val lost = new ConcurrentLinkedQueue[String]()
 
+  /** "METHOD path?query" of every request passed on to the emulator: what the store served. */
+  val served = new ConcurrentLinkedQueue[String]()
+
   val endpoint = s"http://127.0.0.1:${server.getAddress.getPort}"
 
   /** Loses the answers of the next `count` requests whose "METHOD path?query" matches `pattern`. */
@@ -50,6 +53,7 @@ final class GcsFaultProxy(target: String, ignoreGenerationMatch: Boolean = false
       }
       if (body.nonEmpty) { c.setDoOutput(true); c.getOutputStream.write(body); c.getOutputStream.close() }
       val status = c.getResponseCode
+      served.add(request)
       val answer = Option(if (status >= 400) c.getErrorStream else c.getInputStream).map(IOUtils.toByteArray).getOrElse(
         Array.emptyByteArray)
       if (losePattern.findFirstIn(request).isDefined && lose.getAndUpdate(n => math.max(0, n - 1)) > 0) {

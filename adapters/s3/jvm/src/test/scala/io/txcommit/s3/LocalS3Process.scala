@@ -50,6 +50,17 @@ final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoClose
     "\"lost\": \\[(.*?)\\]".r.findFirstMatchIn(http("GET", "/_txcommit/faults")).toSeq
       .flatMap(_.group(1).split(",").map(_.trim.stripPrefix("\"").stripSuffix("\"")).filter(_.nonEmpty))
 
+  /** "<OP> <bucket>/<key>" (a LIST: "LIST <bucket>/<prefix>") of every request the endpoint has served. */
+  def served: Seq[String] = {
+    val log = http("GET", "/_txcommit/requests")
+    val entry = "\\{\"op\": \"([A-Z_]+)\", \"bucket\": \"([^\"]*)\", \"key\": \"([^\"]*)\"([^}]*)\\}".r
+    val prefix = "\"prefix\": \"([^\"]*)\"".r
+    entry.findAllMatchIn(log).map { m =>
+      val key = if (m.group(3).nonEmpty) m.group(3) else prefix.findFirstMatchIn(m.group(4)).fold("")(_.group(1))
+      s"${m.group(1)} ${m.group(2)}/$key"
+    }.toSeq
+  }
+
   private def http(method: String, pathAndQuery: String): String = {
     val c = new java.net.URL(endpoint + pathAndQuery).openConnection().asInstanceOf[java.net.HttpURLConnection]
     c.setRequestMethod(method)

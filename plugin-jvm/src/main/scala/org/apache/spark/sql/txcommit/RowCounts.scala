@@ -4,6 +4,7 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicReference
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -16,7 +17,7 @@ import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd
 import org.slf4j.LoggerFactory
 
 import io.txcommit.Paths
-import io.txcommit.commit.WriteSuccessSummary
+import io.txcommit.commit.{CommitLine, WriteSuccessSummary}
 import io.txcommit.log.{LogLayout, RecordCodec, RowCount}
 import io.txcommit.store.{Adapters, CommitStore}
 
@@ -27,11 +28,13 @@ import io.txcommit.store.{Adapters, CommitStore}
  * that execution ends successfully, takes the count from the write command's metric: never
  * from reading data back. Writes Spark runs outside a write command (a streaming sink's batch)
  * have no such metric and stay uncounted, as does a transaction whose driver died in between.
+ * The commit's one INFO line ([[CommitLine]]) waits for the count, so that it carries it.
  */
 object RowCounts {
   private val log = LoggerFactory.getLogger(getClass)
-  private final class Committed(val table: Path, val txn: String, val conf: Configuration) {
+  private final class Committed(val table: Path, val line: CommitLine, val conf: Configuration) {
     val at: Long = System.currentTimeMillis()
+    def txn: String = line.record.txn
   }
   private val byExecution = new ConcurrentHashMap[Long, List[Committed]]()
 
@@ -44,17 +47,24 @@ object RowCounts {
   /** The longest a history read waits for counts, and how young a commit must be to be waited for. */
   private val AwaitMs = 10000L
 
-  /** Called on the driver by a job commit that committed `txn` into `table`. */
-  def committed(table: Path, txn: String, conf: Configuration): Unit =
-    for {
+  /**
+   * Called on the driver by a job commit that committed `line`'s transaction into `table`: its
+   * line is logged once the count is in, or at once when no SQL execution will count it.
+   */
+  def committed(table: Path, line: CommitLine, conf: Configuration): Unit = {
+    val execution = for {
       sc <- SparkContext.getActive
       id <- Option(sc.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)).flatMap(_.toLongOption)
-    } {
-      if (installedOn.getAndSet(sc) ne sc) sc.addSparkListener(new Listener)
-      val c = new Committed(qualified(table, conf), txn, conf)
-      unrecorded.add(c)
-      byExecution.merge(id, List(c), (a, b) => a ++ b)
+    } yield (sc, id)
+    execution match {
+      case Some((sc, id)) =>
+        if (installedOn.getAndSet(sc) ne sc) sc.addSparkListener(new Listener)
+        val c = new Committed(qualified(table, conf), line, conf)
+        unrecorded.add(c)
+        byExecution.merge(id, List(c), (a, b) => a ++ b)
+      case None => CommitLine.log(line, None)
     }
+  }
 
   /**
    * Waits, at most 10 s, until this driver has recorded the counts of the transactions it
@@ -88,14 +98,18 @@ object RowCounts {
     }
   }
 
-  private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit =
-    try commits match {
-        // One execution writing two transactions (a command running two writes) has one count for both.
-        case List(c) if e.executionFailure.isEmpty && e.qe != null =>
-          rowsOf(e.qe.executedPlan).foreach(rows => record(c, rows))
-        case _ => ()
-      }
-    finally commits.foreach(unrecorded.remove)
+  private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit = {
+    val counted = commits match {
+      // One execution writing two transactions (a command running two writes) has one count for both.
+      case List(c) if e.executionFailure.isEmpty && e.qe != null =>
+        rowsOf(e.qe.executedPlan).map { rows => record(c, rows); c -> rows }
+      case _ => None
+    }
+    commits.foreach { c =>
+      unrecorded.remove(c)
+      CommitLine.log(c.line, counted.collect { case (done, rows) if done eq c => rows })
+    }
+  }
 
   private[txcommit] def rowsOf(plan: SparkPlan): Option[Long] =
     plan.collectFirst { case w: DataWritingCommandExec => w.cmd.metrics.get("numOutputRows") }.flatten.map(_.value)
@@ -118,15 +132,48 @@ object RowCounts {
     })
 
   private def record(c: Committed, rows: Long): Unit =
-    try {
-      val store = Adapters.open(c.table, c.conf)
-      val layout = LogLayout(c.table)
-      // First, so that once the count file exists, `_SUCCESS` has it too.
-      addToSummary(store, layout, c.txn, rows)
-      store.createExclusive(layout.rowCount(c.txn), RowCount.encode(RowCount(c.txn, rows)))
-      log.info(s"txcommit: txn ${c.txn} on ${Paths.display(c.table)} wrote $rows row(s)")
-    } catch {
+    try record(c.table, c.txn, rows, Adapters.open(c.table, c.conf), c.conf)
+    catch {
       case NonFatal(ex) => log.warn(s"txcommit: could not record the row count of txn ${c.txn} on " +
           s"${Paths.display(c.table)} (${ex.getMessage}); the transaction is committed, its history shows no row count")
     }
+
+  /**
+   * Writes the count of `txn` into `table`, unless the table is gone. It runs after the write
+   * returned, so the table may have been deleted meanwhile (DROP TABLE deletes a managed table's
+   * directory at once): a count written into a deleted directory would create it again, and a
+   * table of that name could not be created. The commit's record is there while the table is:
+   * none before, nothing is written; none after (the deletion ran while this wrote), what this
+   * wrote is taken back, and the directories it made again are removed when empty.
+   */
+  private[txcommit] def record(table: Path, txn: String, rows: Long, store: CommitStore, conf: Configuration): Unit = {
+    val layout = LogLayout(table)
+    def gone = !store.exists(layout.commitRecord(txn))
+    if (gone)
+      log.info(s"txcommit: txn $txn on ${Paths.display(table)}: its record is gone (the table was deleted), so " +
+        "its row count is not recorded")
+    else {
+      // First, so that once the count file exists, `_SUCCESS` has it too.
+      addToSummary(store, layout, txn, rows)
+      store.createExclusive(layout.rowCount(txn), RowCount.encode(RowCount(txn, rows)))
+      if (!gone) log.debug(s"txcommit: txn $txn on ${Paths.display(table)} wrote $rows row(s)")
+      else {
+        store.delete(layout.rowCount(txn))
+        WriteSuccessSummary.exclusively(layout.success) {
+          if (store.read(layout.success).exists(b => summaryTxn(b).contains(txn))) store.delete(layout.success)
+        }
+        val fs = table.getFileSystem(conf)
+        // Deepest first, each non-recursively (a directory still holding anything stays, and so
+        // do those above it): what the deletion removed and this write made again.
+        val stays = (dir: Path) => !Try(!fs.exists(dir) || fs.delete(dir, false)).getOrElse(false)
+        Seq(layout.rowCount(txn).getParent, layout.logDir, table).find(stays)
+        log.info(s"txcommit: txn $txn on ${Paths.display(table)}: the table was deleted while its row count was " +
+          "recorded; the count is taken back")
+      }
+    }
+  }
+
+  private def summaryTxn(bytes: Array[Byte]): Option[String] =
+    Try(new com.fasterxml.jackson.databind.ObjectMapper().readTree(bytes)).toOption
+      .filter(_.isObject).map(_.path("txn").asText())
 }
