@@ -126,7 +126,10 @@ private[read] object Joint {
           Seq(Listed(f, commits, checkpoints, replace))
       }
     case _ =>
-      val checkpoints = LogRequests.all(found.map(f => () => CheckpointLog.list(LogLayout(f.dir), f.store.list)))
+      // The checkpoints a listing of a directory holding the tables brought were listed before
+      // anything here: they serve; their `commits/` and `replace/` are listed again, after all.
+      val checkpoints = LogRequests.all(found.map(f =>
+          () => f.rest.fold(CheckpointLog.list(LogLayout(f.dir), f.store.list))(_._1)))
       found.zip(checkpoints).zip(logsOf(found)).map { case ((f, cp), (commits, replace)) =>
         Listed(f, commits, cp, replace)
       }

@@ -124,4 +124,19 @@ class JointSnapshotSuite extends AnyFunSuite {
     assert(SnapshotHandle.decode(h.encode) == Right(Some(h)))
     assert(SnapshotHandle.decode("v1;r;file%3A%2Ft|0|3||2,x").isLeft, "an open sequence that is not a number")
   }
+
+  test("a read planned from the log (the files a LogFileIndex reads) holds a transaction in both tables or neither") {
+    val (a, b) = (new TempTable, new TempTable)
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, ra) = job(a, Seq(""), group = Some(g))
+    val (_, rb) = job(b, Seq(""), group = Some(g))
+    def planned(): Set[Path] = ReadFiles.planNow(Seq(a.table, b.table), new Configuration(a.conf))._2 match {
+      case ReadFiles.Files(files, _) => files.map(_.getPath).toSet
+      case ReadFiles.SparkLists => fail("the read was not planned from the log")
+    }
+    val written = Set(new Path(a.table, ra.added.head.path), new Path(b.table, rb.added.head.path))
+    assert(planned().intersect(written).isEmpty, "prepared, not decided: in neither table")
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    assert(written.subsetOf(planned()), "committed: in both tables")
+  }
 }
