@@ -21,10 +21,7 @@ import io.txcommit.testing.PluginSessions
  * reads of the same snapshot, for every way a read names its files and partitions.
  */
 class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = PluginSessions.builder("txcommit-log-index")
-    .config(TxCommitConf.MaxClockSkewMs, "0")
-    .config(TxCommitConf.CheckpointInterval, "0")
-    .getOrCreate()
+  private lazy val spark = PluginSessions.immediate("txcommit-log-index").getOrCreate()
 
   override protected def afterAll(): Unit =
     try spark.stop()
