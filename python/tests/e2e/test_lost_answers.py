@@ -96,3 +96,28 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
     answers = lost(local_s3)
     assert len(answers) == 3, answers
     assert_each_value_once(spark, out.url)
+
+
+def test_data_files_whose_answers_were_lost_are_committed_whole_with_their_sizes(
+    spark, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """A data file's PUT lands but its answer is lost: S3A resends it. The task takes the file's
+    size from the bytes its writer sent, without asking S3 (docs/protocol.md, I19), so what
+    it names must be the object in place, whole: every named file exists with the size the
+    record gives, and every row is read once."""
+    table = make_table("s3", workdir, s3_client)
+    table.prepare(spark)
+    df = spark.range(0, 30_000, 1, 6).withColumn("k", F.col("id") % 3)
+    df.limit(10).write.mode("append").partitionBy("k").parquet(table.url)  # the bucket probe
+    (first,) = table.committed()
+    lost(local_s3)
+    lose(local_s3, rf"PUT {TEST_BUCKET}/{table.prefix}/k=\d/part-", count=3)
+    df.write.mode("append").partitionBy("k").parquet(table.url)
+    assert len(lost(local_s3)) == 3, "the fault was injected"
+    listed = s3_client.list_objects_v2(Bucket=table.bucket, Prefix=table.prefix + "/")
+    sizes = {o["Key"][len(table.prefix) + 1 :]: o["Size"] for o in listed["Contents"]}
+    (record,) = [r for t, r in table.committed().items() if t != first]
+    named = {f["path"]: f["size"] for f in record["added"]}
+    assert len(named) == 18 and all(sizes.get(p) == n for p, n in named.items()), (named, sizes)
+    ids = [r["id"] for r in spark.read.parquet(table.url).collect()]
+    assert sorted(ids) == sorted([*range(10), *range(30_000)])

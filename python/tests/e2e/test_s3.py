@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,49 @@ def test_conditional_put_job_copies_and_deletes_no_data_object(
     assert not [r for r in data if r["op"] in ("DELETE", "DELETE_BULK")], "no data deleted"
     assert sum(r["op"] == "PUT" for r in data) == 8, "each data file written once"
     assert spark.read.parquet(table.url).count() == 40_000
+
+
+def test_a_data_file_costs_one_put_and_no_probe(spark, workdir: Path, s3_client, local_s3: LocalS3):  # noqa: ANN001
+    """Measured at the endpoint, executors included: a data file is one PUT, with no probe
+    before it (no two writes share a name) and no HEAD after it (its size is the bytes the
+    writer sent, which S3 acknowledged). 36 more files cost 36 PUTs and not one request more;
+    each file's size in the record is the object's."""
+    table = make_table("s3", workdir, s3_client)
+    table.prepare(spark)
+    # The clean-up of failed attempts lists after a job returned: not in the next job's count.
+    spark.conf.set("spark.txcommit.commit.cleanupAttempts", "false")
+
+    def counted(seen: list[dict]) -> Counter:
+        # Spark counts a write's rows after the job returned, and txcommit then records them
+        # (_SUCCESS, rows/<txn>.json) in the background: those requests may fall either side.
+        late = ("/_SUCCESS", "/_txcommit/rows/")
+        return Counter(
+            r["op"] for r in seen if r["status"] < 300 and not any(m in r["key"] for m in late)
+        )
+
+    def rows_recorded() -> None:
+        wait_for(
+            lambda: {f"_txcommit/rows/{t}.json" for t in table.committed()} <= set(table.objects()),
+            30,
+            "the row count recorded",
+        )
+
+    write(spark, table, 2)  # the first job also probes the bucket; measure later ones
+    rows_recorded()
+    costs = {}
+    for files in (4, 40):
+        costs[files] = counted(
+            requests_during(local_s3, lambda files=files: write(spark, table, files))
+        )
+        rows_recorded()
+    extra = costs[40] - costs[4]
+    assert extra == Counter({"PUT": 36}) and not costs[4] - costs[40], costs
+    listed = s3_client.list_objects_v2(Bucket=table.bucket, Prefix=table.prefix + "/")
+    sizes = {o["Key"][len(table.prefix) + 1 :]: o["Size"] for o in listed["Contents"]}
+    named = {f["path"]: f["size"] for rec in table.committed().values() for f in rec["added"]}
+    assert len(named) == 46 and all(sizes[p] == n for p, n in named.items()), (named, sizes)
+    assert spark.read.parquet(table.url).count() == 60_000
+    spark.conf.unset("spark.txcommit.commit.cleanupAttempts")
 
 
 def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory
 import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.DataFileName
-import io.txcommit.store.{Adapters, CommitStore, Links}
+import io.txcommit.store.{Adapters, CommitStore, Links, WrittenFiles}
 
 /**
  * The task side of one transaction, shared by the batch and the streaming protocol: names each
@@ -56,7 +56,9 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
   /** The attempt's manifest; only one attempt per partition gets it (CommitDeniedException). */
   def commit(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
-    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, files)
+    val manifest =
+      try TaskManifest.of(store(taskContext), table, attempt.toString, files)
+      finally forgetWritten()
     SparkHadoopMapRedUtil.commitTask(TaskWrites.Authorizer, taskContext, attempt.getJobID.getId,
       attempt.getTaskID.getId)
     new TaskCommitMessage(manifest)
@@ -64,16 +66,21 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
 
   /** Forgets what the attempt wrote (unless the test conf keeps aborted files): hidden anyway. */
   def abort(taskContext: TaskAttemptContext): Unit =
-    if (!TxCommitConf.bool(taskContext.getConfiguration, TxCommitConf.KeepAbortedFiles, default = false)) {
-      files.foreach { case (rel, at) =>
-        try {
-          val s = store(taskContext)
-          s.stagedFile(table, rel, at).foreach(f => s.discardData(table, Seq(f)))
-        } catch {
-          case NonFatal(e) => TaskWrites.log.warn(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
+    try {
+      if (!TxCommitConf.bool(taskContext.getConfiguration, TxCommitConf.KeepAbortedFiles, default = false)) {
+        files.foreach { case (rel, at) =>
+          try {
+            val s = store(taskContext)
+            s.stagedFile(table, rel, at).foreach(f => s.discardData(table, Seq(f)))
+          } catch {
+            case NonFatal(e) => TaskWrites.log.warn(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
+          }
         }
       }
-    }
+    } finally forgetWritten()
+
+  /** What this JVM's writers recorded of the attempt's files ([[WrittenFiles]]) is not kept past it. */
+  private def forgetWritten(): Unit = files.foreach { case (_, at) => WrittenFiles.take(at) }
 
   /**
    * Refuses a file in a directory of the table that is a link, before the file exists (I18): its

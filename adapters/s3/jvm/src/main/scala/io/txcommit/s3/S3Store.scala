@@ -13,7 +13,17 @@ import software.amazon.awssdk.core.sync.RequestBody
 import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.CommitConflictException
-import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, OpenUpload, StagedFile, StoreFailure}
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.store.{
+  AdapterDeclaration,
+  AtomicOutput,
+  CommitStore,
+  DataFileSystem,
+  OpenUpload,
+  StagedFile,
+  StoreFailure,
+  WrittenFiles
+}
 
 /**
  * The `conditional-put` store: data files are written by Spark's writers through S3A straight
@@ -197,13 +207,29 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   protected final def verifyConditionalPut(table: Path): Unit = ConditionalPutProbe.verify(this, table)
 
-  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] = {
-    val k = key(written)
-    try Some(StagedFile(rel,
-          request("HEAD", k)(client.headObject(
-              HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
-    catch { case e: IOException if status(e) == 404 => None } // never opened, or deleted under the task
-  }
+  /** Data files go through [[S3DataFileSystem]]: S3A without its create-time probes. */
+  override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path =
+    DataFileSystem.pathFor(target, loc.jobConf, classOf[S3DataFileSystem])
+
+  /**
+   * The file as its writer left it: the bytes it counted, once S3 acknowledged the object (the
+   * writer's close returned; `WrittenFiles`), with no request. A file the writer never closed
+   * without error has no entry, and one asked again (an abort after a failed commit) neither:
+   * then, or with `spark.txcommit.s3.checkDataFiles`, one HEAD tells its size, or that it is gone.
+   */
+  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
+    WrittenFiles.take(written).filterNot(_ => checkDataFiles) match {
+      case Some(w) => Some(StagedFile(rel, w.size))
+      case None =>
+        val k = key(DataFileSystem.innerPath(written))
+        try Some(StagedFile(rel,
+              request("HEAD", k)(client.headObject(
+                  HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
+        catch { case e: IOException if status(e) == 404 => None } // never opened, or deleted under the task
+    }
+
+  private def checkDataFiles: Boolean =
+    TxCommitConf.bool(loc.jobConf, TxCommitConf.CheckDataFiles, default = false)
 }
 
 object S3Store {

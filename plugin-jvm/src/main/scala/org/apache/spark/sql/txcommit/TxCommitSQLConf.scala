@@ -80,6 +80,14 @@ object TxCommitSQLConf {
       "If-None-Match: * create of one key; refuse to commit if it does not. Turn off only for an " +
       "endpoint you have certified otherwise.", default = true)
 
+  val CHECK_DATA_FILES: ConfigEntry[Boolean] = flag(TxCommitConf.CheckDataFiles,
+    "S3: before a task commits, ask S3 for every data file it wrote (one HEAD a file), so a file " +
+      "deleted under the running task by a tool outside txcommit fails the attempt (Spark retries " +
+      "it) instead of being committed. Off, a task takes each file's size from the bytes its " +
+      "writer sent, which S3 acknowledged before the writer closed it; VACUUM fences a " +
+      "transaction before it deletes any of its files, so it never needs the check.",
+    default = false)
+
   /** A conf naming a fault point (tests only); empty for none. */
   private def faultPoint(key: String, what: String): ConfigEntry[String] = SQLConf.buildConf(key)
     .doc(s"txcommit (tests only): $what. Ignored unless the server started with " +
