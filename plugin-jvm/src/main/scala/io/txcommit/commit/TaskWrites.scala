@@ -56,11 +56,10 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
   /** The attempt's manifest; only one attempt per partition gets it (CommitDeniedException). */
   def commit(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
-    val manifest =
-      try TaskManifest.of(store(taskContext), table, attempt.toString, files)
-      finally forgetWritten()
+    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, files)
     SparkHadoopMapRedUtil.commitTask(TaskWrites.Authorizer, taskContext, attempt.getJobID.getId,
       attempt.getTaskID.getId)
+    forgetWritten() // a commit that failed leaves them to the abort, which discards the files
     new TaskCommitMessage(manifest)
   }
 

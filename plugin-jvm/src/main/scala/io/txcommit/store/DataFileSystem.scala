@@ -10,14 +10,15 @@ import org.apache.hadoop.util.Progressable
 
 /**
  * An adapter's own create path for txcommit's data files: a Hadoop file system over the
- * table's own (`txcommit-s3a://bucket/key` over `s3a://bucket/key`; the scheme is the inner
- * one with [[DataFileSystem.SchemePrefix]] before it), which a store hands Spark's writers as
+ * table's own (`txcommit+s3a://bucket/key` over `s3a://bucket/key`: the scheme is a name of the
+ * create path, `+`, and the inner scheme), which a store hands Spark's writers as
  * the place of each data file (`CommitStore.dataWritePath`). Every writer Spark has (Parquet,
  * ORC, Avro, text, Hive SerDes) opens that path with `FileSystem.create`, where no per-file
  * option can be passed; here the store creates the file its own way ([[createData]]: on S3
  * without S3A's existence probes, which guard nothing for a name no other write ever uses),
  * counts its bytes, and once the store acknowledged the whole file (the stream closed without
- * error) records them in [[WrittenFiles]]. Spark's statistics tracker, which asks each file's
+ * error) records them in [[WrittenFiles]], with what publishes the file where the store stages
+ * it (the stream it created is [[DataFileSystem.Staged]]). Spark's statistics tracker, which asks each file's
  * size after closing it, is answered from there, and so is the task's manifest: no request.
  *
  * Anything else is passed to the inner file system, paths translated both ways. Spark finds
@@ -38,15 +39,14 @@ abstract class DataFileSystem extends FileSystem {
     super.initialize(name, conf)
     setConf(conf)
     val scheme = name.getScheme
-    require(scheme != null && scheme.startsWith(DataFileSystem.SchemePrefix),
-      s"txcommit: $name is not a txcommit data file path")
-    innerScheme = scheme.stripPrefix(DataFileSystem.SchemePrefix)
+    require(scheme != null && scheme.contains('+'), s"txcommit: $name is not a txcommit data file path")
+    innerScheme = scheme.substring(scheme.lastIndexOf('+') + 1)
     outer = new URI(scheme, name.getAuthority, "/", null, null)
     innerFs = FileSystem.get(new URI(innerScheme, name.getAuthority, "/", null, null), conf)
   }
 
   override def getUri: URI = outer
-  override def getScheme: String = Option(outer).map(_.getScheme).getOrElse(DataFileSystem.SchemePrefix)
+  override def getScheme: String = Option(outer).map(_.getScheme).getOrElse("txcommit+")
 
   private def toInner(p: Path): Path = {
     val u = makeQualified(p).toUri
@@ -60,8 +60,15 @@ abstract class DataFileSystem extends FileSystem {
   override def create(f: Path, permission: FsPermission, overwrite: Boolean, bufferSize: Int,
       replication: Short, blockSize: Long, progress: Progressable): FSDataOutputStream = {
     val path = makeQualified(f)
-    new DataFileSystem.Counted(createData(innerFs, toInner(path), bufferSize, Option(progress)),
-      bytes => WrittenFiles.record(path, WrittenFiles.Written(bytes, System.currentTimeMillis())))
+    val out = createData(innerFs, toInner(path), bufferSize, Option(progress))
+    new DataFileSystem.Counted(out,
+      bytes => {
+        val pending = out.getWrappedStream match {
+          case s: DataFileSystem.Staged => Some(s.pending)
+          case _ => None
+        }
+        WrittenFiles.record(path, WrittenFiles.Written(bytes, System.currentTimeMillis(), pending))
+      })
   }
 
   override def createNonRecursive(f: Path, permission: FsPermission, flags: EnumSet[CreateFlag],
@@ -98,13 +105,16 @@ abstract class DataFileSystem extends FileSystem {
 }
 
 object DataFileSystem {
-  val SchemePrefix = "txcommit-"
 
-  /** Where a data file whose final place is `target` is written through `impl`; registers
-    * `impl` for the scheme in `conf`, the task's conf that Spark's writer opens the path with. */
-  def pathFor(target: Path, conf: Configuration, impl: Class[_ <: DataFileSystem]): Path = {
+  /** A stream whose file the store stages: once it closed, what publishes the file. */
+  trait Staged { def pending: String }
+
+  /** Where a data file whose final place is `target` is written through `impl`, a create path
+    * named `name`; registers `impl` for the scheme in `conf`, the task's conf that Spark's
+    * writer opens the path with. */
+  def pathFor(target: Path, conf: Configuration, name: String, impl: Class[_ <: DataFileSystem]): Path = {
     val u = target.toUri
-    val scheme = SchemePrefix + u.getScheme
+    val scheme = s"$name+${u.getScheme}"
     val key = s"fs.$scheme.impl"
     if (conf.get(key) == null) conf.set(key, impl.getName)
     new Path(scheme, u.getAuthority, u.getPath)
@@ -113,8 +123,8 @@ object DataFileSystem {
   /** The path `written` (a data file path of [[pathFor]]) names on the table's own file system. */
   def innerPath(written: Path): Path = {
     val u = written.toUri
-    Option(u.getScheme).filter(_.startsWith(SchemePrefix)) match {
-      case Some(s) => new Path(s.stripPrefix(SchemePrefix), u.getAuthority, u.getPath)
+    Option(u.getScheme).filter(_.contains('+')) match {
+      case Some(s) => new Path(s.substring(s.lastIndexOf('+') + 1), u.getAuthority, u.getPath)
       case None => written
     }
   }

@@ -14,7 +14,8 @@ class DataFileSystemSuite extends AnyFunSuite {
   private val conf = new Configuration()
 
   private def target(name: String) = new Path(dir.toUri.toString.stripSuffix("/") + "/k=1/" + name)
-  private def written(name: String) = DataFileSystem.pathFor(target(name), conf, classOf[DataFileSystemSuite.Local])
+  private def written(name: String) =
+    DataFileSystem.pathFor(target(name), conf, "txcommit", classOf[DataFileSystemSuite.Local])
 
   private def write(at: Path, bytes: Int): FSDataOutputStream = {
     val out = at.getFileSystem(conf).create(at, false)
@@ -24,7 +25,7 @@ class DataFileSystemSuite extends AnyFunSuite {
 
   test("a closed file is recorded with the bytes written; its size is answered without the store") {
     val at = written("part-00000-tid-a-1.parquet")
-    assert(at.toUri.getScheme == "txcommit-file")
+    assert(at.toUri.getScheme == "txcommit+file")
     write(at, 1234).close()
     assert(Files.size(dir.resolve("k=1/part-00000-tid-a-1.parquet")) == 1234)
     assert(WrittenFiles.peek(at).map(_.size).contains(1234L))
@@ -52,7 +53,7 @@ class DataFileSystemSuite extends AnyFunSuite {
 
   test("everything else goes to the table's own file system, paths translated both ways") {
     val at = DataFileSystem.pathFor(new Path(dir.toUri.toString.stripSuffix("/") + "/k=2/part-00003-tid-a-4.parquet"),
-      conf, classOf[DataFileSystemSuite.Local])
+      conf, "txcommit", classOf[DataFileSystemSuite.Local])
     write(at, 5).close()
     WrittenFiles.take(at)
     val fs = at.getFileSystem(conf)

@@ -129,14 +129,8 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
   /** Nothing stays billed: an upload this stream started is aborted (a completed one is not there). */
   private def abortQuietly(): Unit = uploadId.foreach { id =>
     uploadId = None
-    // Spark cancels tasks by interrupting them; the SDK refuses to send a request from an
-    // interrupted thread, which would leave the upload billed. Send the abort, then restore
-    // the interrupt.
-    val interrupted = Thread.interrupted()
-    try store.request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
-          AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id).build()))
+    try store.abortInterrupted(k, id)
     catch { case NonFatal(_) => () } // already completed or aborted; VACUUM reports any leftover
-    finally if (interrupted) Thread.currentThread().interrupt()
   }
 }
 

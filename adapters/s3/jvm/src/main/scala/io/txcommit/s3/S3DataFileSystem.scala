@@ -8,7 +8,7 @@ import org.apache.hadoop.util.Progressable
 import io.txcommit.store.DataFileSystem
 
 /**
- * The S3 adapters' create path for data files (`txcommit-s3a://`, [[DataFileSystem]]): S3A
+ * The `s3` adapter's create path for data files (`txcommit+s3a://`, [[DataFileSystem]]): S3A
  * writes each file, with the user's S3A settings (buffering, multipart, encryption), but without
  * its create-time probes (`fs.s3a.create.performance`, per file: is something at this key, is
  * it a directory). txcommit names every data file with its transaction and task attempt, so no

@@ -175,6 +175,15 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
       true
     } catch { case e: IOException if isNoSuchUpload(e) => false }
 
+  /** Aborts an upload even from a thread Spark interrupted (a cancelled task): the SDK refuses
+    * to send a request from an interrupted thread, which would leave the upload billed. */
+  private[s3] def abortInterrupted(k: String, uploadId: String): Unit = {
+    val interrupted = Thread.interrupted()
+    try request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
+          AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
+    finally if (interrupted) Thread.currentThread().interrupt()
+  }
+
   protected def listUploads(prefix: String): Seq[MultipartUpload] = {
     val out = Seq.newBuilder[MultipartUpload]
     var keyMarker: Option[String] = None
@@ -209,16 +218,16 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   /** Data files go through [[S3DataFileSystem]]: S3A without its create-time probes. */
   override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path =
-    DataFileSystem.pathFor(target, loc.jobConf, classOf[S3DataFileSystem])
+    DataFileSystem.pathFor(target, loc.jobConf, "txcommit", classOf[S3DataFileSystem])
 
   /**
    * The file as its writer left it: the bytes it counted, once S3 acknowledged the object (the
    * writer's close returned; `WrittenFiles`), with no request. A file the writer never closed
-   * without error has no entry, and one asked again (an abort after a failed commit) neither:
-   * then, or with `spark.txcommit.s3.checkDataFiles`, one HEAD tells its size, or that it is gone.
+   * without error has no entry: then, or with `spark.txcommit.s3.checkDataFiles`, one HEAD
+   * tells its size, or that it is gone.
    */
   override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
-    WrittenFiles.take(written).filterNot(_ => checkDataFiles) match {
+    WrittenFiles.peek(written).filterNot(_ => checkDataFiles) match {
       case Some(w) => Some(StagedFile(rel, w.size))
       case None =>
         val k = key(DataFileSystem.innerPath(written))
