@@ -35,16 +35,8 @@ final class S3PendingUpload(store: S3Store, target: Path)
     buffer.write(b); if (buffer.size >= S3AtomicOutput.PartSize) flushPart(last = false)
   }
 
-  override def write(b: Array[Byte], off: Int, len: Int): Unit = {
-    var at = off
-    val end = off + len
-    while (at < end) {
-      val n = math.min(end - at, S3AtomicOutput.PartSize - buffer.size)
-      buffer.write(b, at, n)
-      at += n
-      if (buffer.size >= S3AtomicOutput.PartSize) flushPart(last = false)
-    }
-  }
+  override def write(b: Array[Byte], off: Int, len: Int): Unit =
+    S3AtomicOutput.fill(buffer, b, off, len)(flushPart(last = false))
 
   private def upload(): String = uploadId.getOrElse {
     // An interrupt must not lose the answer: the upload would exist with no id to abort it by.

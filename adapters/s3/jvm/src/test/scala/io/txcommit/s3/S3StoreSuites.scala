@@ -57,10 +57,15 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(e.getMessage.contains("_txcommit/commits/0123456789abcdef.json"), "it names the key")
   }
 
-  test("a data file written through the multipart adapter's create path is an upload, invisible until published") {
+  /** A fresh table on the `s3-multipart` adapter, the conf it was opened with, and its store. */
+  private def multipartStore(): (Path, org.apache.hadoop.conf.Configuration, CommitStore) = {
     val t = s3.freshTable()
     val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
-    val store = Adapters.open(t, conf)
+    (t, conf, Adapters.open(t, conf))
+  }
+
+  test("a data file written through the multipart adapter's create path is an upload, invisible until published") {
+    val (t, conf, store) = multipartStore()
     val txn = "0123456789abcdef"
     val rel = s"d=1/part-00000-tid-$txn-7.parquet"
     val written = store.dataWritePath(t, new Path(t, rel), txn, "attempt_1")
@@ -84,9 +89,7 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
   }
 
   test("a data file aborted after its first part leaves no upload open and nothing to commit") {
-    val t = s3.freshTable()
-    val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
-    val store = Adapters.open(t, conf)
+    val (t, conf, store) = multipartStore()
     val txn = "0123456789abcdei"
     val rel = s"part-00000-tid-$txn-3.parquet"
     val written = store.dataWritePath(t, new Path(t, rel), txn, "attempt_3")
@@ -101,9 +104,7 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
   /** A fresh table on the `s3-multipart` adapter, and a function staging a one-byte file of
     * transaction `txn` as task attempt `attempt` (an upload started, not completed). */
   private def multipartTable(txn: String): (Path, CommitStore, (String, String) => StagedFile) = {
-    val t = s3.freshTable()
-    val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
-    val store = Adapters.open(t, conf)
+    val (t, conf, store) = multipartStore()
     def stage(rel: String, attempt: String) = {
       val w = store.dataWritePath(t, new Path(t, rel), txn, attempt)
       val o = w.getFileSystem(conf).create(w, true); o.write("x".getBytes(UTF_8)); o.close()
