@@ -262,6 +262,31 @@ def test_a_large_job_has_its_commit_and_heap_targets_and_its_table():
     assert "| 100000 | 900.0 | 1.400 | publish-commit-record 300 | 9,000,000 | 300 / 1100 |" in text
 
 
+def test_a_large_commit_over_its_target_says_how_much_of_it_txcommits_stages_were():
+    """Spark's timer covers all of commitJob; `_SUCCESS` times the stages up to the record.
+    A miss says how much of the commit those stages took, so the rest has a name to look for."""
+    from txcommit.bench.report import large_targets
+
+    stages = {"collect-manifests": 1336, "check-schema": 499, "publish-commit-record": 511}
+    job = _write(
+        "txcommit",
+        100_000,
+        62.322,
+        600.0,
+        txcommit={"durationMs": 3000, "stageDurationsMs": stages, "jobCommitRequests": {"PUT": 1}},
+    )
+    job.update(heap_before_mb=129.0, heap_peak_mb=900.0, record_bytes=9_000_000)  # fmt: skip
+    (commit,) = [t for t in large_targets({"large": [job]}) if t["target"].startswith("job commit")]
+    assert commit["held"] is False
+    assert "its stages up to the record took 2.35 s of the 62.32 s" in commit["why"]
+    assert "recheck-table-nesting" in commit["why"]
+    (heap,) = [t for t in large_targets({"large": [job]}) if t["target"].startswith("driver")]
+    assert heap["held"] is False and "a commit record of 9.0 MB" in heap["why"]
+    from txcommit.bench.report import _notes_on_targets
+
+    assert f"- Missed, {commit['target']}: {commit['why']}" in _notes_on_targets({"large": [job]})
+
+
 def test_the_heap_in_use_is_survivors_eden_and_old():
     from txcommit.bench.large import HeapSampler
 
