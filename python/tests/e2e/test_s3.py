@@ -105,6 +105,79 @@ def test_conditional_put_job_copies_and_deletes_no_data_object(
     assert spark.read.parquet(table.url).count() == 40_000
 
 
+#: What one more data file costs, per adapter: one PUT; or the multipart upload the job
+#: commit completes (start, one part, completion).
+ONE_FILE = {
+    "s3": Counter({"PUT": 1}),
+    "s3-multipart": Counter(
+        {"MULTIPART_INITIATE": 1, "MULTIPART_PART": 1, "MULTIPART_COMPLETE": 1}
+    ),
+}
+
+
+@pytest.mark.parametrize("store", ["s3", "s3-multipart"])
+def test_a_data_file_costs_one_put_and_no_probe(
+    spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
+):  # noqa: ANN001
+    """Measured at the endpoint, executors included: a data file is one PUT (or one multipart
+    upload, completed by the job commit), with no probe before it (no two writes share a name)
+    and no HEAD or read after it (its size is the bytes the writer sent, which S3
+    acknowledged). 36 more files cost 36 times that and not one request more; each file's size
+    in the record is the object's."""
+    assert local_s3.front is not None
+    log = local_s3.front.log
+    table = make_table(store, workdir, s3_client)
+    table.prepare(spark)
+    # The clean-up of failed attempts lists after a job returned: not in the next job's count.
+    spark.conf.set("spark.txcommit.commit.cleanupAttempts", "false")
+    # About one commit in ten also writes a checkpoint (its records read, one PUT), chosen by
+    # its txn id: a cost that does not depend on the job's files, in one count and not the other.
+    spark.conf.set("spark.txcommit.checkpoint.interval", "0")
+
+    def late(r: dict) -> bool:
+        """Work a job does in the background after it returned, which may fall on either side
+        of the job's end: Spark counts a write's rows then, and txcommit records them
+        (_SUCCESS, rows/<txn>.json); with s3-multipart, the clean-up of open uploads (a listing
+        of uploads, then of the markers of earlier versions)."""
+        return (
+            any(m in r["key"] for m in ("/_SUCCESS", "/_txcommit/rows/"))
+            or r["op"] == "MULTIPART_LIST"
+            or "/__magic_job-" in r.get("prefix", "")
+        )
+
+    def settled(start: int) -> None:
+        wait_for(
+            lambda: {f"_txcommit/rows/{t}.json" for t in table.committed()} <= set(table.objects()),
+            30,
+            "the row count recorded",
+        )
+        if store == "s3-multipart":
+            wait_for(
+                lambda: any("/__magic_job-" in r.get("prefix", "") for r in log.since(start)),
+                30,
+                "the clean-up of the job's open uploads",
+            )
+
+    def measured(files: int) -> Counter:
+        start = len(log.since(0))
+        seen = requests_during(local_s3, lambda: write(spark, table, files))
+        settled(start)
+        return Counter(r["op"] for r in seen if r["status"] < 300 and not late(r))
+
+    write(spark, table, 2)  # the first job also probes the bucket; measure later ones
+    settled(0)
+    costs = {files: measured(files) for files in (4, 40)}
+    extra = costs[40] - costs[4]
+    assert extra == Counter({op: 36 * n for op, n in ONE_FILE[store].items()}), costs
+    assert not costs[4] - costs[40], costs
+    listed = s3_client.list_objects_v2(Bucket=table.bucket, Prefix=table.prefix + "/")
+    sizes = {o["Key"][len(table.prefix) + 1 :]: o["Size"] for o in listed["Contents"]}
+    named = {f["path"]: f["size"] for rec in table.committed().values() for f in rec["added"]}
+    assert len(named) == 46 and all(sizes[p] == n for p, n in named.items()), (named, sizes)
+    assert not table.open_uploads()
+    assert spark.read.parquet(table.url).count() == 60_000
+
+
 def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
     spark, workdir: Path, s3_client, local_s3: LocalS3
 ):  # noqa: ANN001

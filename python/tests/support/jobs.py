@@ -12,10 +12,10 @@ from support.tables import TableRef, txn_of
 from support.waiting import wait_for
 
 #: The keys showing that a task of a store wrote its output, where they are not its data
-#: files: s3-multipart stages its upload (the `.pending` file S3A leaves under the magic path
-#: when the task's writer closes).
+#: files: s3-multipart leaves each file as an open upload (its last part sent when the task's
+#: writer closes it).
 TASK_OUTPUT: dict[str, Callable[[TableRef], list[str]]] = {
-    "s3-multipart": lambda t: [k for k in t.objects() if k.endswith(".pending")],
+    "s3-multipart": TableRef.open_uploads,
 }
 
 
@@ -42,8 +42,7 @@ class SlowAppend:
 
     def start(self, known_txns: set[str]) -> SlowAppend:
         """Starts the job; returns once its first task has written its file (a transaction not
-        in ``known_txns``), or on s3-multipart staged its upload (the `.pending` file S3A leaves
-        under the magic path when the task's writer closes)."""
+        in ``known_txns``), or on s3-multipart left its upload open."""
         self._began = clock()
         self._thread.start()
 

@@ -46,8 +46,9 @@ def _positive(text: str) -> int:
 
 
 #: The sections of a run, for ``--only``: the file-count sweep, the DBIO paper's job, the read
-#: cost.
-SECTIONS = ("sweep", "paper", "read")
+#: cost, and a very large job (not in the default run: tens of minutes).
+SECTIONS = ("sweep", "paper", "read", "large")
+DEFAULT_SECTIONS = ("sweep", "paper", "read")
 
 
 def _sections(text: str) -> list[str]:
@@ -74,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "and 20 transactions and a plain table of 20 directories for the read "
                    "cost (the size flags below still override)")  # fmt: skip
     p.add_argument("--only", type=_sections, help="run only these sections, comma-separated: "
-                   f"{', '.join(SECTIONS)} (default all)")  # fmt: skip
+                   f"{', '.join(SECTIONS)} (default {','.join(DEFAULT_SECTIONS)})")  # fmt: skip
     p.add_argument("--out", default="docs/benchmarks.md",
                    help="report to write (default docs/benchmarks.md); the plots and "
                    "results.json go into a directory named like it without .md")  # fmt: skip
@@ -121,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 1000)")  # fmt: skip
     p.add_argument("--no-read-leftovers", action="store_true", help="skip the read cost's "
                    "table with uncommitted leftovers and its VACUUM")  # fmt: skip
+    p.add_argument("--large-files", type=_ints, help="file counts of the large section's "
+                   "txcommit appends on S3, run only when --only names large "
+                   "(default 100000)")  # fmt: skip
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
     p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
     p.add_argument("--stores", default=",".join(STORES),
@@ -201,7 +205,9 @@ def sizes_from(ns: argparse.Namespace) -> Any:
             setattr(sizes, name, value)
     if ns.no_read_leftovers:
         sizes.read_leftovers = False
-    only = ns.only or list(SECTIONS)
+    only = ns.only or list(DEFAULT_SECTIONS)
+    if "large" in only:
+        sizes.large_files = ns.large_files or [100_000]
     if ns.no_read or "read" not in only:
         sizes.read_txns = []
         sizes.read_partitions = 0
@@ -284,6 +290,9 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
         plain = f", a plain table of {dirs[0]} directories" if dirs else ""
         by_listing = f", a table of {listing[0]} read by listing" if listing else ""
         parts.append(f"read cost at {','.join(map(str, txns))} transactions{plain}{by_listing}")
+    if results.get("large"):
+        files = ",".join(str(r["files"]) for r in results["large"])
+        parts.append(f"large jobs of {files} files")
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
@@ -297,7 +306,7 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         "note": earlier["meta"].get("note", ""), "covers": _covers(earlier["meta"], earlier),
     }]  # fmt: skip
     run_id = chr(ord("A") + len(runs))
-    for part in ("sweep", "seed", "read"):
+    for part in ("sweep", "seed", "read", "large"):
         for r in earlier.get(part, []):
             r.setdefault("run", runs[0]["id"])
         for r in new.get(part, []):
@@ -315,6 +324,8 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     def key(part: str, r: dict[str, Any]) -> tuple[Any, ...]:
         if part == "seed":
             return (r["store"], r["protocol"])
+        if part == "large":
+            return (r["store"], r["files"], r["protocol"])
         if part == "read":
             return tuple(r.get(k) for k in ("case", "txns", "dirs", "checkpoint", "temp", "filter"))
         return (r["store"], r["files"], r["mode"], r["protocol"])
@@ -322,7 +333,7 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {"runs": runs}
     if new.get("read"):  # rows of an older layout (no "case") cannot be matched: re-run whole
         earlier = {**earlier, "read": [r for r in earlier.get("read", []) if "case" in r]}
-    for part in ("sweep", "seed", "read"):  # a re-run point takes its earlier row's place
+    for part in ("sweep", "seed", "read", "large"):  # a re-run point takes its earlier row's place
         fresh = {key(part, r): r for r in new.get(part, [])}
         merged[part] = [fresh.pop(key(part, r), r) for r in earlier.get(part, [])]
         merged[part] += list(fresh.values())
@@ -390,7 +401,7 @@ def run(
     )  # fmt: skip
     print(f"txcommit bench: starting the server (log {config.log_file})", flush=True)
     server = start(config)
-    results: dict[str, Any] = {"sweep": [], "seed": [], "read": []}
+    results: dict[str, Any] = {"sweep": [], "seed": [], "read": [], "large": []}
 
     def fresh_server(name: str) -> Any:
         """Another server configured like this one (the read cost's cold plans)."""
@@ -434,6 +445,14 @@ def run(
                 )
                 checkpoint()
             tx = next((p for p in protocols if p.key == "txcommit"), None)
+            if store == "s3" and tx is not None and sizes.large_files:
+                from txcommit.bench.large import large_job
+
+                if not sizes.files:
+                    bench.warm_up([tx], ["s3"])
+                for files in sizes.large_files:
+                    results["large"].append(large_job(bench, tx, files, sizes))
+                    checkpoint()
             reads = sizes.read_txns or sizes.read_partitions or sizes.read_listing_txns
             if store == "s3" and tx is not None and reads:
                 from txcommit.bench.reads import ReadBench

@@ -92,6 +92,12 @@ class Sizes:
     #: Whether the read section plans a table with uncommitted leftovers, then VACUUMs it.
     read_leftovers: bool = True
     repeats: int = 3
+    #: File counts of the large section's appends (txcommit on S3); none unless asked for.
+    large_files: list[int] = field(default_factory=list)
+    #: Partition directories of a large job (each task writes one file in each).
+    large_partitions: int = 100
+    #: Rows per file of a large job: small files, so the job measures per-file costs.
+    large_rows_per_file: int = 10
 
     @classmethod
     def quick(cls) -> Sizes:

@@ -34,16 +34,7 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
 
   override def write(b: Int): Unit = { buffer.write(b); if (buffer.size >= S3AtomicOutput.PartSize) flushPart() }
 
-  override def write(b: Array[Byte], off: Int, len: Int): Unit = {
-    var at = off
-    val end = off + len
-    while (at < end) {
-      val n = math.min(end - at, S3AtomicOutput.PartSize - buffer.size)
-      buffer.write(b, at, n)
-      at += n
-      if (buffer.size >= S3AtomicOutput.PartSize) flushPart()
-    }
-  }
+  override def write(b: Array[Byte], off: Int, len: Int): Unit = S3AtomicOutput.fill(buffer, b, off, len)(flushPart())
 
   /** Tags the object of an exclusive upload, so a resent complete recognises it (S3Store.putIfAbsent). */
   private val createId = S3Store.newCreateId()
@@ -129,14 +120,8 @@ final class S3AtomicOutput(store: S3Store, target: Path, overwrite: Boolean, mul
   /** Nothing stays billed: an upload this stream started is aborted (a completed one is not there). */
   private def abortQuietly(): Unit = uploadId.foreach { id =>
     uploadId = None
-    // Spark cancels tasks by interrupting them; the SDK refuses to send a request from an
-    // interrupted thread, which would leave the upload billed. Send the abort, then restore
-    // the interrupt.
-    val interrupted = Thread.interrupted()
-    try store.request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
-          AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(id).build()))
+    try store.abortInterrupted(k, id)
     catch { case NonFatal(_) => () } // already completed or aborted; VACUUM reports any leftover
-    finally if (interrupted) Thread.currentThread().interrupt()
   }
 }
 
@@ -144,4 +129,16 @@ object S3AtomicOutput {
 
   /** One part (S3's minimum part size is 5 MiB): the most a stream ever holds in memory. */
   val PartSize: Int = 8 * 1024 * 1024
+
+  /** Adds `len` bytes of `b` to `buffer`, calling `flush` each time it holds a whole part. */
+  def fill(buffer: java.io.ByteArrayOutputStream, b: Array[Byte], off: Int, len: Int)(flush: => Unit): Unit = {
+    var at = off
+    val end = off + len
+    while (at < end) {
+      val n = math.min(end - at, PartSize - buffer.size)
+      buffer.write(b, at, n)
+      at += n
+      if (buffer.size >= PartSize) flush
+    }
+  }
 }

@@ -11,62 +11,37 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
 import software.amazon.awssdk.services.s3.model._
 
-import io.txcommit.{Paths, UnsupportedStoreException}
 import io.txcommit.log.DataFileName
-import io.txcommit.store.{AdapterDeclaration, AtomicOutput, StagedFile}
+import io.txcommit.store.{AdapterDeclaration, AtomicOutput, DataFileSystem, StagedFile, WrittenFiles}
 
 /**
- * The `multipart-complete` store. Tasks write each data file to an S3A magic path
- * (`<table>/__magic_job-<txn>/<attempt>/__base/<file>`): S3A uploads it as a multipart upload
- * aimed at the file's final key but does not complete it, and leaves its upload id and part
- * etags in `<magic path>.pending`. So no listing, of any tool, shows in-flight data. The job
- * commit completes the uploads of the committed attempts and only then creates the record;
- * everything else of the transaction (losing attempts, attempts of dead executors, aborted
- * jobs) has its upload aborted, so nothing stays billed.
+ * The `multipart-complete` store. Tasks write each data file as a multipart upload aimed at
+ * its final key and left open ([[S3UploadFileSystem]], [[S3PendingUpload]]): the upload's id
+ * and parts travel in the task's manifest, so no listing, of any tool, shows in-flight data,
+ * and nothing but the upload is written. The job commit completes the uploads of the committed
+ * attempts and only then creates the record; everything else of the transaction (losing
+ * attempts, attempts of dead executors, aborted jobs) has its upload aborted, so nothing stays
+ * billed.
  */
 final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
   extends S3Store(declaration, loc) {
   import loc.{bucket, client, key}
   private val mapper = new ObjectMapper()
 
+  /** Where tasks of earlier versions (S3A magic paths) left markers and upload summaries. */
   private def stagingDir(table: Path, txn: String) = new Path(table, s"${S3MultipartStore.MagicPrefix}$txn")
-
-  override def checkReady(table: Path): Unit = {
-    super.checkReady(table)
-    if (!loc.fs.hasPathCapability(table, S3MultipartStore.MagicCapability)) {
-      throw new UnsupportedStoreException(s"adapter '${declaration.name}' writes through S3A " +
-        s"magic paths, but they are disabled for ${Paths.display(table)}: set " +
-        "fs.s3a.committer.magic.enabled=true (spark.hadoop.fs.s3a.committer.magic.enabled).")
-    }
-  }
 
   /** Always a multipart upload, completed on close (with If-None-Match: * unless overwriting). */
   override def openAtomic(target: Path, overwrite: Boolean): AtomicOutput =
     new S3AtomicOutput(this, target, overwrite, multipart = true)
 
-  override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path = {
-    val rel = Paths.relativize(table, target).getOrElse(throw new IllegalArgumentException(
-        s"txcommit: ${Paths.display(target)} is not inside ${Paths.display(table)}"))
-    new Path(stagingDir(table, txn), s"$attempt/__base/$rel")
-  }
+  override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path =
+    DataFileSystem.pathFor(target, loc.jobConf, "txcommit-upload", classOf[S3UploadFileSystem])
 
+  /** The upload its writer left open and named on close (`WrittenFiles`); a file whose writer
+    * did not close it without error has no upload to complete. */
   override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
-    read(new Path(written.getParent, written.getName + ".pending")).map { bytes =>
-      val where = loc.url(key(written)) + ".pending"
-      val n = mapper.readTree(bytes)
-      def text(f: String) = Option(n.get(f)).filter(_.isTextual).map(_.asText())
-        .getOrElse(throw new IOException(s"txcommit: S3A upload summary $where has no '$f'"))
-      val finalKey = key(new Path(table, rel))
-      if (text("destinationKey") != finalKey) throw new IOException(s"txcommit: S3A upload " +
-        s"summary $where targets ${text("destinationKey")}, not $finalKey; refusing to commit it")
-      val etags = Option(n.get("etags")).toSeq.flatMap(_.elements().asScala)
-        .map(e => if (e.isTextual) e.asText() else e.get("etag").asText())
-      val pending = mapper.createObjectNode()
-      pending.put("key", finalKey).put("uploadId", text("uploadId"))
-      val arr = pending.putArray("etags")
-      etags.foreach(arr.add)
-      StagedFile(rel, n.get("length").asLong(), Some(mapper.writeValueAsString(pending)))
-    }
+    WrittenFiles.peek(written).flatMap(w => w.pending.map(p => StagedFile(rel, w.size, Some(p))))
 
   private case class Upload(key: String, uploadId: String, etags: Seq[String])
   private def upload(f: StagedFile): Upload = {
@@ -104,11 +79,16 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
     aborted.size + completed.size
   }
 
+  /**
+   * Every open upload of `txn` goes: the committed files' uploads were completed before the
+   * record was created, so an open upload of a committed path is a second one of it (a start
+   * whose answer was lost and that S3A's client resent), never the one committed.
+   */
   override def cleanupStaging(table: Path, txn: String, committed: Set[String]): Int = {
     val prefix = key(table).stripSuffix("/") + "/"
     val orphans = listUploads(prefix).filter { u =>
       val rel = u.key().substring(prefix.length)
-      DataFileName.txnOf(rel.substring(rel.lastIndexOf('/') + 1)).contains(txn) && !committed.contains(rel)
+      DataFileName.txnOf(rel.substring(rel.lastIndexOf('/') + 1)).contains(txn)
     }
     val aborted = orphans.count(u => abort(u.key(), u.uploadId()))
     val markers = listKeys(key(stagingDir(table, txn)) + "/", delimited = false).map(_.key())
@@ -137,10 +117,19 @@ final class S3MultipartStore(declaration: AdapterDeclaration, loc: S3Bucket)
 
 object S3MultipartStore {
 
+  /** What publishes one data file: its final key, its upload, and its parts' etags in order. */
+  def pendingJson(key: String, uploadId: String, etags: Seq[String]): String = {
+    val mapper = new ObjectMapper()
+    val n = mapper.createObjectNode()
+    n.put("key", key).put("uploadId", uploadId)
+    val arr = n.putArray("etags")
+    etags.foreach(arr.add)
+    mapper.writeValueAsString(n)
+  }
+
   /** Completions (and aborts) in flight at once at job commit: each waits on S3 for tens of
     * milliseconds and costs the driver almost nothing, and S3A's pool holds hundreds of
     * connections (`fs.s3a.connection.maximum`, 500 by default). */
   val RequestThreads = 64
   val MagicPrefix = "__magic_job-"
-  val MagicCapability = "fs.s3a.capability.magic.committer"
 }

@@ -13,7 +13,17 @@ import software.amazon.awssdk.core.sync.RequestBody
 import software.amazon.awssdk.services.s3.model._
 
 import io.txcommit.CommitConflictException
-import io.txcommit.store.{AdapterDeclaration, AtomicOutput, CommitStore, OpenUpload, StagedFile, StoreFailure}
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.store.{
+  AdapterDeclaration,
+  AtomicOutput,
+  CommitStore,
+  DataFileSystem,
+  OpenUpload,
+  StagedFile,
+  StoreFailure,
+  WrittenFiles
+}
 
 /**
  * The `conditional-put` store: data files are written by Spark's writers through S3A straight
@@ -165,6 +175,15 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
       true
     } catch { case e: IOException if isNoSuchUpload(e) => false }
 
+  /** Aborts an upload even from a thread Spark interrupted (a cancelled task): the SDK refuses
+    * to send a request from an interrupted thread, which would leave the upload billed. */
+  private[s3] def abortInterrupted(k: String, uploadId: String): Unit = {
+    val interrupted = Thread.interrupted()
+    try request("MULTIPART_ABORT", k)(client.abortMultipartUpload(
+          AbortMultipartUploadRequest.builder().bucket(bucket).key(k).uploadId(uploadId).build()))
+    finally if (interrupted) Thread.currentThread().interrupt()
+  }
+
   protected def listUploads(prefix: String): Seq[MultipartUpload] = {
     val out = Seq.newBuilder[MultipartUpload]
     var keyMarker: Option[String] = None
@@ -197,13 +216,29 @@ class S3Store(val declaration: AdapterDeclaration, val loc: S3Bucket) extends Co
 
   protected final def verifyConditionalPut(table: Path): Unit = ConditionalPutProbe.verify(this, table)
 
-  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] = {
-    val k = key(written)
-    try Some(StagedFile(rel,
-          request("HEAD", k)(client.headObject(
-              HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
-    catch { case e: IOException if status(e) == 404 => None } // never opened, or deleted under the task
-  }
+  /** Data files go through [[S3DataFileSystem]]: S3A without its create-time probes. */
+  override def dataWritePath(table: Path, target: Path, txn: String, attempt: String): Path =
+    DataFileSystem.pathFor(target, loc.jobConf, "txcommit", classOf[S3DataFileSystem])
+
+  /**
+   * The file as its writer left it: the bytes it counted, once S3 acknowledged the object (the
+   * writer's close returned; `WrittenFiles`), with no request. A file the writer never closed
+   * without error has no entry: then, or with `spark.txcommit.s3.checkDataFiles`, one HEAD
+   * tells its size, or that it is gone.
+   */
+  override def stagedFile(table: Path, rel: String, written: Path): Option[StagedFile] =
+    WrittenFiles.peek(written).filterNot(_ => checkDataFiles) match {
+      case Some(w) => Some(StagedFile(rel, w.size))
+      case None =>
+        val k = key(DataFileSystem.innerPath(written))
+        try Some(StagedFile(rel,
+              request("HEAD", k)(client.headObject(
+                  HeadObjectRequest.builder().bucket(bucket).key(k).build())).contentLength()))
+        catch { case e: IOException if status(e) == 404 => None } // never opened, or deleted under the task
+    }
+
+  private def checkDataFiles: Boolean =
+    TxCommitConf.bool(loc.jobConf, TxCommitConf.CheckDataFiles, default = false)
 }
 
 object S3Store {

@@ -57,36 +57,57 @@ class S3AdapterSuite extends AnyFunSuite with WithLocalS3 {
     assert(e.getMessage.contains("_txcommit/commits/0123456789abcdef.json"), "it names the key")
   }
 
-  test("a multipart upload staged through a magic path is invisible until published") {
+  /** A fresh table on the `s3-multipart` adapter, the conf it was opened with, and its store. */
+  private def multipartStore(): (Path, org.apache.hadoop.conf.Configuration, CommitStore) = {
     val t = s3.freshTable()
     val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
-    val store = Adapters.open(t, conf)
+    (t, conf, Adapters.open(t, conf))
+  }
+
+  test("a data file written through the multipart adapter's create path is an upload, invisible until published") {
+    val (t, conf, store) = multipartStore()
     val txn = "0123456789abcdef"
     val rel = s"d=1/part-00000-tid-$txn-7.parquet"
     val written = store.dataWritePath(t, new Path(t, rel), txn, "attempt_1")
     val fs = t.getFileSystem(conf)
-    val data = Array.fill[Byte](6 * 1024 * 1024)(7)
-    val out = fs.create(written, true); out.write(data); out.close()
+    assert(written.toUri.getScheme == "txcommit-upload+s3a")
+    // Two parts: one full (S3AtomicOutput.PartSize), then the rest.
+    val data = Array.tabulate[Byte](S3AtomicOutput.PartSize + 1024 * 1024)(i => (i % 251).toByte)
+    val out = written.getFileSystem(conf).create(written, true); out.write(data); out.close()
     val staged = store.stagedFile(t, rel, written).get
-    assert(staged.size == data.length && staged.pending.isDefined)
+    assert(staged.size == data.length && staged.pending.exists(_.contains("\"etags\"")))
+    assert(written.getFileSystem(conf).getFileStatus(written).getLen == data.length, "Spark's tracker asks this")
     assert(store.list(new Path(t, "d=1")).isEmpty, "in-flight data must not be listed")
     store.publishData(t, Seq(staged))
     store.publishData(t, Seq(staged)) // idempotent: a retried commit completes nothing twice
     assert(store.list(new Path(t, "d=1")).map(_.getLen) == Seq(data.length.toLong))
+    val in = fs.open(new Path(t, rel))
+    try assert(org.apache.commons.io.IOUtils.toByteArray(in).sameElements(data), "the parts in order")
+    finally in.close()
     store.cleanupStaging(t, txn, Set(rel))
     assert(fs.listStatus(t).map(_.getPath.getName).toSeq == Seq("d=1"), "staging markers are removed")
+  }
+
+  test("a data file aborted after its first part leaves no upload open and nothing to commit") {
+    val (t, conf, store) = multipartStore()
+    val txn = "0123456789abcdei"
+    val rel = s"part-00000-tid-$txn-3.parquet"
+    val written = store.dataWritePath(t, new Path(t, rel), txn, "attempt_3")
+    val out = written.getFileSystem(conf).create(written, true)
+    out.write(Array.fill[Byte](S3AtomicOutput.PartSize + 1)(1)) // the first part is sent
+    assert(store.openUploads(t).map(_.path) == Seq(rel))
+    out.abort() // a task killed while writing: Spark aborts its writer
+    out.close()
+    assert(store.openUploads(t).isEmpty && store.stagedFile(t, rel, written).isEmpty)
   }
 
   /** A fresh table on the `s3-multipart` adapter, and a function staging a one-byte file of
     * transaction `txn` as task attempt `attempt` (an upload started, not completed). */
   private def multipartTable(txn: String): (Path, CommitStore, (String, String) => StagedFile) = {
-    val t = s3.freshTable()
-    val conf = s3.conf(); conf.set("spark.txcommit.adapter.s3a", "s3-multipart")
-    val store = Adapters.open(t, conf)
-    val fs = t.getFileSystem(conf)
+    val (t, conf, store) = multipartStore()
     def stage(rel: String, attempt: String) = {
       val w = store.dataWritePath(t, new Path(t, rel), txn, attempt)
-      val o = fs.create(w, true); o.write("x".getBytes(UTF_8)); o.close()
+      val o = w.getFileSystem(conf).create(w, true); o.write("x".getBytes(UTF_8)); o.close()
       store.stagedFile(t, rel, w).get
     }
     (t, store, stage)
