@@ -1,6 +1,6 @@
 """One Spark line's end-to-end smoke, run by `.ci/lines` with the python of a fresh venv that
 holds only pyspark of that line (from the package index) and the txcommit wheel (not the
-checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, and a Spark
+checkout): `txcommit server --store s3 --local` (a local S3 endpoint, moto) is started, and a Spark
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
 read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
 by a driver whose clock runs an hour ahead. The server's sessions are Hive-enabled, as many
@@ -21,12 +21,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("localhost", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def check(what: str, ok: bool, detail: object = "") -> None:
@@ -46,7 +47,8 @@ def main(line: str, work: Path) -> None:
     txcommit_bin = Path(sys.executable).parent / "txcommit"
     started = time.monotonic()
     server = subprocess.Popen(
-        [str(txcommit_bin), "server", "--store", "s3", "--port", str(port), "--log-file", str(log),
+        [str(txcommit_bin), "server", "--store", "s3", "--local", "--port", str(port),
+         "--log-file", str(log),
          "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.catalogImplementation=hive",
          "--master", "local[2]"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -83,7 +85,7 @@ def run_client(line: str, port: int, work: Path) -> None:
     check(f"the server runs Spark {line}", spark.version.startswith(line + "."), spark.version)
     table = (work / "events").as_uri()
 
-    def history(path: str) -> list:
+    def history(path: str) -> list[Any]:
         """The committed transactions TXCOMMIT HISTORY lists (it also lists aborted ones)."""
         rows = spark.sql(f"TXCOMMIT HISTORY '{path}'").collect()
         return [r for r in rows if r.state == "committed"]

@@ -1,14 +1,14 @@
 """The ``azure`` store: Hadoop's ABFS connector (hadoop-azure of the Spark line's Hadoop) and
-the txcommit-azure adapter jar; an Azurite runs for ``txcommit server --store azure`` unless
-``--no-local-azure``."""
+the txcommit-azure adapter jar."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from importlib.resources import files
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from txcommit._maven import azure_artifacts
-from txcommit.adapters.plugin import Emulator, Level2, LocalEmulator, StorePlugin
+from txcommit._maven import HADOOP_BY_LINE
+from txcommit.stores import Artifact, Level2, StoreDescriptor
 
 if TYPE_CHECKING:
     from txcommit.adapters.base import Store
@@ -16,42 +16,52 @@ if TYPE_CHECKING:
 #: Spark's default redaction pattern plus ABFS's account keys (fs.azure.account.key.<host>),
 #: which Spark's default would show in its UI and logs.
 AZURE_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|account[.]key"
+#: Azurite's well-known development account (public, documented by Microsoft; not a secret),
+#: which the Python store uses for an emulator endpoint.
+EMULATOR_ACCOUNT = "devstoreaccount1"
+EMULATOR_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
 
 
-def start_local_azure(config: Any) -> tuple[Emulator, dict[str, str]]:
-    """Start an Azurite with the config's container; return it and the ABFS confs."""
-    from txcommit_store_azure.emulator import Azurite
-
-    azurite = Azurite(config.local_azure_container).start()
-    return azurite, azurite.abfs_confs()
-
-
-def _standalone(container: str, port: int | None) -> Emulator:
-    from txcommit_store_azure.emulator import Azurite
-
-    return Azurite(container, port)
-
-
-def _banner(azurite: Any, config: Any) -> str:
+def connectors(line: str) -> tuple[Artifact, ...]:
+    """Hadoop's ABFS connector of the line's Hadoop; HdrHistogram is the one dependency of
+    hadoop-azure that pyspark's jars lack."""
     return (
-        f"local Azure Blob (Azurite) at {azurite.endpoint}, container {azurite.abfs_url} "
-        "(Azurite's public development key)"
+        Artifact("org.apache.hadoop", "hadoop-azure", HADOOP_BY_LINE[line]),
+        Artifact("org.hdrhistogram", "HdrHistogram", "2.1.12"),
     )
+
+
+def abfs_confs(host_port: str, *, prefix: str = "spark.hadoop.") -> dict[str, str]:
+    """Hadoop ABFS settings that reach Azurite at ``host_port`` (Azurite's Blob endpoint over
+    plain HTTP, its well-known development account and key): the settings docs/adapters.md
+    lists as checked with hadoop-azure 3.5.0."""
+    confs = {
+        "fs.azure.abfs.endpoint": host_port,
+        "fs.azure.always.use.https": "false",
+        # ABFS's default HTTP client fails on plain http.
+        "fs.azure.networking.library": "JDK_HTTP_URL_CONNECTION",
+        "fs.azure.account.auth.type": "SharedKey",
+        f"fs.azure.account.key.{EMULATOR_ACCOUNT}.dfs.core.windows.net": EMULATOR_KEY,
+        "fs.azure.account.hns.enabled": "false",
+        # ABFS 3.5 sends client metrics to the account at JVM exit and retries for minutes
+        # when the emulator is already gone.
+        "fs.azure.metrics.collection.enabled": "false",
+    }
+    return {prefix + k: v for k, v in confs.items()}
 
 
 def level2_target(store: Store, endpoint: str | None, region: str | None) -> Level2:
     """Where Spark reaches an Azure store through ABFS, and the ABFS settings for it: the
-    store's endpoint (an emulator's ``http://host:port/<account>``) and its shared key.
-    ABFS reads the key from a conf only, so the server's command line carries it (its log
-    shows the command redacted)."""
+    store's endpoint and its shared key (ABFS reads the key from a conf only, so the server's
+    command line carries it; its log shows the command redacted)."""
     from txcommit_store_azure.store import AzureBlobStore
 
     assert isinstance(store, AzureBlobStore)
     confs: dict[str, str] = {}
     scheme = "abfss"
     if store.endpoint:
-        from txcommit_store_azure.emulator import abfs_confs
-
         parts = urlsplit(store.endpoint)
         confs.update(abfs_confs(parts.netloc))
         if parts.scheme == "http":
@@ -67,25 +77,17 @@ def level2_target(store: Store, endpoint: str | None, region: str | None) -> Lev
     return root, confs
 
 
-AZURE = StorePlugin(
+AZURE = StoreDescriptor(
     name="azure",
-    summary="adds Hadoop's ABFS connector and, unless --no-local-azure, an Azurite (Azure "
-    "Blob emulator) with container 'txcommit'",
+    summary="adds Hadoop's ABFS connector; with --local, an Azurite (Azure Blob emulator) with "
+    "container 'txcommit'",
+    declaration=files(__name__) / "azure.json",
     python_store="txcommit_store_azure.store:AzureBlobStore",
     adapter_jar="txcommit-azure.jar",
-    connectors=azure_artifacts,
+    connectors=connectors,
     server_confs={"spark.redaction.regex": AZURE_REDACTION_REGEX},
-    emulator=LocalEmulator(
-        option="local_azure",
-        help="with --store azure: reach a real storage account with your fs.azure.* confs",
-        start=start_local_azure,
-        banner=_banner,
-        standalone=_standalone,
-    ),
+    emulator="txcommit_store_azure.devkit.emulator:LOCAL",
+    testkit="txcommit_store_azure.devkit.testkit:KIT",
     options={"endpoint": ("az", "abfs", "abfss")},
     level2_target=level2_target,
 )
-
-#: The entry points of the txcommit.adapters group (store name -> descriptor above), read
-#: without importing this module by the build (setup.py) and by a checkout (builtin_stores).
-ENTRY_POINTS = {"azure": "AZURE"}

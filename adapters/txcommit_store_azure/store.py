@@ -28,7 +28,7 @@ from obstore.store import AzureStore as _ObstoreAzure
 from txcommit.adapters.base import ObstoreStore, Secret, StoreFile, declared
 from txcommit.errors import StoreError
 from txcommit.paths import display_url, join
-from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
+from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem

@@ -1,19 +1,21 @@
 """The ``gcs`` store: Google's Cloud Storage connector (shaded, the same jar for every Spark
-line) and the txcommit-gcs adapter jar; a fake-gcs-server runs for ``txcommit server --store
-gcs`` unless ``--no-local-gcs``."""
+line) and the txcommit-gcs adapter jar."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from importlib.resources import files
+from typing import TYPE_CHECKING
 
-from txcommit._maven import GCS_ARTIFACTS, Artifact
-from txcommit.adapters.plugin import Level2, LocalEmulator, StorePlugin
+from txcommit.stores import Artifact, Level2, StoreDescriptor
 
 if TYPE_CHECKING:
     from txcommit.adapters.base import Store
-    from txcommit_store_gcs.emulator import FakeGcs
 
-#: Google's Cloud Storage connector (gcs-connector, shaded) serves gs:// for the gcs adapter.
+#: Google's Cloud Storage connector, shaded (its Google libraries relocated, so they cannot clash
+#: with Spark's guava or jackson): one 40 MB jar for every line. 4.0.4 is the newest whose shaded
+#: jar Maven Central serves; Hadoop 3.5's own hadoop-gcp cannot be pointed at an emulator.
+CONNECTOR = Artifact("com.google.cloud.bigdataoss", "gcs-connector", "4.0.4", "shaded")
+#: The connector serves gs:// for the gcs adapter.
 GCS_CONNECTOR_CONFS = {
     "spark.hadoop.fs.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS",
@@ -33,31 +35,6 @@ def gcs_emulator_confs(endpoint: str) -> dict[str, str]:
     }
 
 
-def start_local_gcs(bucket: str) -> tuple[FakeGcs, dict[str, str]]:
-    """Start fake-gcs-server on loopback with ``bucket``; return it and the connector's confs."""
-    from txcommit_store_gcs.emulator import FakeGcs
-
-    gcs = FakeGcs(bucket).start()
-    return gcs, gcs_emulator_confs(gcs.endpoint)
-
-
-def _standalone(bucket: str, port: int | None) -> FakeGcs:
-    from txcommit_store_gcs.emulator import FakeGcs
-
-    return FakeGcs(bucket, port)
-
-
-def _banner(gcs: Any, config: Any) -> str:
-    return (
-        f"local GCS (fake-gcs-server) at {gcs.endpoint}, bucket gs://{config.local_gcs_bucket}/ "
-        "(no credentials)"
-    )
-
-
-def _connectors(line: str) -> tuple[Artifact, ...]:
-    return GCS_ARTIFACTS
-
-
 def level2_target(store: Store, endpoint: str | None, region: str | None) -> Level2:
     """An emulator (the store's endpoint or STORAGE_EMULATOR_HOST) without credentials;
     Google Cloud itself through the cluster's own fs.gs.* settings."""
@@ -65,26 +42,18 @@ def level2_target(store: Store, endpoint: str | None, region: str | None) -> Lev
     return store.root_url, gcs_emulator_confs(endpoint) if endpoint else {}
 
 
-GCS = StorePlugin(
+GCS = StoreDescriptor(
     name="gcs",
-    summary="adds Google's Cloud Storage connector and, unless --no-local-gcs, a local "
-    "fake-gcs-server with bucket 'txcommit'",
+    summary="adds Google's Cloud Storage connector; with --local, a fake-gcs-server with bucket "
+    "'txcommit'",
+    declaration=files(__name__) / "gcs.json",
     python_store="txcommit_store_gcs.store:GcsStore",
     adapter_jar="txcommit-gcs.jar",
-    connectors=_connectors,
+    connectors=lambda line: (CONNECTOR,),
     connectors_follow_hadoop=False,
     server_confs=GCS_CONNECTOR_CONFS,
-    emulator=LocalEmulator(
-        option="local_gcs",
-        help="with --store gcs: reach Google Cloud Storage with your fs.gs.* confs instead",
-        start=lambda config: start_local_gcs(config.local_gcs_bucket),
-        banner=_banner,
-        standalone=_standalone,
-    ),
+    emulator="txcommit_store_gcs.devkit.emulator:LOCAL",
+    testkit="txcommit_store_gcs.devkit.testkit:KIT",
     options={"endpoint": ("gs",)},
     level2_target=level2_target,
 )
-
-#: The entry points of the txcommit.adapters group (store name -> descriptor above), read
-#: without importing this module by the build (setup.py) and by a checkout (builtin_stores).
-ENTRY_POINTS = {"gcs": "GCS"}

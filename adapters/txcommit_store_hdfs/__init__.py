@@ -1,45 +1,18 @@
-"""The ``hdfs`` store: Spark's own Hadoop client speaks HDFS (no jar); a one-machine HDFS
-(MiniDFSCluster) runs for ``txcommit server --store hdfs`` unless ``--no-local-hdfs``."""
+"""The ``hdfs`` store: Spark's own Hadoop client speaks HDFS (no jar); from Python, WebHDFS."""
 
 from __future__ import annotations
 
-from typing import Any
+from importlib.resources import files
 
-from txcommit.adapters.plugin import Emulator, LocalEmulator, StorePlugin
+from txcommit.stores import StoreDescriptor
 
-
-def start_local_hdfs(config: Any) -> tuple[Emulator, dict[str, str]]:
-    """Start a one-machine HDFS; the server reaches it by its hdfs:// URL, no conf needed."""
-    from txcommit_store_hdfs.emulator import MiniHdfs
-
-    return MiniHdfs().start(), {}
-
-
-def _standalone(bucket: str, port: int | None) -> Emulator:
-    """A MiniDFSCluster (``bucket`` does not apply: the file system is the cluster's)."""
-    from txcommit_store_hdfs.emulator import MiniHdfs
-
-    return MiniHdfs(port)
-
-
-def _banner(hdfs: Any, config: Any) -> str:
-    return f"local HDFS (MiniDFSCluster) at {hdfs.endpoint}/ (WebHDFS: {hdfs.webhdfs})"
-
-
-HDFS = StorePlugin(
+HDFS = StoreDescriptor(
     name="hdfs",
-    summary="starts a one-machine HDFS unless --no-local-hdfs",
+    summary="the cluster's HDFS through its Hadoop configuration; with --local, a one-machine "
+    "HDFS (MiniDFSCluster)",
+    declaration=files(__name__) / "hdfs.json",
     python_store="txcommit_store_hdfs.store:HdfsStore",
-    emulator=LocalEmulator(
-        option="local_hdfs",
-        help="with --store hdfs: reach your cluster's NameNode through its Hadoop configuration",
-        start=start_local_hdfs,
-        banner=_banner,
-        standalone=_standalone,
-    ),
+    emulator="txcommit_store_hdfs.devkit.emulator:LOCAL",
+    testkit="txcommit_store_hdfs.devkit.testkit:KIT",
     options={"endpoint": ("hdfs",)},
 )
-
-#: The entry points of the txcommit.adapters group (store name -> descriptor above), read
-#: without importing this module by the build (setup.py) and by a checkout (builtin_stores).
-ENTRY_POINTS = {"hdfs": "HDFS"}

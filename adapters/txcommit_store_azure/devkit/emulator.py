@@ -1,8 +1,8 @@
 """The azure store's local emulator: Azurite's Blob service, ``azurite-blob`` from npm
-(``npm install --prefix $TXCOMMIT_CACHE/npm azurite@3.37.0``), found at ``$TXCOMMIT_AZURITE``,
+(npm, installed by .ci/setup), found at ``$TXCOMMIT_AZURITE``,
 on ``PATH``, or in that cache; its blobs under a temporary directory, telemetry off. The
-container is created with azure-storage-blob (``pip install 'txcommit[azure-local]'``) and
-Azurite's well-known development account (``python -m txcommit.testing.emulators azure``)."""
+container is created with azure-storage-blob (``pip install 'txcommit[local]'``) and
+Azurite's well-known development account (``python -m txcommit.devkit.emulators azure``)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,11 @@ import tempfile
 from pathlib import Path
 
 from txcommit._cache import cache_root
-from txcommit.testing.emulators import EmulatorError, EmulatorProcess
+from txcommit.devkit.emulators import EmulatorError, EmulatorProcess
+from txcommit.stores import Emulator, LocalEmulator
+from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY, abfs_confs
 
 AZURITE_VERSION = "3.37.0"
-#: Azurite's well-known development account (public, documented by Microsoft; not a secret),
-#: which the Python mirror uses for an emulator endpoint.
-EMULATOR_ACCOUNT = "devstoreaccount1"
-EMULATOR_KEY = (
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-)
 
 
 def azurite_binary() -> Path:
@@ -71,7 +67,7 @@ class Azurite(EmulatorProcess):
         except ImportError:
             raise EmulatorError(
                 "txcommit: creating an Azurite container needs azure-storage-blob; "
-                "pip install 'txcommit[azure-local]'"
+                "pip install 'txcommit[local]'"
             ) from None
         client = BlobServiceClient(
             self.endpoint,
@@ -93,24 +89,19 @@ class Azurite(EmulatorProcess):
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def abfs_confs(host_port: str, *, prefix: str = "spark.hadoop.") -> dict[str, str]:
-    """Hadoop ABFS settings that reach Azurite at ``host_port`` (Azurite's Blob endpoint over
-    plain HTTP, its well-known development account and key): the settings docs/adapters.md
-    lists as checked with hadoop-azure 3.5.0."""
-    confs = {
-        "fs.azure.abfs.endpoint": host_port,
-        "fs.azure.always.use.https": "false",
-        # ABFS's default HTTP client fails on plain http.
-        "fs.azure.networking.library": "JDK_HTTP_URL_CONNECTION",
-        "fs.azure.account.auth.type": "SharedKey",
-        f"fs.azure.account.key.{EMULATOR_ACCOUNT}.dfs.core.windows.net": EMULATOR_KEY,
-        "fs.azure.account.hns.enabled": "false",
-        # ABFS 3.5 sends client metrics to the account at JVM exit and retries for minutes
-        # when the emulator is already gone.
-        "fs.azure.metrics.collection.enabled": "false",
-    }
-    return {prefix + k: v for k, v in confs.items()}
+def _start(container: str) -> tuple[Emulator, dict[str, str]]:
+    azurite = Azurite(container).start()
+    return azurite, azurite.abfs_confs()
 
+
+LOCAL = LocalEmulator(
+    start=_start,
+    banner=lambda azurite, container: (
+        f"local Azure Blob (Azurite) at {azurite.endpoint}, "
+        f"container {azurite.abfs_url} (Azurite's public development key)"
+    ),
+    standalone=lambda container, port: Azurite(container, port),
+)
 
 __all__ = [
     "AZURITE_VERSION",

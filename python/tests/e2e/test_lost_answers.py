@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.scale import SOAK

@@ -51,14 +51,14 @@ def build_and_install(tmp: Path) -> Path:
     shutil.copytree(DISTRIBUTION, dist)
     package = dist / "txcommit_store_example"
     classes = tmp / "classes"
-    sources = sorted(str(p) for p in (dist / "jvm" / "src").rglob("*.java"))
+    sources = sorted(str(p) for p in (package / "jvm" / "src").rglob("*.java"))
     subprocess.run(["javac", "--release", "17", "-d", str(classes), "-cp",
                     os.pathsep.join(_jvm_classpath()), *sources], check=True)  # fmt: skip
-    shutil.copytree(dist / "jvm" / "resources", classes, dirs_exist_ok=True)
+    shutil.copytree(package / "jvm" / "resources", classes, dirs_exist_ok=True)
     # The JVM adapter reads its declaration from its own jar.
     declaration = classes / "txcommit" / "adapters" / "example" / "adapter.json"
     declaration.parent.mkdir(parents=True)
-    shutil.copy(package / "adapter.json", declaration)
+    shutil.copy(package / "example.json", declaration)
     subprocess.run(["jar", "cf", str(package / JAR), "-C", str(classes), "."], check=True)
     site = tmp / "site"
     uv = Path(server_python()).parent / "uv"  # the server venv's uv (txcommit[dev])

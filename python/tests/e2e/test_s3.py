@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import txcommit
-from txcommit.testing.local_s3 import DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import LYING_BUCKET, TEST_BUCKET
 from support.servers import READY_MARK, ServerProcess, new_session, server_python

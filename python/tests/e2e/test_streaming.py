@@ -23,14 +23,14 @@ import pytest
 from pyspark.sql import functions as F
 
 import txcommit
+from txcommit.devkit.testkit import store_test_kits
 
 from support.races import CommitWatch, Span, assert_overlaps, clock, note
 from support.scale import SOAK
 from support.servers import (
     ServerProcess,
     new_session,
-    server_with_azure,
-    server_with_gcs,
+    server_for,
     server_with_s3,
 )
 from support.streams import configure
@@ -166,11 +166,10 @@ class Stream:
 
 
 #: Which server runs which stores' queries: a `--store s3` server serves local, S3 and HDFS
-#: tables; GCS and Azure tables need servers with their connectors.
+#: tables; a store whose test kit needs a server of its own (GCS, Azure) gets one.
 STREAM_SERVERS = {
-    "s3": [s for s in STREAM_STORES if s not in ("gcs", "azure")],
-    "gcs": ["gcs"],
-    "azure": ["azure"],
+    "s3": [s for s in STREAM_STORES if not store_test_kits()[s].own_server],
+    **{s: [s] for s, kit in store_test_kits().items() if kit.own_server},
 }
 #: Random kills that must have cut a micro-batch short (its offsets written, its commit not):
 #: the random rounds go on (at most two more than KILLS) until they have.
@@ -178,10 +177,10 @@ CUT_SHORT = 1
 
 
 def stream_server(kind: str, workdir: Path, request: pytest.FixtureRequest) -> ServerProcess:
-    if kind == "gcs":
-        return server_with_gcs(workdir, request.getfixturevalue("fake_gcs"))
-    if kind == "azure":
-        return server_with_azure(workdir, request.getfixturevalue("azurite"))
+    kit = store_test_kits()[kind]
+    if kit.own_server:
+        emulator = request.getfixturevalue(kit.fixture) if kit.fixture else None
+        return server_for(kind, workdir, emulator)
     return server_with_s3(workdir, request.getfixturevalue("local_s3"))
 
 

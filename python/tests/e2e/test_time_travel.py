@@ -23,7 +23,8 @@ from txcommit.errors import TimeTravelError
 from txcommit.maintenance import history as txcommit_history
 from txcommit.maintenance import restore, vacuum
 from txcommit.table.names import generate_txn
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.tables import TableRef, dynamic_overwrite, parquet_bytes, reader_target
 
@@ -32,7 +33,7 @@ EXPECTED = [[0, 1, 2, 3], [0, 1, 2, 3, 10, 11, 12], [1, 3, 11, 20]]
 
 
 def iso(ms: int) -> str:
-    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 

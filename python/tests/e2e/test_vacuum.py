@@ -26,7 +26,7 @@ import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.conformance.protocol import fail_first_attempt_at
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
-from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.jobs import SlowAppend
 from support.races import assert_overlaps, timed

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from txcommit._names import ALLOW_FAULT_INJECTION_CONF
-from txcommit.testing.local_s3 import LocalS3, s3a_confs
+from txcommit.devkit.testkit import store_test_kits
+from txcommit_store_s3 import s3a_confs
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.stores import server_args
 
 if TYPE_CHECKING:
-    from txcommit_store_azure.emulator import Azurite
-    from txcommit_store_gcs.emulator import FakeGcs
-
     from support.cluster import StandaloneCluster
 
 READY_MARK = "ready at sc://"
@@ -366,28 +365,22 @@ def server_with_s3(
     )
 
 
-def server_with_gcs(
-    workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: Any
+def server_for(
+    store: str,
+    workdir: Path,
+    emulator: Any,
+    *,
+    front: str | None = None,
+    confs: dict[str, str] | None = None,
+    **kwargs: Any,
 ) -> ServerProcess:
-    """A `txcommit server --store gcs` that reaches the shared fake-gcs-server."""
-    from txcommit_store_gcs.plugin import gcs_emulator_confs
-
+    """A `txcommit server --store <store>` that reaches ``emulator`` (the one its test kit's
+    fixture gives), through the proxy at ``front`` (``host:port``) if given."""
+    kit = store_test_kits()[store]
     return ServerProcess(
         workdir,
-        confs={**FAULTS_ALLOWED, **gcs_emulator_confs(fake_gcs.endpoint), **(confs or {})},
-        extra_args=server_args("gcs"),
-        **kwargs,
-    )
-
-
-def server_with_azure(
-    workdir: Path, azurite: Azurite, confs: dict[str, str] | None = None, **kwargs: Any
-) -> ServerProcess:
-    """A `txcommit server --store azure` that reaches the shared Azurite through ABFS."""
-    return ServerProcess(
-        workdir,
-        confs={**FAULTS_ALLOWED, **azurite.abfs_confs(), **(confs or {})},
-        extra_args=server_args("azure"),
+        confs={**FAULTS_ALLOWED, **kit.server_confs(emulator, front), **(confs or {})},
+        extra_args=server_args(store),
         **kwargs,
     )
 

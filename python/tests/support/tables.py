@@ -9,14 +9,13 @@ contents.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,9 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit.devkit.testkit import store_test_kits
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.scale import SOAK
 from support.stores import session_confs
@@ -345,40 +346,18 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-@dataclass(frozen=True)
-class TableMaker:
-    """How a test table is laid out on a store's emulator and read raw around txcommit."""
-
-    #: The session fixture the store's tables live on (conftest.py), None for local files.
-    fixture: str | None
-    #: (store, table name, workdir, what ``fixture`` gives) -> a fresh table.
-    make: Callable[[str, str, Path, Any], TableRef]
-
-
-def table_makers() -> dict[str, TableMaker]:
-    """Every store's ``TABLE_MAKERS``, from its folder (``adapters/<name>/python/
-    store_tests_<name>.py``, importable: conftest.py puts the folders on the path)."""
-    if not _MAKERS:
-        root = Path(__file__).resolve().parents[3]
-        for binding in sorted(root.glob("adapters/*/python/store_tests_*.py")):
-            _MAKERS.update(importlib.import_module(binding.stem).TABLE_MAKERS)
-    return _MAKERS
-
-
-_MAKERS: dict[str, TableMaker] = {}
-
-
 def make_table(store: str, workdir: Path, on: Any = None) -> TableRef:
-    """A fresh table on ``store``, on what its maker's fixture gives (``on``): a directory
-    below ``workdir`` (local), a prefix of the test bucket read through an S3 client, a
-    directory on a MiniHdfs, a prefix of a FakeGcs' bucket or of an Azurite's container."""
-    return table_makers()[store].make(store, next_table_name(), workdir, on)
+    """A fresh table on ``store``, laid out by its test kit on what its emulator fixture gives
+    (``on``): a directory below ``workdir`` (local), a prefix of a bucket or container, a
+    directory on a MiniHdfs."""
+    kit = store_test_kits()[store]
+    return TableRef(store, **kit.table(store, next_table_name(), workdir, on))
 
 
 def make_table_of(store: str, workdir: Path, request: Any) -> TableRef:
-    """A fresh table on ``store``, on the emulator its maker's fixture (asked of pytest's
+    """A fresh table on ``store``, on the emulator its kit's fixture (asked of pytest's
     ``request``) gives."""
-    fixture = table_makers()[store].fixture
+    fixture = store_test_kits()[store].fixture
     return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
 
 

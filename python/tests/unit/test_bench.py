@@ -9,8 +9,9 @@ import pytest
 
 from txcommit.bench.report import grouped, render, targets
 from txcommit.bench.runner import is_data_key, summarise_requests
-from txcommit.testing.latency_model import MB, S3_COPY_MB_PER_S, S3_FIGURES, by_name, s3_model
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit.devkit.latency_model import MB, S3_COPY_MB_PER_S, S3_FIGURES, by_name, s3_model
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 
 def test_latency_model_delays_each_request_by_operation_and_copied_bytes():

@@ -22,8 +22,9 @@ from txcommit.conformance.runner import scrub
 from txcommit.errors import StoreError
 from txcommit.table.properties import TableProperties, encode_properties
 from txcommit.table.records import encode_record
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 from txcommit.testing.vectors import load
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.vectors import logical

@@ -15,9 +15,11 @@ import requests
 from txcommit.adapters import open_store
 from txcommit.cli import main as txcommit_main
 from txcommit.conformance import CHECKS, FAIL, NOT_DECLARED, PASS, main, run_level1
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
-from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY, Azurite
-from txcommit_store_gcs.emulator import FakeGcs
+from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY
+from txcommit_store_azure.devkit.emulator import Azurite
+from txcommit_store_gcs.devkit.emulator import FakeGcs
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 from txcommit_store_s3.store import S3Store
 
 BUCKET = "conformance"

@@ -1,4 +1,4 @@
-"""The local S3 endpoint (moto behind :class:`~txcommit.testing.local_s3.S3Front`) serves an
+"""The local S3 endpoint (moto behind :class:`~txcommit_store_s3.devkit.emulator.S3Front`) serves an
 object as S3 does while it is replaced: the old object or the new one, whole, never an error or
 a mix. The read attacks run readers beside writers on it; a fault of the endpoint would fail
 them for the wrong reason."""

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from txcommit.testing.lossy_proxy import LossyProxy
+from txcommit.devkit.lossy_proxy import LossyProxy
 
 
 class _Store(BaseHTTPRequestHandler):

@@ -40,7 +40,8 @@ from txcommit.table.records import (
     encode_record,
 )
 from txcommit.table.view import open_table
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.tables import TableRef

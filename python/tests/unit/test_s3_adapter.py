@@ -18,7 +18,8 @@ from txcommit.errors import (
     StoreError,
     UnsupportedStoreError,
 )
-from txcommit.testing.local_s3 import DUMMY_KEY, LocalS3, fetch_requests
+from txcommit_store_s3 import DUMMY_KEY
+from txcommit_store_s3.devkit.emulator import LocalS3, fetch_requests
 from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import LYING_BUCKET, fresh_s3_url, s3_options

@@ -133,7 +133,7 @@ class Table:
 
 
 def _iso(ms: int) -> str:
-    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 

@@ -2,6 +2,7 @@ import sbt._
 
 /** The Azure Blob Storage module (adapterAzure, adapterAzure40, ...). */
 object AdapterAzure extends StoreModule {
+  val name = "azure"
   val declarations = Seq("azure")
 
   // ABFS must match the cluster's Hadoop: the cluster provides it (`txcommit jars --store

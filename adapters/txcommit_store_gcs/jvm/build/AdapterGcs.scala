@@ -2,6 +2,7 @@ import sbt._
 
 /** The Google Cloud Storage module (adapterGcs, adapterGcs40, ...). */
 object AdapterGcs extends StoreModule {
+  val name = "gcs"
   val declarations = Seq("gcs")
 
   // Google's Cloud Storage connector, shaded (its Google client libraries relocated, so they

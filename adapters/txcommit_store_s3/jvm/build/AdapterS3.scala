@@ -3,6 +3,7 @@ import sbt._
 /** The S3 module (adapterS3, adapterS340, ...): Hadoop S3A's conditional put and multipart
   * complete, so its jar carries both declarations. */
 object AdapterS3 extends StoreModule {
+  val name = "s3"
   val declarations = Seq("s3", "s3-multipart")
 
   // S3A and its AWS SDK must match the cluster's Hadoop: the cluster provides them

@@ -24,7 +24,7 @@ from txcommit.adapters.declarations import (
     AdapterDeclaration,
     declaration_named,
     known_adapters,
-    load_declarations,
+    load_declaration,
     parse_declaration,
 )
 from txcommit.adapters.local import LocalStore
@@ -47,7 +47,7 @@ __all__ = [
     "adapter_for",
     "declaration_named",
     "known_adapters",
-    "load_declarations",
+    "load_declaration",
     "open_store",
     "overrides_from_conf",
     "parse_declaration",

@@ -3,7 +3,7 @@ and a no-protocol floor, on the local file system and on S3 (moto behind a laten
 
 Writes ``docs/benchmarks.md`` (tables, targets held or missed), PNG plots in
 ``docs/benchmarks/`` and the raw results as ``docs/benchmarks/results.json``. Needs the server
-side (``txcommit[server,s3-local]``, Java 17 with javac) and, for plots, ``txcommit[bench]``.
+side (``txcommit[server,local]``, Java 17 with javac) and, for plots, ``txcommit[bench]``.
 """
 
 from __future__ import annotations
@@ -358,9 +358,10 @@ def run(
     import txcommit  # noqa: F401 - before pyspark.sql.connect (see txcommit._spark_home)
     from txcommit.bench.jvm import HADOOP_CLOUD, floor_jar, hadoop_cloud_jar
     from txcommit.bench.runner import BUCKET, Bench
+    from txcommit.devkit.latency_model import s3_model
     from txcommit.server import ServerConfig, find_pyspark_server, free_port, start
-    from txcommit.testing.latency_model import s3_model
-    from txcommit.testing.local_s3 import LocalS3, s3a_confs
+    from txcommit_store_s3 import s3a_confs
+    from txcommit_store_s3.devkit.emulator import LocalS3
 
     started = time.monotonic()
     workdir = Path(ns.work_dir or tempfile.mkdtemp(prefix="txcommit-bench-")).resolve()
@@ -378,7 +379,7 @@ def run(
         confs.update(s3a_confs(s3.endpoint))
     config = ServerConfig(
         port=free_port(), master=ns.master, confs=confs, jars=jars,
-        store="s3" if "s3" in stores else "local", local_s3=False,
+        store="s3" if "s3" in stores else "local",
         log_file=str(workdir / "server.log"), die_with_parent=True, startup_timeout=300,
     )  # fmt: skip
     print(f"txcommit bench: starting the server (log {config.log_file})", flush=True)

@@ -62,7 +62,7 @@ def _vs(on: dict[str, Any], off: dict[str, Any]) -> str:
 
 def _model_ms(on: dict[str, Any], off: dict[str, Any]) -> float:
     """What the requests the filter added cost on the latency model, in ms."""
-    from txcommit.testing.latency_model import S3_DEFAULT_MS, S3_FIGURES
+    from txcommit.devkit.latency_model import S3_DEFAULT_MS, S3_FIGURES
 
     ms = {op: float(v) for op, v, _ in S3_FIGURES}
     ops = set(on["requests"]) | set(off["requests"])

@@ -445,7 +445,7 @@ def _put_chunk(endpoint: str, bucket: str, objects: list[tuple[str, bytes]]) -> 
         import boto3
         from botocore.config import Config
 
-        from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
+        from txcommit_store_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 
         _WORKER_CLIENT[endpoint] = boto3.client(
             "s3", endpoint_url=endpoint, region_name=DEFAULT_REGION,

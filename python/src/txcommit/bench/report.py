@@ -13,7 +13,7 @@ from txcommit._names import (
     PUBLISH_REPLACE_RECORD_STAGE,
 )
 from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
-from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
+from txcommit.devkit.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
 #: Request columns of the tables: (heading, operations counted).
 REQUEST_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -376,7 +376,7 @@ def render(
             "## Running it",
             "",
             "`txcommit bench [options]` (from a checkout with "
-            "`bash .ci/setup` done, or `pip install 'txcommit[server,s3-local,bench]'` "
+            "`bash .ci/setup` done, or `pip install 'txcommit[server,bench]'` "
             "and a JDK 17 with javac):",
             "",
             table(["Option", "Meaning", "Default"], [list(o) for o in options]),

@@ -29,7 +29,8 @@ from typing import Any
 from txcommit.bench.protocols import Protocol, label
 from txcommit.paths import is_data_path
 from txcommit.server import RunningServer
-from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 COMMIT_LINE = re.compile(rb"Write Job \S+ committed\. Elapsed time: (\d+) ms")
 BUCKET = "bench"

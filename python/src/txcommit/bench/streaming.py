@@ -11,7 +11,7 @@ warm-up it counts the requests on checkpoint files (the checkpoint directory and
 micro-batches, and prints requests per batch by operation. It is a measurement, not a test:
 nothing is asserted.
 
-Needs the server side install (``txcommit[server,s3-local]``) and the S3 jars
+Needs the server side install (``txcommit[server,local]``) and the S3 jars
 (``txcommit jars --store s3``).
 """
 
@@ -115,7 +115,7 @@ def _run_one(url: str, endpoint: str, name: str, args: argparse.Namespace) -> Re
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from txcommit.testing.local_s3 import fetch_requests
+    from txcommit_store_s3.devkit.emulator import fetch_requests
 
     cls, adapter = MANAGERS[name]
     prefix = f"bench/{name}-{int(time.time())}/"
@@ -190,14 +190,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from txcommit.server import ServerConfig, free_port, start
-    from txcommit.testing.local_s3 import LocalS3, s3a_confs
+    from txcommit_store_s3 import s3a_confs
+    from txcommit_store_s3.devkit.emulator import LocalS3
 
     s3 = LocalS3().start()
     results: list[Result] = []
     try:
         s3.create_bucket(BUCKET)
         config = ServerConfig(
-            port=free_port(), master="local[2]", store="s3", local_s3=False,
+            port=free_port(), master="local[2]", store="s3",
             confs=s3a_confs(s3.endpoint), die_with_parent=True, startup_timeout=300,
         )  # fmt: skip
         print(f"txcommit bench-streaming: local S3 at {s3.endpoint}; starting a Connect server",

@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from txcommit._console import print_error, text
 from txcommit.cli.ls import NOT_A_TABLE, add_table_arguments, human_bytes, open_or_report
@@ -35,7 +35,7 @@ _TABLES_NAMED = 5
 def _time(ms: int | None) -> str:
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _removed(files: int | None, size: int | None) -> str:

@@ -1,16 +1,12 @@
-"""Local store emulators to certify adapters against, each a child process on a free loopback
-port: what they share (:class:`EmulatorProcess`) and the command that runs a store's alone.
-Each store's own is in its package, in its folder: fake-gcs-server (GCS,
-``txcommit_store_gcs.emulator``) and Azurite (Azure Blob, ``txcommit_store_azure.emulator``),
-each with one bucket or container created, in memory, and a real one-machine HDFS
-(``txcommit_store_hdfs.emulator``); its descriptor names it (``LocalEmulator.standalone``).
+"""What the stores' emulators share: a child process on a free loopback port
+(:class:`EmulatorProcess`), and the command that runs a store's alone. Each store's own is in its
+folder (``txcommit_store_<name>.devkit.emulator``), named by its descriptor.
 
-    python -m txcommit.testing.emulators gcs --bucket lake      # prints "ready at URL"
-    python -m txcommit.testing.emulators azure --container lake
-    python -m txcommit.testing.emulators hdfs
+    python -m txcommit.devkit.emulators gcs --bucket lake      # prints "ready at URL"
+    python -m txcommit.devkit.emulators azure --container lake
+    python -m txcommit.devkit.emulators hdfs
 
-These are test doubles: what each really does with each precondition is recorded in
-docs/adapters.md, and the kit reports it, whatever it is.
+What each really does with each precondition is recorded in docs/adapters.md.
 """
 
 from __future__ import annotations
@@ -128,15 +124,12 @@ class EmulatorProcess:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from txcommit.adapters.plugin import store_plugins
+    from txcommit.stores import store_descriptors
 
-    runs = {
-        p.name: p.emulator.standalone
-        for p in store_plugins()
-        if p.emulator is not None and p.emulator.standalone is not None
-    }
+    emulators = {d.name: d.local_emulator() for d in store_descriptors() if d.emulator}
+    runs = {name: e.standalone for name, e in emulators.items() if e.standalone is not None}
     p = argparse.ArgumentParser(
-        prog="python -m txcommit.testing.emulators",
+        prog="python -m txcommit.devkit.emulators",
         description="Run a store's local emulator on loopback until interrupted: a GCS "
         "(fake-gcs-server) or Azure Blob (Azurite) one in memory with one bucket or container, "
         "a one-machine HDFS (MiniDFSCluster). Prints 'ready at <endpoint>' once it serves "

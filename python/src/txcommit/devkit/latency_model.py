@@ -24,10 +24,10 @@ MB = 1024 * 1024
 class LatencyModel:
     """Per-operation latency (ms) plus a per-byte cost for server-side copies.
 
-    ``ms_by_op`` maps the operations :func:`txcommit.testing.local_s3.classify` names (PUT, COPY,
-    LIST, MULTIPART_COMPLETE ...) to a fixed latency; an operation not listed costs
-    ``default_ms``. A COPY or MULTIPART_PART_COPY of ``n`` bytes costs its latency plus
-    ``n / copy_mb_per_s`` seconds. ``scale`` multiplies everything (0 switches it off).
+    ``ms_by_op`` maps the operations S3's emulator names (``classify``: PUT, COPY, LIST,
+    MULTIPART_COMPLETE ...) to a fixed latency; an operation not listed costs ``default_ms``.
+    A COPY or MULTIPART_PART_COPY of ``n`` bytes costs its latency plus ``n / copy_mb_per_s``
+    seconds. ``scale`` multiplies everything (0 switches it off).
     """
 
     name: str

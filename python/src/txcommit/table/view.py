@@ -924,7 +924,7 @@ def _log_as_of(
 
 def _iso(epoch_ms: int) -> str:
     """``epoch_ms`` as the JVM's ``Instant.toString`` writes it (UTC, ``Z``)."""
-    t = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC)
     text = t.strftime("%Y-%m-%dT%H:%M:%S")
     return text + (f".{epoch_ms % 1000:03d}Z" if epoch_ms % 1000 else "Z")
 

@@ -9,7 +9,7 @@ import io.txcommit.testing.ReadyProcess
 
 /**
  * A real Azure Blob endpoint for the JVM tests: Azurite (npm, installed by .ci/setup) started by
- * `python -m txcommit.testing.emulators azure` from the project's server venv, on a free
+ * `python -m txcommit.devkit.emulators azure` from the project's server venv, on a free
  * loopback port, in memory, with one container.
  */
 final class LocalAzurite extends AutoCloseable {
@@ -17,7 +17,7 @@ final class LocalAzurite extends AutoCloseable {
   val account: String = LocalAzurite.Account
 
   private val proc = new ReadyProcess("Azurite",
-    Seq("txcommit.testing.emulators", "azure", "--container", container), timeoutSeconds = 90)
+    Seq("txcommit.devkit.emulators", "azure", "--container", container), timeoutSeconds = 90)
 
   /** `http://127.0.0.1:<port>/devstoreaccount1`, as the emulator prints it. */
   val endpoint: String = proc.readyAt

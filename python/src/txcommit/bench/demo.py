@@ -100,7 +100,7 @@ class Demo:
     workdir: Path
     config: ServerConfig
     fail_delay: float
-    s3: Any = None  # txcommit.testing.local_s3.LocalS3 on --store s3
+    s3: Any = None  # txcommit_store_s3.devkit.emulator.LocalS3 on --store s3
     server: RunningServer | None = None
     starts: int = 0
 
@@ -136,7 +136,7 @@ class Demo:
     def _s3_client(self) -> Any:
         import boto3
 
-        from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET
+        from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
 
         return boto3.client(
             "s3", endpoint_url=self.s3.endpoint, region_name="us-east-1",
@@ -368,14 +368,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     s3 = None
     if ns.store == "s3":
-        from txcommit.testing.latency_model import s3_model
-        from txcommit.testing.local_s3 import LocalS3, s3a_confs
+        from txcommit.devkit.latency_model import s3_model
+        from txcommit_store_s3 import s3a_confs
+        from txcommit_store_s3.devkit.emulator import LocalS3
 
         s3 = LocalS3(latency=s3_model()).start()
         s3.create_bucket(BUCKET)
         confs.update(s3a_confs(s3.endpoint))
     config = ServerConfig(
-        master=ns.master, confs=confs, store=ns.store, local_s3=False,
+        master=ns.master, confs=confs, store=ns.store,
         startup_timeout=300, die_with_parent=True,
     )  # fmt: skip
     demo = Demo(ns.store, workdir, config, ns.fail_delay, s3)
