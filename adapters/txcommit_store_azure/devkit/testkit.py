@@ -60,8 +60,11 @@ KIT = StoreTestKit(
     fixture="azurite",
     table=_table,
     contract={
-        "": lambda azure, _: open_store(
-            f"az://{CONTAINER}/contract/{uuid.uuid4().hex}", endpoint=azure.endpoint, emulator=True
+        "": lambda store, azure, _: open_store(
+            f"az://{CONTAINER}/contract/{uuid.uuid4().hex}",
+            {"az": store},
+            endpoint=azure.endpoint,
+            emulator=True,
         )
     },
     own_server=True,

@@ -55,8 +55,8 @@ KIT = StoreTestKit(
     fixture="fake_gcs",
     table=_table,
     contract={
-        "": lambda gcs, _: open_store(
-            f"gs://{BUCKET}/contract/{uuid.uuid4().hex}", endpoint=gcs.endpoint
+        "": lambda store, gcs, _: open_store(
+            f"gs://{BUCKET}/contract/{uuid.uuid4().hex}", {"gs": store}, endpoint=gcs.endpoint
         )
     },
     own_server=True,

@@ -19,9 +19,9 @@ KIT = StoreTestKit(
     fixture=None,
     table=_table,
     contract={
-        "": lambda _, tmp: LocalStore(tmp / "table"),
+        "": lambda store, _, tmp: LocalStore(tmp / "table"),
         # link(2) without fsync keeps the contract too.
-        "WithObstoreCreate": lambda _, tmp: LocalStore(f"file://{tmp}/table", durable=False),
+        "WithObstoreCreate": lambda store, _, tmp: LocalStore(f"file://{tmp}/table", durable=False),
     },
     kill_points=("task.beforeCommit", "job.beforeRecord", "job.afterRecord"),
 )

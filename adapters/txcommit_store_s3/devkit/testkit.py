@@ -91,14 +91,16 @@ def _table(store: str, name: str, workdir: Path, s3_client: Any) -> dict[str, An
 S3 = StoreTestKit(
     fixture="s3_client",
     table=_table,
-    contract={"": lambda c, _: S3Store(fresh_s3_url(), **s3_options(c.meta.endpoint_url))},
+    contract={"": lambda store, c, _: S3Store(fresh_s3_url(), **s3_options(c.meta.endpoint_url))},
     on_cluster=True,
 )
 S3_MULTIPART = StoreTestKit(
     fixture="s3_client",
     table=_table,
     contract={
-        "": lambda c, _: S3MultipartStore(fresh_s3_url("s3a"), **s3_options(c.meta.endpoint_url))
+        "": lambda store, c, _: S3MultipartStore(
+            fresh_s3_url("s3a"), **s3_options(c.meta.endpoint_url)
+        )
     },
     # Tasks stage data as pending uploads: the state differs while the uploads complete
     # (either side of the commit point its bucket holds what the `s3` adapter's holds).

@@ -325,8 +325,8 @@ def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # 
     assert set(spark_rows) <= set(filtered), f"{where}: the filtered view holds Spark's"
 
 
-#: A stalled driver on every store: the same server pair serves them all (no new server).
-ZOMBIE_STORES = sorted({*STREAM_STORES, "s3-multipart", "hdfs", "gcs", "azure"})
+#: A stalled driver on every store (every store with a test kit).
+ZOMBIE_STORES = sorted(store_test_kits())
 
 
 @pytest.mark.parametrize("any_table", ZOMBIE_STORES, indirect=True)

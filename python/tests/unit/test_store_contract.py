@@ -17,7 +17,7 @@ from txcommit.testing.store_contract import StoreContract
 def _binding(name: str, store: str, fixture: str | None, make: Any) -> type[StoreContract]:
     @pytest.fixture
     def store_fixture(self: Any, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-        return make(request.getfixturevalue(fixture) if fixture else None, tmp_path)
+        return make(store, request.getfixturevalue(fixture) if fixture else None, tmp_path)
 
     return type(name, (StoreContract,), {"adapter": store, "store": store_fixture})
 

@@ -31,8 +31,9 @@ class StoreTestKit:
     #: it raw (``local``, ``s3`` and ``bucket``, or an fsspec ``hdfs`` file system and its root).
     table: Callable[[str, str, Path, Any], dict[str, Any]]
     #: Fresh, empty roots for the store contract (``txcommit.testing.store_contract``), by
-    #: variant name: (what ``fixture`` gives, a temporary directory) -> a Python store.
-    contract: dict[str, Callable[[Any, Path], Any]] | None = None
+    #: variant name: (store name, what ``fixture`` gives, a temporary directory) -> a Python
+    #: store of that name.
+    contract: dict[str, Callable[[str, Any, Path], Any]] | None = None
     #: Whether its tables need a server of their own (``--store <name>``): its connector is not
     #: on the shared server.
     own_server: bool = False
