@@ -40,19 +40,38 @@ def main(line: str, work: Path) -> None:
     import txcommit
 
     # The wheel, not the checkout: the imported package lives in the venv.
-    check("txcommit comes from the installed wheel", "site-packages" in txcommit.__file__,
-          txcommit.__file__)  # fmt: skip
+    check(
+        "txcommit comes from the installed wheel",
+        "site-packages" in txcommit.__file__,
+        txcommit.__file__,
+    )
     port = free_port()
     log = work / "server.log"
     txcommit_bin = Path(sys.executable).parent / "txcommit"
     started = time.monotonic()
     server = subprocess.Popen(
-        [str(txcommit_bin), "server", "--store", "s3", "--local", "--port", str(port),
-         "--log-file", str(log),
-         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.catalogImplementation=hive",
-         "--master", "local[2]"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            str(txcommit_bin),
+            "server",
+            "--store",
+            "s3",
+            "--local",
+            "--port",
+            str(port),
+            "--log-file",
+            str(log),
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.sql.catalogImplementation=hive",
+            "--master",
+            "local[2]",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     out: list[str] = []
     try:
         assert server.stdout is not None
@@ -61,8 +80,10 @@ def main(line: str, work: Path) -> None:
             if "ready at sc://" in text:
                 break
         else:
-            raise SystemExit(f"line smoke: the server exited ({server.wait()}):\n{''.join(out)}"
-                             f"\n{log.read_text()[-4000:] if log.exists() else ''}")  # fmt: skip
+            raise SystemExit(
+                f"line smoke: the server exited ({server.wait()}):\n{''.join(out)}"
+                f"\n{log.read_text()[-4000:] if log.exists() else ''}"
+            )
         check("txcommit server started", True, f"{time.monotonic() - started:.0f}s")
         run_client(line, port, work)
     finally:
@@ -117,27 +138,36 @@ def run_client(line: str, port: int, work: Path) -> None:
 
     # A streaming query's batch goes through the txcommit sink (its own commit protocol) and
     # its checkpoint through the txcommit checkpoint file manager (docs/streaming.md).
-    for key, cls in (("checkpointFileManagerClass", "TxCommitCheckpointFileManager"),
-                     ("commitProtocolClass", "TxCommitSinkProtocol")):  # fmt: skip
+    for key, cls in (
+        ("checkpointFileManagerClass", "TxCommitCheckpointFileManager"),
+        ("commitProtocolClass", "TxCommitSinkProtocol"),
+    ):
         spark.conf.set(f"spark.sql.streaming.{key}", f"io.txcommit.streaming.{cls}")
     incoming = work / "incoming"
     incoming.mkdir()
     (incoming / "part-0.json").write_text("".join(f'{{"id": {i}}}\n' for i in range(30)))
     sink = (work / "stream").as_uri()
     query = (
-        spark.readStream.schema("id long").json(incoming.as_uri())
-        .writeStream.format("parquet").option("checkpointLocation", (work / "checkpoint").as_uri())
-        .trigger(availableNow=True).start(sink)
-    )  # fmt: skip
+        spark.readStream.schema("id long")
+        .json(incoming.as_uri())
+        .writeStream.format("parquet")
+        .option("checkpointLocation", (work / "checkpoint").as_uri())
+        .trigger(availableNow=True)
+        .start(sink)
+    )
     query.awaitTermination(180)
-    check("a streaming batch is committed by the txcommit sink", len(history(sink)) == 1,
-          query.exception() or "")  # fmt: skip
+    check(
+        "a streaming batch is committed by the txcommit sink",
+        len(history(sink)) == 1,
+        query.exception() or "",
+    )
     check("the streamed rows are read back once", spark.read.parquet(sink).count() == 30)
 
     # Another application's driver, its clock an hour ahead, overwrote a table: a Hive-enabled
     # session reads it at once.
-    check("the sessions are Hive-enabled",
-          spark.conf.get("spark.sql.catalogImplementation") == "hive")  # fmt: skip
+    check(
+        "the sessions are Hive-enabled", spark.conf.get("spark.sql.catalogImplementation") == "hive"
+    )
     ahead = work / "ahead"
     spark.range(0, 100).write.parquet(ahead.as_uri())
     spark.range(0, 7).write.mode("overwrite").parquet(ahead.as_uri())

@@ -150,7 +150,7 @@ class GcsStore(Store):
     def _error(self, action: str, key: str, response: Any) -> StoreError:
         try:
             message = response.json()["error"]["message"]
-        except Exception:  # noqa: BLE001 - not a JSON error document
+        except Exception:
             message = response.text[:200]
         return self._failure(action, key, f"{response.status_code} {message}")
 
@@ -159,13 +159,15 @@ class GcsStore(Store):
         self.check_key(key)
         boundary = f"txcommit-{uuid.uuid4().hex}"
         metadata = json.dumps({"name": self._name(key)}).encode()
-        body = b"".join([
-            f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode(),
-            metadata,
-            f"\r\n--{boundary}\r\nContent-Type: application/octet-stream\r\n\r\n".encode(),
-            data,
-            f"\r\n--{boundary}--\r\n".encode(),
-        ])  # fmt: skip
+        body = b"".join(
+            [
+                f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode(),
+                metadata,
+                f"\r\n--{boundary}\r\nContent-Type: application/octet-stream\r\n\r\n".encode(),
+                data,
+                f"\r\n--{boundary}--\r\n".encode(),
+            ]
+        )
         params = {"uploadType": "multipart", "fields": "generation"}
         if exclusive:
             params["ifGenerationMatch"] = "0"
@@ -245,9 +247,14 @@ class GcsStore(Store):
                 if name.endswith("/"):
                     continue
                 # generation: new for every write of the name; updated: the store's time of it
-                files.append(StoreFile(name[len(strip) :], int(item["size"]),
-                                       _mtime_ns(item.get("updated")),
-                                       item.get("generation")))  # fmt: skip
+                files.append(
+                    StoreFile(
+                        name[len(strip) :],
+                        int(item["size"]),
+                        _mtime_ns(item.get("updated")),
+                        item.get("generation"),
+                    )
+                )
             if progress is not None:
                 progress(len(files))
             token = page.get("nextPageToken")

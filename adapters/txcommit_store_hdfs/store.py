@@ -160,7 +160,7 @@ class HdfsStore(Store):
         try:
             remote = response.json()["RemoteException"]
             return str(remote.get("exception", "")), str(remote.get("message", ""))
-        except Exception:  # noqa: BLE001 - not a RemoteException document
+        except Exception:
             return "", response.text[:200]
 
     def _failure(self, action: str, key: str, what: str) -> StoreError:
@@ -228,9 +228,14 @@ class HdfsStore(Store):
         try:
             option = "NONE" if exclusive else "OVERWRITE"
             response, resent = self._send(
-                "RENAME", "publish", key, "PUT", self._abs(tmp), "RENAME",
+                "RENAME",
+                "publish",
+                key,
+                "PUT",
+                self._abs(tmp),
+                "RENAME",
                 params={"destination": self._abs(key), "renameoptions": option},
-            )  # fmt: skip
+            )
             if response.status_code == 200:
                 return
             exception, _ = self._exception(response)
@@ -280,8 +285,9 @@ class HdfsStore(Store):
         return self._status(key) is not None
 
     def _delete_path(self, key: str, path: str) -> bool:
-        response = self._call("DELETE", "delete", key, "DELETE", path, "DELETE",
-                              params={"recursive": "false"})  # fmt: skip
+        response = self._call(
+            "DELETE", "delete", key, "DELETE", path, "DELETE", params={"recursive": "false"}
+        )
         if response.status_code == 404:
             return False
         if response.status_code != 200:
@@ -307,8 +313,12 @@ class HdfsStore(Store):
     @staticmethod
     def _file(key: str, entry: dict[str, Any]) -> StoreFile:
         # fileId is new for every file created under a name (a rename keeps it).
-        return StoreFile(key, int(entry["length"]), int(entry["modificationTime"]) * 1_000_000,
-                         str(entry.get("fileId", "")) or None)  # fmt: skip
+        return StoreFile(
+            key,
+            int(entry["length"]),
+            int(entry["modificationTime"]) * 1_000_000,
+            str(entry.get("fileId", "")) or None,
+        )
 
     def list(self, prefix: str = "") -> builtins.list[StoreFile]:
         prefix = self.check_prefix(prefix)

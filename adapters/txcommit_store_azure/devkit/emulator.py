@@ -55,11 +55,19 @@ class Azurite(EmulatorProcess):
 
     def command(self) -> list[str]:
         return [
-            str(azurite_binary()), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
+            str(azurite_binary()),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(self.port),
             # Blobs on disk, not in memory: in memory, an idle Azurite costs a tenth of a core.
-            "--location", str(self.base), "--disableTelemetry",
-            "--silent", "--skipApiVersionCheck", "--loose",
-        ]  # fmt: skip
+            "--location",
+            str(self.base),
+            "--disableTelemetry",
+            "--silent",
+            "--skipApiVersionCheck",
+            "--loose",
+        ]
 
     def prepare(self) -> None:
         try:

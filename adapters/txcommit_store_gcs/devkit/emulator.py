@@ -47,10 +47,20 @@ class FakeGcs(EmulatorProcess):
 
     def command(self) -> list[str]:
         return [
-            str(fake_gcs_binary()), "-scheme", "http", "-backend", "memory",
-            "-host", "127.0.0.1", "-port", str(self.port), "-external-url", self.endpoint,
-            "-log-level", "error",
-        ]  # fmt: skip
+            str(fake_gcs_binary()),
+            "-scheme",
+            "http",
+            "-backend",
+            "memory",
+            "-host",
+            "127.0.0.1",
+            "-port",
+            str(self.port),
+            "-external-url",
+            self.endpoint,
+            "-log-level",
+            "error",
+        ]
 
     def prepare(self) -> None:
         request = urllib.request.Request(

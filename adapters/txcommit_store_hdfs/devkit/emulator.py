@@ -66,14 +66,26 @@ class MiniHdfs(EmulatorProcess):
         return [
             # A test double on shared cores: C1 alone and the serial collector start it in about
             # half the CPU time of the JVM's defaults (240 MB: C1 alone reserves too little).
-            str(java), "-Xmx768m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-            "-XX:ReservedCodeCacheSize=240m", f"-Duser.home={self.base}",
-            "-cp", os.pathsep.join(str(j) for j in classpath),
-            "org.apache.hadoop.test.MiniDFSClusterManager", "-format", "-datanodes", "1",
-            "-nnport", str(self.port), "-httpport", str(self.http_port),
-            "-writeDetails", str(self.details),
+            str(java),
+            "-Xmx768m",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            "-XX:ReservedCodeCacheSize=240m",
+            f"-Duser.home={self.base}",
+            "-cp",
+            os.pathsep.join(str(j) for j in classpath),
+            "org.apache.hadoop.test.MiniDFSClusterManager",
+            "-format",
+            "-datanodes",
+            "1",
+            "-nnport",
+            str(self.port),
+            "-httpport",
+            str(self.http_port),
+            "-writeDetails",
+            str(self.details),
             *[arg for k, v in settings.items() for arg in ("-D", f"{k}={v}")],
-        ]  # fmt: skip
+        ]
 
     def prepare(self) -> None:
         """The NameNode listens before its DataNode has registered: ready once the manager
@@ -104,8 +116,16 @@ def _hadoop_client_jars(spark_jars: Path | None) -> list[Path]:
                 "pip install 'txcommit[server]'"
             )
         spark_jars = home / "jars"
-    wanted = ("hadoop-client-api-", "hadoop-client-runtime-", "slf4j-api-", "jcl-over-slf4j-",
-              "log4j-slf4j2-impl-", "log4j-api-", "log4j-core-", "log4j-1.2-api-")  # fmt: skip
+    wanted = (
+        "hadoop-client-api-",
+        "hadoop-client-runtime-",
+        "slf4j-api-",
+        "jcl-over-slf4j-",
+        "log4j-slf4j2-impl-",
+        "log4j-api-",
+        "log4j-core-",
+        "log4j-1.2-api-",
+    )
     return sorted(j for j in spark_jars.glob("*.jar") if j.name.startswith(wanted))
 
 

@@ -108,7 +108,7 @@ def other_server(workdir: Path, local_s3: LocalS3) -> Iterator[ServerProcess]:
 
 
 @pytest.fixture
-def server_of(request: pytest.FixtureRequest, store_servers: StoreServers):  # noqa: ANN201
+def server_of(request: pytest.FixtureRequest, store_servers: StoreServers):
     """``server_of(store)``: the shared local-mode server that writes ``store``'s tables;
     ``server_of(store, other=True)``: another application that reads them."""
 
@@ -121,13 +121,13 @@ def server_of(request: pytest.FixtureRequest, store_servers: StoreServers):  # n
 
 
 @pytest.fixture
-def front_of(store_servers: StoreServers):  # noqa: ANN201
+def front_of(store_servers: StoreServers):
     """``front_of(store)``: the proxy every server of ``store`` reaches its emulator through."""
     return store_servers.front
 
 
 @pytest.fixture
-def spark(server: ServerProcess):  # noqa: ANN201
+def spark(server: ServerProcess):
     session = new_session(server.url)
     yield session
     session.stop()
@@ -160,7 +160,7 @@ def cluster_server(
 
 
 @pytest.fixture
-def store_spark(request: pytest.FixtureRequest, any_table: TableRef, server_of):  # noqa: ANN001, ANN201
+def store_spark(request: pytest.FixtureRequest, any_table: TableRef, server_of):
     """A session for `any_table`: tables of a store whose kit says so are written by executors
     on the cluster, the others by their store's local-mode server."""
     if store_test_kits()[any_table.store].on_cluster:

@@ -51,12 +51,12 @@ READ_OVERLAPS = scaled(2, 4)
 
 
 @pytest.fixture
-def open_session(server_of):  # noqa: ANN001, ANN201
+def open_session(server_of):
     """``open_session(table, other=False)``: a session for ``table`` on its store's server (or
     on another application's), closed at the end of the test."""
     opened = []
 
-    def get(table: TableRef, *, other: bool = False):  # noqa: ANN202
+    def get(table: TableRef, *, other: bool = False):
         session = new_session(server_of(table.store, other=other).url)
         table.prepare(session)
         opened.append(session)
@@ -73,7 +73,7 @@ def open_session(server_of):  # noqa: ANN001, ANN201
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_readers_here_and_in_another_application_see_whole_generations_during_overwrites(
     any_table: TableRef, open_session
-):  # noqa: ANN001
+):
     table = any_table
     writer, here, there = open_session(table), open_session(table), open_session(table, other=True)
     for reader in (here, there):  # listing in a Spark job, as large tables are listed
@@ -87,7 +87,7 @@ def test_readers_here_and_in_another_application_see_whole_generations_during_ov
     def there_sees_generation_0() -> bool:
         try:
             return rows_per_gen(there, table.url) == {0: GENERATIONS.rows}
-        except Exception:  # noqa: BLE001 - UNABLE_TO_INFER_SCHEMA while nothing is visible
+        except Exception:
             return False
 
     wait_for(there_sees_generation_0, 60, "the other application to see the first commit")
@@ -129,7 +129,7 @@ RECORD = r"_txcommit/commits/[0-9a-z]{16}\.json"
 @pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
     any_table: TableRef, open_session, front_of
-):  # noqa: ANN001
+):
     """The store created the record; its answer never came (test_lost_answers has S3). The
     client's retry meets its own record: the job must succeed and commit once."""
     table = any_table
@@ -152,7 +152,7 @@ REPLACE_RECORD = r"_txcommit/replace/[0-9]{20}\.json"
 @pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_once(
     any_table: TableRef, open_session, front_of
-):  # noqa: ANN001
+):
     """The store created the overwrite's `replace/` record (its commit point); its answer never
     came (test_lost_answers has S3's write id). The client's retry meets the record: the job
     must succeed, publish one record, and remove the old rows, never its own."""
@@ -172,7 +172,7 @@ def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_on
 @pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
     any_table: TableRef, open_session, front_of
-):  # noqa: ANN001
+):
     """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
     one answer (test_lost_answers has S3); the query keeps running and every row lands once."""
     front: LossyProxy = front_of(any_table.store)
@@ -201,7 +201,7 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
     assert_each_value_once(spark, out_url)
 
 
-def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):  # noqa: ANN001, ANN201
+def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):
     """``query``, or once it failed on a lost connection, the same query started again."""
     deadline = time.monotonic() + 60
     while query.isActive and time.monotonic() < deadline:
@@ -221,7 +221,7 @@ def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):  # noqa: A
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_deletes_old_garbage(
     any_table: TableRef, open_session
-):  # noqa: ANN001
+):
     """`VACUUM RETAIN 1 HOURS` (the smallest horizon without FORCE) while a job runs: the job
     shows life younger than the horizon, so VACUUM keeps its files and does not fence it; the
     job commits; what an overwrite removed two hours ago (by its committing driver's clock) is
@@ -267,7 +267,7 @@ VANISHED = "disappeared while it was listed"
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
     any_table: TableRef, open_session, server_of
-):  # noqa: ANN001
+):
     """A plain writer's `_temporary/` (or Hive's staging, or a clean-up tool) comes and goes
     inside the table while each overwrite lists the table to name what it removes: every
     overwrite must remove every visible file, or fail. On the local file system, whose
@@ -338,7 +338,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
 
 
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
-def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(any_table: TableRef, open_session):  # noqa: ANN001
+def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(any_table: TableRef, open_session):
     """Another application's driver whose clock runs an hour ahead (or VACUUM's fence from
     another server) published a replacing commit; this session's own dynamic overwrite of k=1
     after it must be read at once, and with it what came before."""
@@ -346,7 +346,7 @@ def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(any_table: Table
     spark = open_session(table)
     spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
 
-    def write(n: int, k: str):  # noqa: ANN202
+    def write(n: int, k: str):
         return spark.range(n).selectExpr("id", f"cast({k} as int) as k").write.partitionBy("k")
 
     write(100, "id % 4").parquet(table.url)
@@ -376,7 +376,7 @@ PAUSED = "at fault point 'job.afterNestingCheck'"
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_a_first_write_and_one_inside_it_racing_leave_one_table(
     any_table: TableRef, open_session, server_of, tmp_path: Path
-):  # noqa: ANN001
+):
     """Job A's setup finds no log on its path and stalls there (a long GC); meanwhile job B
     writes a table in A's partition directory `k=1`. A then writes its files: it must not
     commit a table around B's, and leave no log of its own behind."""
@@ -397,7 +397,7 @@ def test_a_first_write_and_one_inside_it_racing_leave_one_table(
         try:
             a.range(1000).selectExpr("id", "id % 4 as k").write.partitionBy("k").parquet(table.url)
             outcome["a"] = None
-        except BaseException as e:  # noqa: BLE001 - checked below
+        except BaseException as e:
             outcome["a"] = e
         finally:
             a_ended.append(clock())

@@ -126,6 +126,8 @@ def test_credentials_stay_out_of_the_log_and_azurite_stops_with_the_server(
         assert s.connect_ex(("127.0.0.1", int(found.group(2)))) != 0, "Azurite stopped too"
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "azure"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "hadoop-azure-3.5.0.jar" in cli.stdout and "HdrHistogram-2.1.12.jar" in cli.stdout

@@ -53,7 +53,7 @@ from support.waiting import wait_for
 KILL_ROUNDS = int(os.environ.get("TXCOMMIT_TEST_KILL_ROUNDS", "2"))
 
 
-def raw_count(spark, table: TableRef) -> int:  # noqa: ANN001
+def raw_count(spark, table: TableRef) -> int:
     spark.conf.set("spark.txcommit.read.filter", "false")
     try:
         return spark.read.parquet(table.url).count()
@@ -168,7 +168,7 @@ def test_persistently_failing_task_makes_no_row_visible(
 def crashing_server(
     workdir: Path,
     table: TableRef,
-    request,  # noqa: ANN001
+    request,
     *,
     executors_matter: bool = True,
 ) -> ServerProcess:
@@ -200,7 +200,7 @@ if os.environ.get("TXCOMMIT_TEST_ALL_KILL_POINTS") == "1":
         {
             s: [p for p in VISIBLE_AFTER_HALT if p != "job.duringPublishData" or stages_data(s)]
             for s in STORES
-        }  # fmt: skip
+        }
     )
 KILL_POINTS = [(store, point) for store, points in KILL_POINTS_BY_STORE.items() for point in points]
 
@@ -208,7 +208,7 @@ KILL_POINTS = [(store, point) for store, points in KILL_POINTS_BY_STORE.items() 
 @pytest.mark.parametrize(("any_table", "point"), KILL_POINTS, indirect=["any_table"])
 def test_server_killed_during_commit_shows_all_or_nothing(
     point: str, workdir: Path, any_table: TableRef, request, server_of
-):  # noqa: ANN001
+):
     table = any_table
     # The reader afterwards: the shared server, or one with the store's connector (gs://, abfs://).
     server = server_of(table.store)
@@ -228,7 +228,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
         spark.range(base).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(table.url)
         spark.conf.set("spark.txcommit.test.haltAt", point)
 
-        def write(spark=spark) -> None:  # noqa: ANN001
+        def write(spark=spark) -> None:
             spark.range(base, base + n, 1, 3).withColumn("k", F.col("id") % 4).write.mode(
                 "append"
             ).partitionBy("k").parquet(table.url)
@@ -285,8 +285,9 @@ INTERRUPTED = 1
 def interrupted_jobs(table: TableRef) -> set[str]:
     """Transactions that began (a pending marker) and neither committed nor aborted."""
     names = table.objects()
-    started = {k.rsplit("/", 1)[-1][: -len(".json")] for k in names
-               if k.startswith("_txcommit/pending/")}  # fmt: skip
+    started = {
+        k.rsplit("/", 1)[-1][: -len(".json")] for k in names if k.startswith("_txcommit/pending/")
+    }
     replaced = {r["txn"] for r in replace_records(table)}
     return started - set(table.committed()) - replaced - table.aborted()
 
@@ -294,7 +295,7 @@ def interrupted_jobs(table: TableRef) -> set[str]:
 @pytest.mark.parametrize("any_table", RANDOM_KILL_STORES, indirect=True)
 def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     workdir: Path, any_table: TableRef, request, server_of
-):  # noqa: ANN001
+):
     table = any_table
     seed = int(os.environ.get("TXCOMMIT_TEST_SEED", time.time_ns() % 1_000_000))
     rng = random.Random(seed)
@@ -313,7 +314,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
 
             first_ack = threading.Event()
 
-            def loop(spark=spark, first_ack=first_ack) -> None:  # noqa: ANN001
+            def loop(spark=spark, first_ack=first_ack) -> None:
                 while True:
                     b = next(batches)
                     attempted.append(b)
@@ -323,7 +324,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
                     acked.append(b)
                     first_ack.set()
 
-            def kill_later(crashing=crashing, first_ack=first_ack) -> None:  # noqa: ANN001
+            def kill_later(crashing=crashing, first_ack=first_ack) -> None:
                 # Kill at a random moment of the loop, once it is warm (the first job of a
                 # fresh server also pays for class loading and, on S3, the bucket probe).
                 first_ack.wait(timeout=120)
@@ -355,7 +356,7 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
 @pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
 def test_a_task_whose_file_vanished_fails_and_is_retried_never_a_smaller_commit(
     spark, any_table: TableRef, tmp_path: Path
-):  # noqa: ANN001
+):
     """The file a task wrote is deleted before the task commits (another tool, an operator's
     VACUUM): the task must fail and be retried, never commit a manifest without the file (the
     job would then commit fewer rows than it wrote, silently)."""
@@ -377,7 +378,7 @@ def test_a_task_whose_file_vanished_fails_and_is_retried_never_a_smaller_commit(
             with spanning(job_span):
                 spark.range(100, 200, 1, 1).write.mode("append").parquet(table.url)
             outcome["job"] = None
-        except BaseException as e:  # noqa: BLE001 - checked below
+        except BaseException as e:
             outcome["job"] = e
 
     writer = threading.Thread(target=job, daemon=True)

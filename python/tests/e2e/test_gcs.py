@@ -82,6 +82,8 @@ def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(
         assert s.connect_ex(("127.0.0.1", port)) != 0, "the emulator stopped with the server"
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "gcs"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert cli.stdout.strip().endswith("gcs-connector-4.0.4-shaded.jar"), cli.stdout

@@ -51,6 +51,8 @@ def test_server_store_hdfs_quick_start(workdir: Path) -> None:
         assert s.connect_ex(("127.0.0.1", nn_port)) != 0, "the NameNode stopped with the server"
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "hdfs"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert cli.stdout == "" and "needs no jar" in cli.stderr

@@ -32,8 +32,9 @@ from support.vectors import table_reads, write_table
 
 
 def fresh(hdfs: MiniHdfs, **options: Any) -> HdfsStore:
-    store = open_store(f"{hdfs.endpoint}/contract-{uuid.uuid4().hex[:12]}",
-                       endpoint=hdfs.webhdfs, **options)  # fmt: skip
+    store = open_store(
+        f"{hdfs.endpoint}/contract-{uuid.uuid4().hex[:12]}", endpoint=hdfs.webhdfs, **options
+    )
     assert isinstance(store, HdfsStore)
     return store
 
@@ -108,8 +109,9 @@ def test_errors_name_the_path_and_what_to_do(mini_hdfs: MiniHdfs) -> None:
     assert "http://127.0.0.1:9/webhdfs/v1" in message and "TXCOMMIT_WEBHDFS_ENDPOINT" in message
     # The cluster's root belongs to the user who started it and is not writable by others.
     with pytest.raises(StoreError, match="HDFS denied user 'nobody-else'"):
-        HdfsStore(f"{mini_hdfs.endpoint}/", endpoint=mini_hdfs.webhdfs,
-                  user="nobody-else").create_exclusive("denied/t1.json", b"1")  # fmt: skip
+        HdfsStore(
+            f"{mini_hdfs.endpoint}/", endpoint=mini_hdfs.webhdfs, user="nobody-else"
+        ).create_exclusive("denied/t1.json", b"1")
     with pytest.raises(UnsupportedStoreError, match="viewfs"):
         open_store("viewfs://cluster/t")
 

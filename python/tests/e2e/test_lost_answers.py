@@ -43,7 +43,7 @@ def log_key(table: TableRef, area: str) -> str:
 @pytest.mark.parametrize("store", S3_STORES)
 def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     table = make_table(store, workdir, s3_client)
     table.prepare(spark)
     spark.range(10).write.mode("append").parquet(table.url)  # the bucket probe, done once
@@ -58,7 +58,7 @@ def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
 @pytest.mark.parametrize("store", S3_STORES)
 def test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """The first run of a write id whose `replace/` record landed unanswered: its resend meets
     the record. Counting it as an earlier run of the write id would remove the job's own files."""
     table = make_table(store, workdir, s3_client)
@@ -86,7 +86,7 @@ STREAM_STORES = S3_STORES if SOAK else ["s3"]
 @pytest.mark.parametrize("store", STREAM_STORES)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
     one answer; the query keeps running and every row lands exactly once."""
     ckpt = make_table(store, workdir, s3_client)
@@ -108,7 +108,7 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
 @pytest.mark.parametrize("store", ["s3-multipart"])  # the adapter that completes uploads
 def test_a_job_whose_upload_completion_answer_was_lost_succeeds_and_commits_once(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """`s3-multipart` publishes a data file by completing its upload at job commit. S3 applied
     the completion; its answer was lost, and the SDK resends it to an upload that no longer
     exists. The job must commit, once, with every file whole."""

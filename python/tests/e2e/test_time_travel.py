@@ -65,7 +65,7 @@ def write_three_versions(spark: Any, table: TableRef) -> None:
 @pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
 def test_every_version_reads_as_committed_by_txn_and_by_store_time(
     spark, any_table: TableRef, local_s3: LocalS3
-):  # noqa: ANN001
+):
     table = any_table
     table.prepare(spark)
     write_three_versions(spark, table)
@@ -81,9 +81,10 @@ def test_every_version_reads_as_committed_by_txn_and_by_store_time(
         assert ids(spark.sql(f"SELECT * FROM parquet.`{table.url}` VERSION AS OF '{txn}'")) == rows
         assert ids(spark.sql(f"SELECT * FROM parquet.`{table.url}` TIMESTAMP AS OF '{at}'")) == rows
     # The append's driver said an hour later; the store's time names it all the same.
-    assert ids(spark.read.option("txcommit.asOf", iso(history[2]["storeTime"] - 1)).parquet(
-        table.url
-    )) == EXPECTED[1]  # fmt: skip
+    assert (
+        ids(spark.read.option("txcommit.asOf", iso(history[2]["storeTime"] - 1)).parquet(table.url))
+        == EXPECTED[1]
+    )
 
     unknown = generate_txn()
     with (
@@ -125,7 +126,7 @@ def test_every_version_reads_as_committed_by_txn_and_by_store_time(
 @pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
 def test_a_past_snapshot_holds_a_name_written_anew_by_identity_and_is_never_read_short(
     spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
-):  # noqa: ANN001
+):
     """A writer without txcommit writes ``k=2/x.parquet``; an overwrite removes it; the writer
     writes another ``x.parquet``; an append (version 2); a dynamic overwrite of ``k=2`` removes
     the second file; VACUUM ``RETAIN 0 HOURS FORCE`` deletes it. Version 2 held that file:

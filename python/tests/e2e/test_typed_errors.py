@@ -44,7 +44,7 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
             with txcommit.transactional(s), spanning(slow if delay else []):
                 df.write.mode("overwrite").partitionBy("k").parquet(url)
             outcome[label] = None
-        except BaseException as exc:  # noqa: BLE001 - asserted below
+        except BaseException as exc:
             outcome[label] = exc
         finally:
             s.stop()
@@ -75,7 +75,7 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
     assert str(loser).startswith("txcommit: ") and "conflict" in str(loser)
 
 
-def test_a_committed_write_id_with_policy_fail_is_typed(spark, table: Path) -> None:  # noqa: ANN001
+def test_a_committed_write_id_with_policy_fail_is_typed(spark, table: Path) -> None:
     url = str(table)
     txcommit.enable(spark)
     spark.range(3).write.option(WRITE_ID, "load-1").parquet(url)

@@ -82,7 +82,7 @@ def plant(table: TableRef, src: str, txn: str, attempt: str | None = None) -> st
 
 
 @pytest.fixture
-def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN201
+def garbage_table(spark, any_table: TableRef, s3_client):
     """The table described in the module docstring; returns (table, expected garbage)."""
     table = any_table
     table.prepare(spark)
@@ -117,10 +117,14 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
     # Each write's row count is recorded just after its commit: let it land before the listing.
     assert table.row_counts(committed_txns) == {first: 300, (committed_txns - {first}).pop(): 5}
     expected = {
-        failed_attempt, old_file, aborted_file, magic,
-        f"_txcommit/pending/{old_txn}.json", f"_txcommit/aborted/{aborted_txn}.json",
+        failed_attempt,
+        old_file,
+        aborted_file,
+        magic,
+        f"_txcommit/pending/{old_txn}.json",
+        f"_txcommit/aborted/{aborted_txn}.json",
         *(f"_txcommit/pending/{t}.json" for t in committed_txns),
-    }  # fmt: skip
+    }
     if upload_key is not None:
         expected.add(upload_key[len(table.prefix) + 1 :])
     return GarbageTable(table, expected, young_file, mid)
@@ -128,7 +132,7 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
 
 def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     spark, garbage_table: GarbageTable, server: ServerProcess
-):  # noqa: ANN001
+):
     g = garbage_table
     table, expected, young_file = g.table, g.expected, g.young_file
     rows_before = spark.read.parquet(table.url).count()
@@ -182,7 +186,7 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
-def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  # noqa: ANN001
+def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):
     table, young_file = garbage_table.table, garbage_table.young_file
     df = history(spark, table.url)
     assert tuple(df.columns) == HISTORY_COLUMNS
@@ -200,29 +204,54 @@ def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  #
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)  # the CLI is store-agnostic
-def test_cli_vacuum_dry_run_prints_a_table(garbage_table: GarbageTable, server: ServerProcess):  # noqa: ANN001
+def test_cli_vacuum_dry_run_prints_a_table(garbage_table: GarbageTable, server: ServerProcess):
     table, expected = garbage_table.table, garbage_table.expected
     out = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
-         "--dry-run", "--force", "--retain-hours", f"{garbage_table.retain_hours():.8f}"],
-        capture_output=True, text=True, timeout=300, env=os.environ.copy(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            table.url,
+            "--remote",
+            server.url,
+            "--dry-run",
+            "--force",
+            "--retain-hours",
+            f"{garbage_table.retain_hours():.8f}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr
     assert "would delete" in out.stdout and "reason" in out.stdout
     for path in expected:
         assert path in out.stdout
     assert set(table.objects()) >= expected, "a dry run deletes nothing"
     bad = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
-         "--retain-hours", "0"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            table.url,
+            "--remote",
+            server.url,
+            "--retain-hours",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 1 and "FORCE" in bad.stderr
 
 
 def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     store_spark, any_table: TableRef, request: pytest.FixtureRequest
-):  # noqa: ANN001
+):
     """`VACUUM RETAIN 0 HOURS FORCE` while a job runs (its first task has written its file, the
     second is still working): VACUUM takes the job for dead, fences it and deletes its file.
     The job's commit must then lose to the fence and fail, and readers see none of it; without
@@ -259,7 +288,7 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
     spark, any_table: TableRef, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """An overwrite removes `part-0.parquet`, written without txcommit; VACUUM deletes it; a
     plain writer writes `part-0.parquet` again. The new file is not the one the overwrite
     removed: Spark and the readers outside Spark show it, and VACUUM keeps it."""
@@ -289,7 +318,7 @@ def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_history_log_and_success_show_the_rows_spark_counted(
     spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
-):  # noqa: ANN001
+):
     """Each committed write's rows, as Spark counted them (a retried task's rows once), are in
     TXCOMMIT HISTORY, `txcommit log` and `_SUCCESS`; a transaction Spark counted no rows for
     says so in the log instead of a bare dash."""

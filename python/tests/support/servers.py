@@ -176,9 +176,15 @@ class ServerProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.jvm = None
         args = [
-            server_python(), "-m", "txcommit.cli", "server",
-            "--port", str(self.port), "--master", self.master,
-        ]  # fmt: skip
+            server_python(),
+            "-m",
+            "txcommit.cli",
+            "server",
+            "--port",
+            str(self.port),
+            "--master",
+            self.master,
+        ]
         confs = {
             "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
             **TEST_SERVER_CONFS,
@@ -189,9 +195,14 @@ class ServerProcess:
         args += self.extra_args
         env = {**os.environ, "PYSPARK_PYTHON": server_python(), **self.env}
         self.proc = subprocess.Popen(
-            args, cwd=self.workdir, env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            args,
+            cwd=self.workdir,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -303,7 +314,7 @@ FAULTS_ALLOWED = {ALLOW_FAULT_INJECTION_CONF: "true"}
 _SESSIONS: list[Any] = []
 
 
-def new_session(url: str, *, one_clock: bool = False):  # noqa: ANN201 - a connect SparkSession
+def new_session(url: str, *, one_clock: bool = False):
     """A session on the server at ``url``. With ``one_clock`` it reads tables that another
     server of this machine has just written: they share one clock, so it reads without the
     allowance for another application's clock (protocol I16) and sees their commits at once."""
@@ -328,10 +339,13 @@ def _give_up_sooner(session: Any) -> None:
 
     client = session.client
     client.set_retry_policies(
-        [DefaultPolicy(max_retries=_MAX_RETRIES, max_backoff=_MAX_BACKOFF_MS)
-         if isinstance(p, DefaultPolicy) else p
-         for p in client.get_retry_policies()]
-    )  # fmt: skip
+        [
+            DefaultPolicy(max_retries=_MAX_RETRIES, max_backoff=_MAX_BACKOFF_MS)
+            if isinstance(p, DefaultPolicy)
+            else p
+            for p in client.get_retry_policies()
+        ]
+    )
 
 
 def abandon_sessions() -> None:
@@ -391,8 +405,10 @@ def server_with_hive(workdir: Path, local_s3: LocalS3) -> ServerProcess:
     local S3 endpoint through Hadoop's S3A: another engine, for the tables txcommit wrote."""
     listed = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "s3"],
-        check=True, capture_output=True, text=True,
-    ).stdout.split()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     s3a = ":".join(line for line in listed if line.endswith(".jar"))
     return ServerProcess(
         workdir,
@@ -412,7 +428,7 @@ def server_with_hive(workdir: Path, local_s3: LocalS3) -> ServerProcess:
     )
 
 
-def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  # noqa: ANN001
+def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:
     """Runs `write` in a thread and returns once the server JVM is dead.
 
     After a server dies, pyspark's client retries for up to ~10 minutes; the test does not

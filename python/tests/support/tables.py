@@ -221,7 +221,7 @@ class TableRef:
         return dst
 
     # ------------------------------------------------------------------ sessions
-    def prepare(self, spark) -> None:  # noqa: ANN001 - a Connect SparkSession
+    def prepare(self, spark) -> None:
         """Switch txcommit on for this table's store in `spark`."""
         txcommit.enable(spark)
         for key, value in session_confs(self.store).items():
@@ -231,11 +231,15 @@ class TableRef:
         if self.local is not None:
             return TableRef(self.store, f"{self.url}/{name}", local=self.local / name)
         return TableRef(
-            self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
-            prefix=f"{self.prefix}/{name}", hdfs=self.hdfs,
+            self.store,
+            f"{self.url}/{name}",
+            s3=self.s3,
+            bucket=self.bucket,
+            prefix=f"{self.prefix}/{name}",
+            hdfs=self.hdfs,
             fs_root=f"{self.fs_root}/{name}" if self.fs_root else "",
             folder_markers=self.folder_markers,
-        )  # fmt: skip
+        )
 
 
 # ---------------------------------------------------------------------- readers outside Spark
@@ -246,7 +250,7 @@ def parquet_bytes(ids: list[int]) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def spark_files(df, table: TableRef) -> set[str]:  # noqa: ANN001 - a Connect DataFrame
+def spark_files(df, table: TableRef) -> set[str]:
     """The data files Spark (with the txcommit read filter) reads for ``df``, relative to the
     table."""
     return {
@@ -295,8 +299,8 @@ def check_cli_against_dataset(
     url: str,
     options: dict[str, Any],
     table_prefix: str,
-    capsys,  # noqa: ANN001 - pytest's fixtures
-    monkeypatch,  # noqa: ANN001
+    capsys,
+    monkeypatch,
 ) -> dict[str, int]:
     """``txcommit ls`` lists exactly the files ``txcommit.dataset`` reads (paths relative to
     the table, whose key prefix is ``table_prefix``); returns how many transactions
@@ -312,8 +316,8 @@ def cli_history(
     url: str,
     options: dict[str, Any],
     files: set[str],
-    capsys,  # noqa: ANN001 - pytest's fixtures
-    monkeypatch,  # noqa: ANN001
+    capsys,
+    monkeypatch,
 ) -> list[dict[str, Any]]:
     """``txcommit ls --json`` lists exactly ``files``; the history ``txcommit log --json``
     prints. The CLI takes S3 credentials from the environment only."""
@@ -328,7 +332,7 @@ def cli_history(
 
 
 @contextmanager
-def dynamic_overwrite(spark) -> Iterator[None]:  # noqa: ANN001 - a Connect SparkSession
+def dynamic_overwrite(spark) -> Iterator[None]:
     """Within the block, an overwrite of a partitioned table replaces only the partitions it
     writes (Spark's dynamic partition overwrite mode)."""
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")

@@ -23,9 +23,12 @@ def test_latency_model_delays_each_request_by_operation_and_copied_bytes():
     with LocalS3(latency=model) as s3:
         s3.create_bucket("bench-test")
         client = boto3.client(
-            "s3", endpoint_url=s3.endpoint, region_name="us-east-1",
-            aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
-        )  # fmt: skip
+            "s3",
+            endpoint_url=s3.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_SECRET,
+        )
         slept.clear()
         assert s3.front is not None
         mark = len(s3.front.log.entries)
@@ -36,8 +39,10 @@ def test_latency_model_delays_each_request_by_operation_and_copied_bytes():
             CopySource={"Bucket": "bench-test", "Key": "t/part-00000-a.parquet"},
         )
         client.head_object(Bucket="bench-test", Key="t/part-00000-b.parquet")
-        client.delete_objects(Bucket="bench-test", Delete={"Objects": [
-            {"Key": "t/part-00000-a.parquet"}, {"Key": "t/_temporary/x"}]})  # fmt: skip
+        client.delete_objects(
+            Bucket="bench-test",
+            Delete={"Objects": [{"Key": "t/part-00000-a.parquet"}, {"Key": "t/_temporary/x"}]},
+        )
         entries = s3.front.log.since(mark)
 
     assert [e["op"] for e in entries] == ["PUT", "COPY", "HEAD", "DELETE_BULK"]
@@ -71,22 +76,40 @@ def test_data_keys_are_part_files_outside_hidden_directories():
 def _write(proto: str, files: int, commit_s: float, total_s: float, **extra: object) -> dict:
     counts = extra.pop("counts", {"PUT": files})
     return {
-        "protocol": proto, "label": proto, "store": "s3", "mode": "append", "files": files,
-        "total_s": total_s, "commit_s": commit_s,
-        "requests": {**summarise_requests([]), "counts": counts,
-                     "data_deletes": extra.pop("data_deletes", 0)},
+        "protocol": proto,
+        "label": proto,
+        "store": "s3",
+        "mode": "append",
+        "files": files,
+        "total_s": total_s,
+        "commit_s": commit_s,
+        "requests": {
+            **summarise_requests([]),
+            "counts": counts,
+            "data_deletes": extra.pop("data_deletes", 0),
+        },
         **extra,
-    }  # fmt: skip
+    }
 
 
 def test_report_says_which_targets_hold_and_which_are_missed():
     success = {"durationMs": 5, "stageDurationsMs": {}, "jobCommitRequests": {"PUT": 1}}
     results = {
-        "meta": {"date": "d", "elapsed_s": 60, "machine": "m", "master": "local[4]",
-                 "hadoop_cloud": "h.jar", "quick": True,
-                 "sizes": {"partitions": 10, "overwrite_files": [10], "rows_per_file": 10,
-                           "seed_rows": 0,
-                           "seed_partitions": 1}},
+        "meta": {
+            "date": "d",
+            "elapsed_s": 60,
+            "machine": "m",
+            "master": "local[4]",
+            "hadoop_cloud": "h.jar",
+            "quick": True,
+            "sizes": {
+                "partitions": 10,
+                "overwrite_files": [10],
+                "rows_per_file": 10,
+                "seed_rows": 0,
+                "seed_partitions": 1,
+            },
+        },
         "sweep": [
             _write("floor", 1000, 0.0, 10.0),
             _write("v1", 1000, 30.0, 60.0, counts={"PUT": 1000, "COPY": 2000}),
@@ -97,14 +120,29 @@ def test_report_says_which_targets_hold_and_which_are_missed():
             _write("txcommit", 10, 0.6, 1.2, mode="overwrite", txcommit=success),  # 1.2x: missed
         ],
         "read": [
-            {"txns": 100, "state": "after vacuum", "filter": "on", "plan_s": 1.0,
-             "files": 100, "requests": {}},
-            {"txns": 100, "state": "after vacuum", "filter": "off", "plan_s": 0.95,
-             "files": 100, "requests": {}},
+            {
+                "txns": 100,
+                "state": "after vacuum",
+                "filter": "on",
+                "plan_s": 1.0,
+                "files": 100,
+                "requests": {},
+            },
+            {
+                "txns": 100,
+                "state": "after vacuum",
+                "filter": "off",
+                "plan_s": 0.95,
+                "files": 100,
+                "requests": {},
+            },
         ],
-    }  # fmt: skip
-    held = {t["target"].split(" (")[0]: t["held"] for t in targets(results)
-            if not t["target"].startswith("zero data")}  # fmt: skip
+    }
+    held = {
+        t["target"].split(" (")[0]: t["held"]
+        for t in targets(results)
+        if not t["target"].startswith("zero data")
+    }
     assert held == {
         "job commit >= 10x faster than v1": True,
         "job commit >= 2x faster than magic": False,
@@ -135,13 +173,15 @@ def test_targets_compare_rows_of_one_run_only():
     """Merged results hold rows of runs made under different loads: a ratio of two of them
     would measure the machine, not txcommit."""
     ok = {"durationMs": 5, "stageDurationsMs": {}, "jobCommitRequests": {"PUT": 1}}
-    results = {"sweep": [
-        _write("floor", 1000, 0.0, 10.0, run="A"),
-        _write("txcommit", 1000, 0.1, 20.0, run="B", txcommit=ok),  # a busier run: not compared
-        _write("floor", 1000, 0.0, 19.5, run="B"),
-        _write("txcommit", 100, 0.1, 2.0, run="A", txcommit=ok),
-        _write("txcommit", 100, 0.1, 9.0, run="B", mode="overwrite", txcommit=ok),
-    ]}  # fmt: skip
+    results = {
+        "sweep": [
+            _write("floor", 1000, 0.0, 10.0, run="A"),
+            _write("txcommit", 1000, 0.1, 20.0, run="B", txcommit=ok),  # a busier run: not compared
+            _write("floor", 1000, 0.0, 19.5, run="B"),
+            _write("txcommit", 100, 0.1, 2.0, run="A", txcommit=ok),
+            _write("txcommit", 100, 0.1, 9.0, run="B", mode="overwrite", txcommit=ok),
+        ]
+    }
     from txcommit.bench.report import floor_targets
 
     found = {t["target"]: (t["held"], t["value"]) for t in floor_targets(results)}
@@ -157,21 +197,48 @@ def test_merge_replaces_the_rerun_points_and_names_each_rows_run():
     from txcommit.bench.main import merge
     from txcommit.bench.runner import leftover_txn
 
-    meta = {"date": "d1", "elapsed_s": 600, "machine": "m", "master": "local[4]",
-            "hadoop_cloud": "h.jar", "stores": ["s3"],
-            "sizes": {"partitions": 10, "overwrite_files": [10], "rows_per_file": 10,
-                      "seed_rows": 0, "seed_partitions": 1}}  # fmt: skip
+    meta = {
+        "date": "d1",
+        "elapsed_s": 600,
+        "machine": "m",
+        "master": "local[4]",
+        "hadoop_cloud": "h.jar",
+        "stores": ["s3"],
+        "sizes": {
+            "partitions": 10,
+            "overwrite_files": [10],
+            "rows_per_file": 10,
+            "seed_rows": 0,
+            "seed_partitions": 1,
+        },
+    }
     ok = {"txcommit": {"durationMs": 5, "stageDurationsMs": {}, "jobCommitRequests": {}}}
-    earlier = {"meta": meta, "sweep": [_write("v1", 1000, 30.0, 60.0),
-                                       _write("txcommit", 1000, 1.0, 10.0, **ok)], "seed": [],
-               "read": [{"txns": 1, "state": "after cleanup", "filter": "on", "plan_s": 1.0,
-                         "files": 1, "requests": {}}]}  # fmt: skip
-    new = {"meta": {**meta, "date": "d2", "elapsed_s": 60},
-           "sweep": [_write("txcommit", 1000, 0.5, 9.0, **ok)], "seed": [],
-           "read": []}  # fmt: skip
+    earlier = {
+        "meta": meta,
+        "sweep": [_write("v1", 1000, 30.0, 60.0), _write("txcommit", 1000, 1.0, 10.0, **ok)],
+        "seed": [],
+        "read": [
+            {
+                "txns": 1,
+                "state": "after cleanup",
+                "filter": "on",
+                "plan_s": 1.0,
+                "files": 1,
+                "requests": {},
+            }
+        ],
+    }
+    new = {
+        "meta": {**meta, "date": "d2", "elapsed_s": 60},
+        "sweep": [_write("txcommit", 1000, 0.5, 9.0, **ok)],
+        "seed": [],
+        "read": [],
+    }
     merged = merge(earlier, new)
     assert [(r["protocol"], r["commit_s"], r["run"]) for r in merged["sweep"]] == [
-        ("v1", 30.0, "A"), ("txcommit", 0.5, "B")]  # fmt: skip
+        ("v1", 30.0, "A"),
+        ("txcommit", 0.5, "B"),
+    ]
     assert merged["read"][0]["run"] == "A", "no read cost re-run: the earlier one stays"
     assert [r["id"] for r in merged["runs"]] == ["A", "B"]
     text = render(merged, [])

@@ -63,21 +63,40 @@ def test_log_requests_are_split_by_area():
         {"op": "GET", "key": "run/t/part-00000-tid-x-0-c000.snappy.parquet"},
     ]
     assert [log_area(e) for e in entries] == [
-        "probe", "probe", "replace", "commits", "checkpoints", None, None,
-    ]  # fmt: skip
+        "probe",
+        "probe",
+        "replace",
+        "commits",
+        "checkpoints",
+        None,
+        None,
+    ]
     ops, log = count_requests(entries)
     assert ops == {"GET": 3, "HEAD": 1, "LIST": 3}
-    assert log == {"GET checkpoints": 1, "GET commits": 1, "HEAD probe": 1, "LIST probe": 1,
-                   "LIST replace": 1}  # fmt: skip
+    assert log == {
+        "GET checkpoints": 1,
+        "GET commits": 1,
+        "HEAD probe": 1,
+        "LIST probe": 1,
+        "LIST replace": 1,
+    }
 
 
 def _row(case, txns, dirs, ckpt, temp, filt, plan_s, requests, log=None, files=None, **extra):
     return {
-        "case": case, "txns": txns, "dirs": dirs, "checkpoint": ckpt, "temp": temp,
-        "filter": filt, "plan_s": plan_s, "samples": [plan_s] * (1 if temp == "cold" else 3),
-        "files": files if files is not None else (txns or dirs), "requests": requests,
-        "log_requests": log or {}, **extra,
-    }  # fmt: skip
+        "case": case,
+        "txns": txns,
+        "dirs": dirs,
+        "checkpoint": ckpt,
+        "temp": temp,
+        "filter": filt,
+        "plan_s": plan_s,
+        "samples": [plan_s] * (1 if temp == "cold" else 3),
+        "files": files if files is not None else (txns or dirs),
+        "requests": requests,
+        "log_requests": log or {},
+        **extra,
+    }
 
 
 def _results() -> dict:
@@ -93,23 +112,59 @@ def _results() -> dict:
         ]
     rows += [
         _row("txcommit", 10000, 1, False, "cold", "off", 1.0, off),
-        _row("txcommit", 10000, 1, False, "cold", "on", 300.0, {"GET": 10000, **off},
-             {"GET commits": 10000}),
+        _row(
+            "txcommit",
+            10000,
+            1,
+            False,
+            "cold",
+            "on",
+            300.0,
+            {"GET": 10000, **off},
+            {"GET commits": 10000},
+        ),
         _row("plain", None, 1000, False, "cold", "off", 1.0, off),
-        _row("plain", None, 1000, False, "cold", "on", 90.0, {"HEAD": 1003, "LIST": 1004},
-             {"HEAD probe": 1000, "LIST probe": 1000}),
+        _row(
+            "plain",
+            None,
+            1000,
+            False,
+            "cold",
+            "on",
+            90.0,
+            {"HEAD": 1003, "LIST": 1004},
+            {"HEAD probe": 1000, "LIST probe": 1000},
+        ),
         _row("plain", None, 1000, False, "warm", "off", 1.0, off),
         _row("plain", None, 1000, False, "warm", "on", 1.01, off),
-    ]  # fmt: skip
+    ]
     return {
-        "meta": {"date": "d", "elapsed_s": 60, "machine": "m", "master": "local[4]",
-                 "hadoop_cloud": "h.jar", "stores": ["s3"],
-                 "sizes": {"partitions": 10, "overwrite_files": [], "rows_per_file": 10,
-                           "seed_rows": 0, "seed_partitions": 1, "repeats": 3}},
-        "sweep": [], "seed": [], "read": rows,
-        "read_info": {"checkpoint": "written", "repeats": 3, "server_start_s": [20.0, 21.0],
-                      "synthesis": {"objects": 20202, "seconds": 70.0}},
-    }  # fmt: skip
+        "meta": {
+            "date": "d",
+            "elapsed_s": 60,
+            "machine": "m",
+            "master": "local[4]",
+            "hadoop_cloud": "h.jar",
+            "stores": ["s3"],
+            "sizes": {
+                "partitions": 10,
+                "overwrite_files": [],
+                "rows_per_file": 10,
+                "seed_rows": 0,
+                "seed_partitions": 1,
+                "repeats": 3,
+            },
+        },
+        "sweep": [],
+        "seed": [],
+        "read": rows,
+        "read_info": {
+            "checkpoint": "written",
+            "repeats": 3,
+            "server_start_s": [20.0, 21.0],
+            "synthesis": {"objects": 20202, "seconds": 70.0},
+        },
+    }
 
 
 def test_read_targets_say_held_or_missed_with_the_figures():
@@ -137,8 +192,9 @@ def test_the_time_travel_target_compares_a_read_as_of_now_with_the_read_of_now()
     results["read"].append(_row("txcommit", 10000, 1, True, "warm", "as-of", 1.05, as_of))
     [held] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
     assert held["held"] is True and "1.050 s vs now 1.040 s (1.01x)" in held["value"]
-    results["read"][-1] = _row("txcommit", 10000, 1, True, "warm", "as-of", 1.04,
-                               {"HEAD": 3, "LIST": 7})  # fmt: skip
+    results["read"][-1] = _row(
+        "txcommit", 10000, 1, True, "warm", "as-of", 1.04, {"HEAD": 3, "LIST": 7}
+    )
     [more] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
     assert more["held"] is False, "one request more than the read of now"
 
@@ -155,8 +211,16 @@ def test_read_section_renders_filter_on_and_off_side_by_side():
 
 def test_a_read_only_run_merges_its_read_section_into_an_earlier_run():
     earlier = _results()
-    earlier["read"] = [{"txns": 1, "state": "after vacuum", "filter": "on", "plan_s": 1.0,
-                        "files": 1, "requests": {}}]  # fmt: skip
+    earlier["read"] = [
+        {
+            "txns": 1,
+            "state": "after vacuum",
+            "filter": "on",
+            "plan_s": 1.0,
+            "files": 1,
+            "requests": {},
+        }
+    ]
     earlier.pop("read_info")
     merged = merge(earlier, _results())
     assert {r["run"] for r in merged["read"]} == {"B"}

@@ -263,8 +263,11 @@ def test_what_fake_gcs_server_does_with_if_generation_match(fake_gcs: FakeGcs) -
         second[upload_type] = _gcs_upload(fake_gcs.endpoint, name, upload_type, b"two")
     assert second == {"multipart": 412, "media": 200, "resumable": 200}
     # the XML API (obstore's GCS client) is not served
-    xml = requests.put(f"{fake_gcs.endpoint}/conformance/probe/xml", data=b"x",
-                       headers={"x-goog-if-generation-match": "0"})  # fmt: skip
+    xml = requests.put(
+        f"{fake_gcs.endpoint}/conformance/probe/xml",
+        data=b"x",
+        headers={"x-goog-if-generation-match": "0"},
+    )
     assert xml.status_code >= 400
 
 

@@ -208,8 +208,9 @@ def test_open_store_builds_the_adapters_python_mirror(tmp_path: Path, local_s3: 
     assert multipart.declaration.primitive == "multipart-complete"
     hdfs = open_store("hdfs://nn:8020/t")
     assert isinstance(hdfs, HdfsStore) and hdfs.endpoint == "http://nn:9870/webhdfs/v1"
-    jvm_only = dataclasses.replace(declaration_named("hdfs"), name="jvm-only",
-                                   implementations=("jvm",))  # fmt: skip
+    jvm_only = dataclasses.replace(
+        declaration_named("hdfs"), name="jvm-only", implementations=("jvm",)
+    )
     with pytest.raises(UnsupportedStoreError, match="'jvm-only' \\(rename\\) has no Python"):
         implementation(jvm_only)
 

@@ -25,12 +25,17 @@ def test_each_line_gets_the_connectors_of_the_hadoop_its_pyspark_ships() -> None
 
     assert coords(store_artifacts("s3", "4.0")) == {"hadoop-aws:3.4.1", "bundle:2.24.6"}
     assert coords(store_artifacts("s3-multipart", "4.1")) == {
-        "hadoop-aws:3.4.2", "bundle:2.29.52", "analyticsaccelerator-s3:1.2.1"}  # fmt: skip
+        "hadoop-aws:3.4.2",
+        "bundle:2.29.52",
+        "analyticsaccelerator-s3:1.2.1",
+    }
     for line in ("4.2", "4.3"):
         assert coords(store_artifacts("s3", line)) == {
-            "hadoop-aws:3.5.0", "bundle:2.35.4", "analyticsaccelerator-s3:1.3.1"}  # fmt: skip
-    assert coords(store_artifacts("azure", "4.0")) == {
-        "hadoop-azure:3.4.1", "HdrHistogram:2.1.12"}  # fmt: skip
+            "hadoop-aws:3.5.0",
+            "bundle:2.35.4",
+            "analyticsaccelerator-s3:1.3.1",
+        }
+    assert coords(store_artifacts("azure", "4.0")) == {"hadoop-azure:3.4.1", "HdrHistogram:2.1.12"}
     assert store_artifacts("local", "4.0") == () == store_artifacts("hdfs", "4.1")
 
 

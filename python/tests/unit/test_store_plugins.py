@@ -103,8 +103,13 @@ def test_each_builtin_store_keeps_what_the_launcher_gave_it() -> None:
     # The if-chains these replace, as data: adapter jar, emulator switch, server confs.
     jars = {p.name: p.adapter_jar for p in store_descriptors()}
     assert jars == {
-        "azure": "txcommit-azure.jar", "gcs": "txcommit-gcs.jar", "hdfs": None, "local": None,
-        "s3": "txcommit-s3.jar", "s3-multipart": "txcommit-s3.jar"}  # fmt: skip
+        "azure": "txcommit-azure.jar",
+        "gcs": "txcommit-gcs.jar",
+        "hdfs": None,
+        "local": None,
+        "s3": "txcommit-s3.jar",
+        "s3-multipart": "txcommit-s3.jar",
+    }
     with_emulator = {p.name for p in store_descriptors() if p.emulator}
     assert with_emulator == {"azure", "gcs", "hdfs", "s3", "s3-multipart"}
     confs = store_descriptor("s3-multipart").server_confs
@@ -203,9 +208,11 @@ LOCAL = LocalEmulator(start=start, banner=lambda emulator, bucket: f"local memfs
 def memfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A distribution registering the store ``memfs``, on sys.path (as pip would install it)."""
     where = _distribution(
-        tmp_path / "site", "memfs_store", f"[{GROUP}]\nmemfs = memfs_store:MEMFS\n",
+        tmp_path / "site",
+        "memfs_store",
+        f"[{GROUP}]\nmemfs = memfs_store:MEMFS\n",
         {"memfs_store": MEMFS_MODULE},
-    )  # fmt: skip
+    )
     (where / "memfs").mkdir()
     (where / "memfs" / "memfs.json").write_text(json.dumps(MEMFS_DECLARATION))
     (where / "memfs_emulator.py").write_text(MEMFS_EMULATOR)
@@ -248,8 +255,11 @@ def test_a_store_registered_elsewhere_brings_its_own_adapter_jar(
         name="memfs", summary="memfs", declaration=tmp_path / "memfs.json", adapter_jar_file=jar
     )
     monkeypatch.setattr(stores, "store_descriptors", lambda: (own,))
-    with pytest.raises(ServerStartError, match=r"the store 'memfs' names its adapter jar .*memfs-"
-                       r"adapter\.jar, which does not exist\. Reinstall"):  # fmt: skip
+    with pytest.raises(
+        ServerStartError,
+        match=r"the store 'memfs' names its adapter jar .*memfs-"
+        r"adapter\.jar, which does not exist\. Reinstall",
+    ):
         store_settings(ServerConfig(store="memfs"))
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"PK")
@@ -303,9 +313,11 @@ def test_a_broken_entry_point_is_named_with_its_store(
     why: str,
 ) -> None:
     where = _distribution(
-        tmp_path, "broken_store", f"[{GROUP}]\nbroken = {value}\n",
+        tmp_path,
+        "broken_store",
+        f"[{GROUP}]\nbroken = {value}\n",
         {"wrong_store": module} if module else {},
-    )  # fmt: skip
+    )
     monkeypatch.syspath_prepend(str(where))
     monkeypatch.delitem(sys.modules, "wrong_store", raising=False)
     with pytest.raises(StorePluginError) as raised:

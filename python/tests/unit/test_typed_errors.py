@@ -12,7 +12,7 @@ import txcommit
 from txcommit.errors import SERVER_ERRORS, translate
 
 pytest.importorskip("pyspark.errors.exceptions.connect")
-from pyspark.errors.exceptions.connect import (  # noqa: E402
+from pyspark.errors.exceptions.connect import (
     AnalysisException,
     SparkException,
     UnknownException,

@@ -139,9 +139,12 @@ class Demo:
         from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
 
         return boto3.client(
-            "s3", endpoint_url=self.s3.endpoint, region_name="us-east-1",
-            aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
-        )  # fmt: skip
+            "s3",
+            endpoint_url=self.s3.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_SECRET,
+        )
 
     @contextlib.contextmanager
     def session(self, proto: Protocol) -> Iterator[Any]:
@@ -323,32 +326,43 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "--rows", type=int, default=1_000_000,
+        "--rows",
+        type=int,
+        default=1_000_000,
         help="rows of the timed write (default 1,000,000; the DBIO paper wrote 10,000,000)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--files", type=int, default=20,
+        "--files",
+        type=int,
+        default=20,
         help="files of the timed write (default 20: on --store s3 v1 renames each one "
         "through a slow copy, about 0.6 s a file, so 100 files add over two minutes)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--store", choices=("local", "s3"), default="s3",
+        "--store",
+        choices=("local", "s3"),
+        default="s3",
         help="where the tables are: s3 (default: a local S3 endpoint charging each request "
         "what it costs on S3, so a rename is a slow copy) or local (the local file system, "
         "where v1's commit is usually over before a kill can land)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--master", default="local[*,4]",
+        "--master",
+        default="local[*,4]",
         help="Spark master (default local[*,4]: a failed task is retried up to 4 times)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--workdir", type=Path, default=None,
+        "--workdir",
+        type=Path,
+        default=None,
         help="where tables and server logs go (default: a temporary directory, removed after)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--fail-delay", type=float, default=5.0,
+        "--fail-delay",
+        type=float,
+        default=5.0,
         help="seconds the failing task sleeps before it throws (default 5, as in the paper)",
-    )  # fmt: skip
+    )
     return p
 
 
@@ -376,9 +390,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         s3.create_bucket(BUCKET)
         confs.update(s3a_confs(s3.endpoint))
     config = ServerConfig(
-        master=ns.master, confs=confs, store=ns.store,
-        startup_timeout=300, die_with_parent=True,
-    )  # fmt: skip
+        master=ns.master,
+        confs=confs,
+        store=ns.store,
+        startup_timeout=300,
+        die_with_parent=True,
+    )
     demo = Demo(ns.store, workdir, config, ns.fail_delay, s3)
 
     def say(what: str) -> None:

@@ -105,8 +105,9 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             None if ratio is None else ratio <= limit,
             _why_not(info) if ratio is None else _vs(on, off),
         )
-    bare = max((r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]),
-               default=None)  # fmt: skip
+    bare = max(
+        (r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]), default=None
+    )
     for temp, limit in (("cold", COLD_RATIO), ("warm", WARM_RATIO)):
         on, off = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp=temp)
         ratio = _ratio(on, off)
@@ -126,9 +127,10 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         f"plain Hive-style table ({dirs} directories): filtered plan <= {PLAIN_RATIO:g}x "
         "unfiltered, cold and warm",
         all(v <= PLAIN_RATIO for v in ratios) if measured else None,
-        "; ".join(f"{t} {_vs(*pairs[t])}" for t in ("cold", "warm")) if measured
+        "; ".join(f"{t} {_vs(*pairs[t])}" for t in ("cold", "warm"))
+        if measured
         else "not measured",
-    )  # fmt: skip
+    )
     if measured:
         assert dirs is not None  # measured: the plain table's rows exist
         extra = {t: _total(pairs[t][0]) - _total(pairs[t][1]) for t in ("cold", "warm")}
@@ -141,8 +143,11 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         )
     else:
-        add("plain Hive-style table: no extra request per directory with the filter", None,
-            "not measured")  # fmt: skip
+        add(
+            "plain Hive-style table: no extra request per directory with the filter",
+            None,
+            "not measured",
+        )
     travel = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter=AS_OF)
     now = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter="on")
     if travel is None or now is None:
@@ -188,8 +193,9 @@ def read_notes(results: dict[str, Any]) -> list[str]:
     if not txns:
         return notes
     most = txns[-1]
-    bare = max((r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]),
-               default=None)  # fmt: skip
+    bare = max(
+        (r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]), default=None
+    )
     on, off = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp="cold")
     if on and off:
         gets = on["log_requests"].get("GET commits", 0)
@@ -227,7 +233,7 @@ def read_notes(results: dict[str, Any]) -> list[str]:
                     ", and a filtered plan faster than the unfiltered one is noise, not a speed-up"
                     if min(_ratio(on, off) or 1, _ratio(won, woff) or 1) < 1
                     else ""
-                )  # fmt: skip
+                )
                 + "."
             )
         notes.append(note)
@@ -341,7 +347,7 @@ def read_section(results: dict[str, Any]) -> list[str]:
             f". {_why_not(info).capitalize()}."
             if info.get("checkpoint") not in (None, "written")
             else "."
-        )  # fmt: skip
+        )
         + _skipped(reads, info)
         + " Fresh servers took "
         + ", ".join(f"{s:.0f} s" for s in info.get("server_start_s", []))
@@ -429,12 +435,13 @@ def _pairs_table(
             temp if temp == "cold" or n in (0, repeats) else f"{temp} ({n} sample{'s' * (n > 1)})"
         )
         row = [
-            value, plan, f"{on['plan_s']:.3f}", f"{off['plan_s']:.3f}",
+            value,
+            plan,
+            f"{on['plan_s']:.3f}",
+            f"{off['plan_s']:.3f}",
             "n/a" if ratio is None else f"{ratio:.2f}x",
-        ]  # fmt: skip
-        others = {
-            op for r in (on, off) for op in r["requests"] if op not in READ_OPS
-        }  # fmt: skip
+        ]
+        others = {op for r in (on, off) for op in r["requests"] if op not in READ_OPS}
         row += [f"{on['requests'].get(op, 0)} / {off['requests'].get(op, 0)}" for op in READ_OPS]
         log = _kv(on.get("log_requests"))
         if others:

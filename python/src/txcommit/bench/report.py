@@ -104,18 +104,23 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         add(
             f"job commit >= {factor:g}x faster than {other} ({where})",
             None if ratio is None else ratio >= factor,
-            "not measured" if ratio is None
+            "not measured"
+            if ratio is None
             else f"{ratio:.1f}x ({get(other, 'commit_s'):.3f} s vs {tx:.3f} s)",
-        )  # fmt: skip
+        )
     for proto in ("txcommit", "txcommit-mp"):
         for mode in ("append", "overwrite"):
             mine = [r for r in sweep if r["protocol"] == proto and r["mode"] == mode]
             copies = sum(grouped(r["requests"]["counts"])["COPY"] for r in mine)
             deletes = sum(r["requests"]["data_deletes"] for r in mine)
-            why = "" if mode == "append" or not deletes else (
-                "; an overwrite deleted old data during the job (a logical overwrite records "
-                "the removal in replace/ and leaves deletion to VACUUM, docs/protocol.md I14)"
-            )  # fmt: skip
+            why = (
+                ""
+                if mode == "append" or not deletes
+                else (
+                    "; an overwrite deleted old data during the job (a logical overwrite records "
+                    "the removal in replace/ and leaves deletion to VACUUM, docs/protocol.md I14)"
+                )
+            )
             add(
                 f"zero data COPY and DELETE requests ({proto}, every S3 {mode} of the sweep)",
                 None if not mine else copies == 0 and deletes == 0,
@@ -123,10 +128,12 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             )
     out += floor_targets(results)
     costs = {
-        r["files"]: {k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items()
-                     if k != "adapter"}
-        for r in sweep if r["protocol"] == "txcommit" and r["mode"] == "append"
-    }  # fmt: skip
+        r["files"]: {
+            k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items() if k != "adapter"
+        }
+        for r in sweep
+        if r["protocol"] == "txcommit" and r["mode"] == "append"
+    }
     distinct = {tuple(sorted(c.items())) for c in costs.values()}
     add(
         "job commit requests independent of file count (conditional-put, _SUCCESS)",
@@ -144,9 +151,10 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         f"filtered read plan <= 1.1x unfiltered {on['state'] if on else 'after vacuum'} "
         f"({most} transactions)",
         None if ratio is None else ratio <= 1.1,
-        "not measured" if ratio is None or on is None or off is None
+        "not measured"
+        if ratio is None or on is None or off is None
         else f"{ratio:.2f}x ({on['plan_s']:.3f} s vs {off['plan_s']:.3f} s)",
-    )  # fmt: skip
+    )
     return out
 
 
@@ -173,8 +181,10 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
     s3 = [r for r in sweep if r["store"] == "s3" and r["mode"] == "append"]
     for proto, primitive, limit in FLOOR_TARGETS:
-        for row in sorted((r for r in s3 if r["protocol"] == proto and r["files"] >= TARGET_FILES),
-                          key=lambda r: r["files"]):  # fmt: skip
+        for row in sorted(
+            (r for r in s3 if r["protocol"] == proto and r["files"] >= TARGET_FILES),
+            key=lambda r: r["files"],
+        ):
             floor = _find(s3, protocol="floor", files=row["files"], run=row.get("run"))
             if floor is None:
                 continue
@@ -187,10 +197,18 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 _why_above_floor(row, floor),
             )
     mine = [r for r in sweep if r["protocol"] in ("txcommit", "txcommit-mp")]
-    for over in sorted((r for r in mine if r["mode"] == "overwrite"),
-                       key=lambda r: (r["store"], r["protocol"], r["files"])):  # fmt: skip
-        append = _find(mine, store=over["store"], protocol=over["protocol"],
-                       files=over["files"], mode="append", run=over.get("run"))  # fmt: skip
+    for over in sorted(
+        (r for r in mine if r["mode"] == "overwrite"),
+        key=lambda r: (r["store"], r["protocol"], r["files"]),
+    ):
+        append = _find(
+            mine,
+            store=over["store"],
+            protocol=over["protocol"],
+            files=over["files"],
+            mode="append",
+            run=over.get("run"),
+        )
         if append is None:  # measured in different runs: not side by side
             continue
         ratio = over["total_s"] / append["total_s"]
@@ -202,9 +220,17 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             _why_overwrite(over, append),
         )
     for store, proto in sorted({(r["store"], r["protocol"]) for r in mine}):
-        rows = sorted((r for r in mine if r["store"] == store and r["protocol"] == proto
-                       and r["mode"] == "append" and r["commit_s"] is not None),
-                      key=lambda r: r["files"])  # fmt: skip
+        rows = sorted(
+            (
+                r
+                for r in mine
+                if r["store"] == store
+                and r["protocol"] == proto
+                and r["mode"] == "append"
+                and r["commit_s"] is not None
+            ),
+            key=lambda r: r["files"],
+        )
         if len(rows) < 2:
             continue
         times = [r["commit_s"] for r in rows]
@@ -238,17 +264,18 @@ def _why_above_floor(row: dict[str, Any], floor: dict[str, Any]) -> str:
         "one more HEAD per data file: the task's manifest asks each file's size, which also "
         "proves the file is still there (docs/protocol.md I19); Spark gives a commit protocol "
         "no byte count of the files its writers closed"
-        if row["protocol"] == "txcommit" else
-        "a multipart upload per data file (initiate, part, complete: three requests where the "
+        if row["protocol"] == "txcommit"
+        else "a multipart upload per data file (initiate, part, complete: three requests where the "
         "floor sends one PUT), the pending upload each task saves and the job commit reads "
         "(a PUT and a GET per file), and the completions themselves at the job commit, which "
         "are this adapter's commit point (docs/adapters.md)"
-    )  # fmt: skip
+    )
     concurrent = (
         " On S3 a task sends its HEADs together: one round trip per task, served by S3's "
         "fleet, not the writer's CPU."
-        if row["protocol"] == "txcommit" else ""
-    )  # fmt: skip
+        if row["protocol"] == "txcommit"
+        else ""
+    )
     return (
         f"{sum(mine.values()) / sum(base.values()):.2f}x the floor's requests "
         f"({_delta(mine, base)} at {n} files): {what}. The local endpoint (moto behind the "
@@ -262,9 +289,10 @@ def _why_above_floor(row: dict[str, Any], floor: dict[str, Any]) -> str:
 def _why_overwrite(over: dict[str, Any], append: dict[str, Any]) -> str:
     stages = (over.get("txcommit") or {}).get("stageDurationsMs") or {}
     replacing = ", ".join(
-        f"{k} {v} ms" for k, v in stages.items()
+        f"{k} {v} ms"
+        for k, v in stages.items()
         if k in (CHECK_CONFLICTS_STAGE, PUBLISH_REPLACE_RECORD_STAGE, COPY_REPLACE_RECORD_STAGE)
-    )  # fmt: skip
+    )
     extra = over["total_s"] - append["total_s"]
     commit = (over["commit_s"] or 0) - (append["commit_s"] or 0)
     return (
@@ -330,23 +358,28 @@ def render(
             "names each row's run. Rows of one run are side by side against the same server and "
             "endpoint; rows of different runs are not, so compare them with care.",
             "",
-            table(["run", "date", "minutes", "measured"],
-                  [[r["id"], r["date"], f"{r['elapsed_s'] / 60:.1f}", r["covers"]] for r in runs]),
+            table(
+                ["run", "date", "minutes", "measured"],
+                [[r["id"], r["date"], f"{r['elapsed_s'] / 60:.1f}", r["covers"]] for r in runs],
+            ),
             "",
             f"Machine: {meta['machine']}.",
-        ]  # fmt: skip
+        ]
     else:
         header = [
             "Generated by `txcommit bench` "
             + ("(**--quick smoke run: not a full run**) " if meta.get("quick") else "")
-            + ("(**an interrupted run: only what it measured before it stopped**) "
-               if meta.get("complete") is False else "")
+            + (
+                "(**an interrupted run: only what it measured before it stopped**) "
+                if meta.get("complete") is False
+                else ""
+            )
             + f"on {meta['date']}; the run took {meta['elapsed_s'] / 60:.1f} min. Re-run with "
             "`txcommit bench` (see `txcommit bench --help`); every figure below comes from "
             "that one run, all protocols side by side against the same server and endpoint.",
             "",
             f"Machine: {meta['machine']}.",
-        ]  # fmt: skip
+        ]
     parts = [
         "# Benchmarks",
         "",
@@ -354,10 +387,12 @@ def render(
         "",
         "## Targets",
         "",
-        table(["target", "result", "measured"],
-              [[t["target"], verdict(t["held"]), t["value"]] for t in targets(results)]),
+        table(
+            ["target", "result", "measured"],
+            [[t["target"], verdict(t["held"]), t["value"]] for t in targets(results)],
+        ),
         "",
-    ]  # fmt: skip
+    ]
     parts += _notes_on_targets(results)
     parts += _method(results)
     for store in ("s3", "local"):
@@ -442,8 +477,11 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
                 else ""
             )
         )
-    notes += [f"Missed, {t['target']}: {t['why']}" for t in floor_targets(results)
-              if t["held"] is False and t["why"]]  # fmt: skip
+    notes += [
+        f"Missed, {t['target']}: {t['why']}"
+        for t in floor_targets(results)
+        if t["held"] is False and t["why"]
+    ]
     reads = results.get("read", [])
     if is_new(reads):
         notes += read_notes(results)
@@ -545,18 +583,30 @@ def _sweep_section(store: str, rows: list[dict[str, Any]]) -> list[str]:
     title = "S3 (moto + latency model)" if store == "s3" else "local file system"
     out = [f"## File-count sweep: {title}", ""]
     # "vs floor" against the floor of the row's own run (merged runs: loads differed)
-    floor = {(r["files"], r["mode"], r.get("run")): r["total_s"] for r in rows
-             if r["protocol"] == "floor"}  # fmt: skip
+    floor = {
+        (r["files"], r["mode"], r.get("run")): r["total_s"]
+        for r in rows
+        if r["protocol"] == "floor"
+    }
     headings = ["files", "mode", "protocol", "total s", "vs floor", "job commit s"]
     runs = any("run" in r for r in rows)
     if store == "s3":
-        headings += [name for name, _ in REQUEST_COLUMNS] + ["other", "bytes copied",
-                                                             "data deleted"]  # fmt: skip
+        headings += [name for name, _ in REQUEST_COLUMNS] + [
+            "other",
+            "bytes copied",
+            "data deleted",
+        ]
     body = []
     for r in sorted(rows, key=lambda r: (r["files"], r["mode"] != "append")):
         ratio = _ratio(r["total_s"], floor.get((r["files"], r["mode"], r.get("run"))))
-        row = [r["files"], r["mode"], r["label"], r["total_s"],
-               None if ratio is None else f"{ratio:.2f}x", r["commit_s"]]  # fmt: skip
+        row = [
+            r["files"],
+            r["mode"],
+            r["label"],
+            r["total_s"],
+            None if ratio is None else f"{ratio:.2f}x",
+            r["commit_s"],
+        ]
         if store == "s3":
             g = grouped(r["requests"]["counts"])
             row += [g[name] for name, _ in REQUEST_COLUMNS] + [g["other"]]
@@ -572,11 +622,23 @@ def _sweep_section(store: str, rows: list[dict[str, Any]]) -> list[str]:
             "timings (ms) and the job commit's requests as counted by the adapter:",
             "",
         ]
-        out += [table(["files", "mode", "protocol", "durationMs", "stages (ms)",
-                       "jobCommitRequests"],
-                      [[r["files"], r["mode"], r["label"], r["txcommit"]["durationMs"],
+        out += [
+            table(
+                ["files", "mode", "protocol", "durationMs", "stages (ms)", "jobCommitRequests"],
+                [
+                    [
+                        r["files"],
+                        r["mode"],
+                        r["label"],
+                        r["txcommit"]["durationMs"],
                         _kv(r["txcommit"]["stageDurationsMs"]),
-                        _kv(r["txcommit"]["jobCommitRequests"])] for r in tx]), ""]  # fmt: skip
+                        _kv(r["txcommit"]["jobCommitRequests"]),
+                    ]
+                    for r in tx
+                ],
+            ),
+            "",
+        ]
     return out
 
 
@@ -598,14 +660,26 @@ def _seed_section(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]
         floor = _find(rows, store=r["store"], protocol="floor")
         ratio = _ratio(r["total_s"], floor["total_s"] if floor else None)
         req = r.get("requests")
-        body.append([r["store"], r["label"], r["total_s"],
-                     None if ratio is None else f"{ratio:.2f}x", r["commit_s"],
-                     req["total"] if req else None,
-                     _mb(req["bytes_copied"]) if req else None]
-                    + ([r.get("run")] if "run" in r else []))  # fmt: skip
-    out += [table(["store", "protocol", "total s", "vs floor", "job commit s", "requests",
-                   "bytes copied"] + (["run"] if rows and "run" in rows[0] else []),
-                  body), ""]  # fmt: skip
+        body.append(
+            [
+                r["store"],
+                r["label"],
+                r["total_s"],
+                None if ratio is None else f"{ratio:.2f}x",
+                r["commit_s"],
+                req["total"] if req else None,
+                _mb(req["bytes_copied"]) if req else None,
+            ]
+            + ([r.get("run")] if "run" in r else [])
+        )
+    out += [
+        table(
+            ["store", "protocol", "total s", "vs floor", "job commit s", "requests", "bytes copied"]
+            + (["run"] if rows and "run" in rows[0] else []),
+            body,
+        ),
+        "",
+    ]
     return out
 
 
@@ -629,12 +703,34 @@ def _read_section(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         off = _find(rows, txns=r["txns"], state=r["state"], filter="off")
         ratio = _ratio(r["plan_s"], off["plan_s"] if off else None)
-        body.append([r["txns"], r["state"], r["filter"], r["plan_s"],
-                     None if ratio is None else f"{ratio:.2f}x", r["files"],
-                     _kv(r["requests"])] + ([r.get("run")] if "run" in r else []))  # fmt: skip
-    out += [table(["transactions", "table", "filter", "plan s", "vs filter off",
-                   "files listed", "requests per plan"]
-                  + (["run"] if rows and "run" in rows[0] else []), body), ""]  # fmt: skip
+        body.append(
+            [
+                r["txns"],
+                r["state"],
+                r["filter"],
+                r["plan_s"],
+                None if ratio is None else f"{ratio:.2f}x",
+                r["files"],
+                _kv(r["requests"]),
+            ]
+            + ([r.get("run")] if "run" in r else [])
+        )
+    out += [
+        table(
+            [
+                "transactions",
+                "table",
+                "filter",
+                "plan s",
+                "vs filter off",
+                "files listed",
+                "requests per plan",
+            ]
+            + (["run"] if rows and "run" in rows[0] else []),
+            body,
+        ),
+        "",
+    ]
     return out
 
 

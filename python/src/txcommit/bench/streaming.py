@@ -76,25 +76,34 @@ def _parser() -> argparse.ArgumentParser:
         "(a local moto endpoint that counts requests; prints a table).",
     )
     p.add_argument(
-        "--batches", type=int, default=10,
+        "--batches",
+        type=int,
+        default=10,
         help="micro-batches measured per manager, after the warm-up (default 10)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--warmup", type=int, default=3,
+        "--warmup",
+        type=int,
+        default=3,
         help="micro-batches run before measuring, not counted (default 3)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--rows-per-second", type=int, default=100,
+        "--rows-per-second",
+        type=int,
+        default=100,
         help="rows the rate source produces per second (default 100)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--partitions", type=int, default=2,
+        "--partitions",
+        type=int,
+        default=2,
         help="spark.sql.shuffle.partitions, i.e. state store partitions (default 2)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--managers", default=",".join(MANAGERS),
+        "--managers",
+        default=",".join(MANAGERS),
         help=f"comma-separated managers to measure, of: {', '.join(MANAGERS)} (default: all)",
-    )  # fmt: skip
+    )
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     return p
 
@@ -180,8 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.managers.split(",") if n.strip()]
     unknown = [n for n in names if n not in MANAGERS]
     if unknown:
-        print(f"txcommit bench-streaming: unknown manager(s) {', '.join(unknown)}; choose from "
-              f"{', '.join(MANAGERS)}", file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit bench-streaming: unknown manager(s) {', '.join(unknown)}; choose from "
+            f"{', '.join(MANAGERS)}",
+            file=sys.stderr,
+        )
         return 2
     if args.batches < 1 or args.warmup < 1:
         print(
@@ -198,20 +210,28 @@ def main(argv: list[str] | None = None) -> int:
     try:
         s3.create_bucket(BUCKET)
         config = ServerConfig(
-            port=free_port(), master="local[2]", store="s3",
-            confs=s3a_confs(s3.endpoint), die_with_parent=True, startup_timeout=300,
-        )  # fmt: skip
-        print(f"txcommit bench-streaming: local S3 at {s3.endpoint}; starting a Connect server",
-              file=sys.stderr)  # fmt: skip
+            port=free_port(),
+            master="local[2]",
+            store="s3",
+            confs=s3a_confs(s3.endpoint),
+            die_with_parent=True,
+            startup_timeout=300,
+        )
+        print(
+            f"txcommit bench-streaming: local S3 at {s3.endpoint}; starting a Connect server",
+            file=sys.stderr,
+        )
         with start(config) as server:
             for name in names:
                 print(f"txcommit bench-streaming: measuring {name} ...", file=sys.stderr)
                 results.append(_run_one(server.url, s3.endpoint, name, args))
     finally:
         s3.stop()
-    print(f"Store requests per micro-batch on checkpoint files (checkpoint directory and the "
-          f"sink's _spark_metadata), S3 through S3A, {args.batches} batches, "
-          f"{args.partitions} state partitions:\n")  # fmt: skip
+    print(
+        f"Store requests per micro-batch on checkpoint files (checkpoint directory and the "
+        f"sink's _spark_metadata), S3 through S3A, {args.batches} batches, "
+        f"{args.partitions} state partitions:\n"
+    )
     print(format_table(results))
     if args.json:
         payload: list[dict[str, Any]] = [

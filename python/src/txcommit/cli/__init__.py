@@ -332,8 +332,11 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 def _cmd_jars(ns: argparse.Namespace) -> int:
     paths = store_descriptor(ns.store).jars(ns.spark_line)
     if not paths:
-        print(f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
-              "Spark's own Hadoop client reaches it", file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
+            "Spark's own Hadoop client reaches it",
+            file=sys.stderr,
+        )
     for path in paths:
         print(path)
     return 0

@@ -84,9 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables = view.tables_below
         shown = ", ".join(printable(t) for t in tables[:_TABLES_NAMED])
         more = f" and {len(tables) - _TABLES_NAMED} more" if len(tables) > _TABLES_NAMED else ""
-        print(f"txcommit: {printable(ns.path)} is not a table but holds {len(tables)} below it "
-              f"({shown}{more}); each has a history of its own: give one table's directory",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit: {printable(ns.path)} is not a table but holds {len(tables)} below it "
+            f"({shown}{more}); each has a history of its own: give one table's directory",
+            file=sys.stderr,
+        )
         return NOT_A_TABLE
     rows = view.history()
     if ns.limit is not None:

@@ -13,9 +13,11 @@ def parser_with_remote(prog: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("path", metavar="PATH", help="the table directory or URL (e.g. s3a://b/t)")
     parser.add_argument(
-        "--remote", required=True, metavar="URL",
+        "--remote",
+        required=True,
+        metavar="URL",
         help="the Spark Connect server to run it on, e.g. sc://localhost:15002",
-    )  # fmt: skip
+    )
     return parser
 
 
@@ -35,11 +37,14 @@ def run_statement(
     except ServerUnreachableError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
-    print(f"{prog}: {doing} on {remote} (the server logs its progress) ...", file=sys.stderr,
-          flush=True)  # fmt: skip
+    print(
+        f"{prog}: {doing} on {remote} (the server logs its progress) ...",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         return [tuple(r) for r in spark.sql(statement).collect()]
-    except Exception as exc:  # noqa: BLE001 - the server's error, shown as is
+    except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         print(f"{prog}: failed: {first}", file=sys.stderr)
         return 1

@@ -367,7 +367,7 @@ def persistent_task_failure(ctx: Level2Context) -> None:
         )
         try:
             df.write.mode("append").parquet(url)
-        except Exception as e:  # noqa: BLE001 - the job must fail; anything else is judged
+        except Exception as e:
             if PERSISTENT_FAILURE not in str(e):
                 raise CheckFailed(
                     f"{ctx.declares('runs the txcommit protocol')}, but a job with a "
@@ -580,7 +580,7 @@ def run_level2(
                 s.run(ctx)
             except CheckFailed as e:
                 result, why_ = FAIL, str(e)
-            except Exception as e:  # noqa: BLE001 - a crashing scenario is a failing one
+            except Exception as e:
                 first = (str(e).splitlines() or [""])[0][:400]
                 log = f" (server log: {ctx.server.log_path})" if ctx.server is not None else ""
                 result, why_ = FAIL, f"the scenario crashed: {type(e).__name__}: {first}{log}"

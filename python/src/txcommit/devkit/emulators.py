@@ -77,9 +77,12 @@ class EmulatorProcess:
 
     def start(self: _E) -> _E:
         self.process = subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
         deadline = time.monotonic() + self.start_timeout
         while not _accepts(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -734,9 +734,17 @@ def _build(
         row_counts = _read_markers(table_store, markers["rows"], report)
     found = store.root.is_dir() if isinstance(store, LocalStore) else bool(tree) or own_exists
     return TableView(
-        store, table is not None, data, primary, pending, aborted, judges, row_counts,
-        table_url=table_store.root_url, found=found,
-    )  # fmt: skip
+        store,
+        table is not None,
+        data,
+        primary,
+        pending,
+        aborted,
+        judges,
+        row_counts,
+        table_url=table_store.root_url,
+        found=found,
+    )
 
 
 def _load_log(
