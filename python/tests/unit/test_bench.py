@@ -5,6 +5,8 @@ targets hold and which are missed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from txcommit.bench.report import grouped, render, targets
@@ -246,3 +248,20 @@ def test_merge_replaces_the_rerun_points_and_names_each_rows_run():
     assert text.count("| B |") == 2  # its row in the table of runs, and its sweep row
     txn = leftover_txn("zzzz0001", 1_700_000_000_000)
     assert len(txn) == 16 and int(txn[:8], 36) == 1_700_000_000_000
+
+
+def test_a_report_without_new_plots_shows_the_plots_drawn_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/benchmarks.md is rewritten by runs that merge one section and draw no plot: it
+    must keep linking the plots in its assets directory."""
+    from txcommit.bench import report
+    from txcommit.bench.main import write_report
+
+    shown: list[list[str]] = []
+    monkeypatch.setattr(report, "render", lambda r, plots, assets, o: shown.append(plots) or "")
+    assets = tmp_path / "benchmarks"
+    assets.mkdir()
+    (assets / "commit-time-s3.png").write_bytes(b"\x89PNG")
+    write_report({}, tmp_path / "benchmarks.md", assets, plots=False)
+    assert shown == [["commit-time-s3.png"]]

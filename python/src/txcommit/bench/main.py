@@ -413,11 +413,14 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 def write_report(results: dict[str, Any], out: Path, assets: Path, plots: bool) -> None:
     from txcommit.bench.report import render, targets, verdict
 
-    names: list[str] = []
     if plots:
         from txcommit.bench.plots import all_plots
 
         names = all_plots(results, assets)
+    else:
+        # The plots drawn before (a run that merges one section into the results draws none):
+        # the report keeps showing them.
+        names = sorted(p.name for p in assets.glob("*.png"))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(results, names, assets.name, option_rows()))
     print(
