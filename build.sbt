@@ -1,5 +1,5 @@
 // txcommit build: the core plugin (plugin-jvm: protocol, read filter, local and HDFS adapters)
-// and one module per store adapter with a heavy SDK (adapters/<store>/jvm), compiled against
+// and one module per store adapter with a heavy SDK (adapters/txcommit_store_<name>/jvm), compiled against
 // the SDK and Hadoop without packaging them, like Delta's storage-s3-dynamodb: the core jar
 // stays small and a server puts the SDK on its classpath only if it uses that store.
 //
@@ -70,25 +70,26 @@ def sparkSettings(l: SparkLine): Seq[Setting[_]] = Seq(
                              "com.fasterxml.jackson.core" % "jackson-databind" % l.jackson % Provided)),
   Compile / unmanagedJars ++= (if (l.fromMaven) Nil else wheelSparkJars.map(Attributed.blank)),
   pomPostProcess := { (node: scala.xml.Node) =>
-    if (l.fromMaven) node
-    else {
-      import scala.xml._
-      import scala.xml.transform._
-      // scalafmt would split the XML literal's last brace over three lines
-      // format: off
-      def dep(g: String, a: String, v: String): Elem =
-        <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
-      // format: on
-      val provided = Seq(dep("org.apache.spark", "spark-sql_2.13", l.spark),
+    import scala.xml._
+    import scala.xml.transform._
+    // scalafmt would split the XML literal's last brace over three lines
+    // format: off
+    def dep(g: String, a: String, v: String): Elem =
+      <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
+    // format: on
+    val provided =
+      if (l.fromMaven) Nil
+      else Seq(dep("org.apache.spark", "spark-sql_2.13", l.spark),
         dep("org.apache.hadoop", "hadoop-client-api", l.hadoop),
         dep("com.fasterxml.jackson.core", "jackson-databind", l.jackson))
-      new RuleTransformer(new RewriteRule {
-        override def transform(n: Node): Seq[Node] = n match {
-          case e: Elem if e.label == "dependencies" => e.copy(child = e.child ++ provided)
-          case other => other
-        }
-      }).transform(node).head
-    }
+    // A user's build needs none of the tests' own dependencies (ScalaTest, the mini cluster).
+    def forTests(n: Node): Boolean = (n \ "scope").text == "test"
+    new RuleTransformer(new RewriteRule {
+      override def transform(n: Node): Seq[Node] = n match {
+        case e: Elem if e.label == "dependencies" => e.copy(child = e.child.filterNot(forTests) ++ provided)
+        case other => other
+      }
+    }).transform(node).head
   })
 
 /** The shared sources plus the line's own folders (src/<main|test>/scala-spark-<range>). */

@@ -1,4 +1,4 @@
-"""The ``azure`` adapter (primitive ``conditional-put``): Azure Blob Storage, Python mirror only.
+"""The ``azure`` adapter (primitive ``conditional-put``): Azure Blob Storage, the Python store.
 
 An exclusive create is one Put Blob with ``If-None-Match: *``, which Azure refuses with 409
 ``BlobAlreadyExists`` when the blob exists: obstore's ``put(..., mode="create")`` (object_store

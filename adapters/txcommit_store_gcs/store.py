@@ -1,4 +1,4 @@
-"""The ``gcs`` adapter (primitive ``conditional-put``): Google Cloud Storage, Python mirror only.
+"""The ``gcs`` adapter (primitive ``conditional-put``): Google Cloud Storage, the Python store.
 
 GCS objects are immutable and a write makes the new generation visible whole, at once. An
 exclusive create is an upload with the precondition ``ifGenerationMatch=0`` ("only if no live

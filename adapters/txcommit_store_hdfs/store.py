@@ -1,4 +1,4 @@
-"""The ``hdfs`` adapter (primitive ``rename``), Python mirror: HDFS through the NameNode's
+"""The ``hdfs`` adapter (primitive ``rename``), Python store: HDFS through the NameNode's
 WebHDFS REST API, so that Python readers and the conformance kit need no JVM.
 
 As the JVM's ``RenameStore``, a record is published by writing it whole to a temporary file

@@ -1,7 +1,8 @@
-"""Azure Blob Storage on one machine: `txcommit server --store azure` starts Azurite beside the
-Connect server, and a JVM-less client writes abfs:// tables through Hadoop's ABFS with the
-`azure` adapter. The store and streaming checkpoint contracts on Azurite are in
-adapters/azure/jvm (AzureStoreContractSuite, AzureCheckpointManagerSuite, AzureAdapterSuite)."""
+"""Azure Blob Storage on one machine: `txcommit server --store azure --local` starts Azurite
+beside the Connect server, and a JVM-less client writes abfs:// tables through Hadoop's ABFS
+with the `azure` adapter. The store and streaming checkpoint contracts on Azurite are in
+adapters/txcommit_store_azure/jvm (AzureStoreContractSuite, AzureCheckpointManagerSuite,
+AzureAdapterSuite)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ STARTED = re.compile(
 
 @pytest.fixture(scope="module")
 def azure_server(workdir: Path) -> Iterator[ServerProcess]:
-    proc = ServerProcess(workdir / "azure-server", extra_args=["--store", "azure"])
+    proc = ServerProcess(workdir / "azure-server", extra_args=["--store", "azure", "--local"])
     proc.start()
     try:
         yield proc

@@ -1,5 +1,5 @@
 """A store from outside txcommit: the ``txcommit-store-example`` distribution
-(``out_of_tree_store/``) brings its declaration, Python mirror, JVM adapter jar and descriptor,
+(``out_of_tree_store/``) brings its declaration, Python store, JVM adapter jar and descriptor,
 and is found through the ``txcommit.adapters`` entry point alone. Built here as a third party
 builds it (javac + jar against the plugin jar and pyspark's jars, then pip), it is certified
 by ``txcommit conformance`` at Level 1 and Level 2, and a Connect server started with

@@ -212,9 +212,9 @@ def test_credentials_never_reach_logs_records_or_summaries(
 
 
 def test_server_store_s3_quick_start(workdir: Path):
-    """The README's one-machine S3 quick start: `txcommit server --store s3` starts its own
-    local S3 endpoint; a JVM-less client writes and reads s3a://txcommit/ through it."""
-    proc = ServerProcess(workdir / "quick-start", extra_args=["--store", "s3"])
+    """The README's one-machine S3 quick start: `txcommit server --store s3 --local` starts its
+    own local S3 endpoint; a JVM-less client writes and reads s3a://txcommit/ through it."""
+    proc = ServerProcess(workdir / "quick-start", extra_args=["--store", "s3", "--local"])
     proc.start()
     try:
         out = "".join(proc.output)

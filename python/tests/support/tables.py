@@ -3,7 +3,7 @@
 Local tables are read with the file system, S3 tables with boto3 straight from the endpoint
 (a raw listing, as any tool would do), HDFS tables through the NameNode's WebHDFS API, GCS
 tables with gcsfs on the emulator's JSON API:
-independent of the plugin's and the Python mirror's code, so the tests check the store's real
+independent of the plugin's and the Python store's code, so the tests check the store's real
 contents.
 """
 

@@ -259,7 +259,12 @@ def test_a_report_without_new_plots_shows_the_plots_drawn_before(
     from txcommit.bench.main import write_report
 
     shown: list[list[str]] = []
-    monkeypatch.setattr(report, "render", lambda r, plots, assets, o: shown.append(plots) or "")
+
+    def render(results: object, plots: list[str], assets: object, out: object) -> str:
+        shown.append(plots)
+        return ""
+
+    monkeypatch.setattr(report, "render", render)
     assets = tmp_path / "benchmarks"
     assets.mkdir()
     (assets / "commit-time-s3.png").write_bytes(b"\x89PNG")

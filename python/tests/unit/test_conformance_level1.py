@@ -306,7 +306,7 @@ def test_azure_blob_through_azurite_is_certified_at_level_1(
 
 
 def test_level_2_is_not_available_without_a_jvm_adapter() -> None:
-    """Every shipped adapter with a Python mirror has a JVM adapter too; one without would get
+    """Every shipped adapter with a Python store has a JVM adapter too; one without would get
     "not available" on every Level 2 row (never a pass), saying why."""
     from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""Adapter declarations (adapters/<name>/adapter.json) and the registry that picks an
+"""Adapter declarations (<name>.json in each store's folder) and the registry that picks an
 adapter for a URL."""
 
 from __future__ import annotations

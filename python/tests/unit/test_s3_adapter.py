@@ -1,4 +1,4 @@
-"""The S3 adapters' Python mirror beyond the store contract: conditional PUTs as the endpoint
+"""The S3 stores' Python code beyond the store contract: conditional PUTs as the endpoint
 sees them, the If-None-Match probe, request counts and credentials."""
 
 from __future__ import annotations

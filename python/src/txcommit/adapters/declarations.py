@@ -24,7 +24,7 @@ FORMAT_VERSION = 1
 PRIMITIVES = ("rename", "conditional-put", "multipart-complete")
 LISTINGS = ("consistent", "eventual")
 #: Where an adapter is implemented: the JVM plugin (Spark writes and reads through it) and/or
-#: the Python mirror (readers, CLI, conformance kit Level 1).
+#: the Python store (readers, CLI, conformance kit Level 1).
 IMPLEMENTATIONS = ("jvm", "python")
 #: What a declaration without ``implementations`` means: the format's first users were JVM
 #: adapters, loaded from the declaration packaged in their jar.
@@ -54,7 +54,7 @@ class AdapterDeclaration:
 
     @property
     def in_python(self) -> bool:
-        """Whether the Python mirror has this adapter."""
+        """Whether the Python store has this adapter."""
         return "python" in self.implementations
 
     @property

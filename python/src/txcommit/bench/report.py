@@ -741,7 +741,7 @@ def _latency_section() -> list[str]:
         "moto answers in well under a millisecond, which would make a rename (COPY + DELETE "
         "per object) free. The endpoint therefore charges every request what it costs on S3 "
         "(`txcommit local-s3 --latency-model s3`, `LocalS3(latency=s3_model())`, data in "
-        "`python/src/txcommit/latency_model.py`), before moto answers. Only the store is "
+        "`python/src/txcommit/devkit/latency_model.py`), before moto answers. Only the store is "
         "modelled: the JVM, Spark, S3A and the client are real and run on this machine.",
         "",
         table(["operation", "latency ms", "basis"], [[op, ms, why] for op, ms, why in S3_FIGURES]),

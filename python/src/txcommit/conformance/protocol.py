@@ -89,7 +89,7 @@ HALT_TIMEOUT_S = 180.0
 
 @dataclass
 class ProtocolTarget:
-    """What Level 2 runs on: the store's Python mirror at the run's scratch root (for raw
+    """What Level 2 runs on: the store's Python store at the run's scratch root (for raw
     listings and the log), the same root as Spark names it, and the server to start."""
 
     store: Store
