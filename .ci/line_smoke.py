@@ -3,10 +3,12 @@ holds only pyspark of that line (from the package index) and the txcommit wheel 
 checkout): `txcommit server --store s3 --local` (a local S3 endpoint, moto) is started, and a Spark
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
 read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
-by a driver whose clock runs an hour ahead. The server's sessions are Hive-enabled, as many
-production ones are: the releases installed here (4.0.5, 4.1.4, 4.2.1, 4.3.0) run txcommit's
-log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1 and 4.2.0 drop it: their reads are
-judged by the clock cut). Exits non-zero on the first thing that is wrong.
+by a driver whose clock runs an hour ahead. First, a server given another line's plugin jar
+must refuse to start, saying which Spark runs and which artifact to use. The server's
+sessions are Hive-enabled, as many production ones are: the releases installed here (4.0.5,
+4.1.4, 4.2.1, 4.3.0) run txcommit's log-first read rule in them too (4.0.0-4.0.2, 4.1.0-4.1.1
+and 4.2.0 drop it: their reads are judged by the clock cut). Exits non-zero on the first
+thing that is wrong.
 
     python line_smoke.py LINE WORKDIR
 """
@@ -45,9 +47,10 @@ def main(line: str, work: Path) -> None:
         "site-packages" in txcommit.__file__,
         txcommit.__file__,
     )
+    txcommit_bin = Path(sys.executable).parent / "txcommit"
+    refuses_another_lines_jar(line, txcommit_bin, work)
     port = free_port()
     log = work / "server.log"
-    txcommit_bin = Path(sys.executable).parent / "txcommit"
     started = time.monotonic()
     server = subprocess.Popen(
         [
@@ -94,6 +97,54 @@ def main(line: str, work: Path) -> None:
             os.killpg(server.pid, signal.SIGKILL)
 
 
+def refuses_another_lines_jar(line: str, txcommit_bin: Path, work: Path) -> None:
+    """The wheel's plugin jar of another line on this line's Spark: the server must not start
+    (it would start, then fail the first query with a NoSuchMethodError)."""
+    from pyspark import __version__ as running
+
+    from txcommit.server import find_plugin_jar
+
+    other = "4.3" if line != "4.3" else "4.0"
+    jar = find_plugin_jar(other)
+    log = work / "wrong-line.log"
+    started = time.monotonic()
+    run = subprocess.run(
+        [
+            str(txcommit_bin),
+            "server",
+            "--port",
+            str(free_port()),
+            "--log-file",
+            str(log),
+            "--conf",
+            "spark.ui.enabled=false",
+            "--master",
+            "local[1]",
+            "--timeout",
+            "120",
+        ],
+        env={**os.environ, "TXCOMMIT_PLUGIN_JAR": str(jar)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = run.stdout + run.stderr + (log.read_text() if log.exists() else "")
+    wanted = (
+        f"this server runs Spark {running}",
+        f"built for Spark {other}",
+        str(jar),
+        f"io.txcommit:txcommit-spark-{line}_2.13:",
+    )
+    missing = [w for w in wanted if w not in said]
+    detail = f"missing {missing}: {said[-3000:]}" if missing else ""
+    took = f"{time.monotonic() - started:.0f}s"
+    check(
+        f"the Spark {other} jar refuses to start on Spark {running}",
+        run.returncode != 0 and not missing,
+        detail or took,
+    )
+
+
 def run_client(line: str, port: int, work: Path) -> None:
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
@@ -117,6 +168,8 @@ def run_client(line: str, port: int, work: Path) -> None:
     before = len(history(table))
     states = [r.state for r in spark.sql(f"TXCOMMIT HISTORY '{table}'").collect()]
     check("TXCOMMIT HISTORY lists both commits", before == 2, states)
+    rows = sorted(r.rows for r in history(table) if r.rows is not None)
+    check("TXCOMMIT HISTORY counts the rows of both appends", rows == [50, 100], rows)
 
     bad = F.raise_error(F.lit("bad record 999"))
     failing = spark.range(0, 1000, numPartitions=4).select(
@@ -180,15 +233,15 @@ def run_client(line: str, port: int, work: Path) -> None:
     # With a clock allowance of an hour the clock cut would keep the overwrite out (the first
     # write is this application's, dated by its own clock): read at once, it was read log first.
     spark.conf.set("spark.txcommit.read.maxClockSkewMs", str(3600 * 1000))
-    rows = spark.read.parquet(ahead.as_uri()).count()
-    check("an overwrite by a driver an hour ahead is read at once, log first", rows == 7, rows)
+    seen = spark.read.parquet(ahead.as_uri()).count()
+    check("an overwrite by a driver an hour ahead is read at once, log first", seen == 7, seen)
     # Where the rule does not run, the clock cut dates that commit by the store's clock: it is
     # read once the allowance has passed, not in an hour.
     spark.conf.set("spark.txcommit.read.logFirst", "false")
     spark.conf.set("spark.txcommit.read.maxClockSkewMs", "1000")
     time.sleep(1.5)
-    rows = spark.read.parquet(ahead.as_uri()).count()
-    check("and by the clock cut, once the clock allowance has passed", rows == 7, rows)
+    seen = spark.read.parquet(ahead.as_uri()).count()
+    check("and by the clock cut, once the clock allowance has passed", seen == 7, seen)
     for key in ("logFirst", "maxClockSkewMs"):
         spark.conf.unset(f"spark.txcommit.read.{key}")
 

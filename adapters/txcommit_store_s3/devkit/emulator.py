@@ -15,6 +15,9 @@ thin WSGI layer that:
   a matching request, so it takes effect, and then drops the connection without answering, as
   a network that fails after the request arrived does; the client's own retry then meets the
   result of its first attempt (for a conditional put: 412, although the object is its own);
+  with ``fail_read_back`` it also fails every read (GET, HEAD) of a key whose write it lost
+  the answer to, with a 500, until the fault is armed again: a client that reads back what it
+  wrote to learn whether its write landed cannot tell;
 * can charge what each request would cost on real S3 (``latency``, a
   :class:`txcommit.devkit.latency_model.LatencyModel`): a per-operation delay, and a
   per-byte cost for server-side copies, so a rename costs on it what it costs on S3
@@ -107,19 +110,28 @@ class RequestLog:
             return list(self.entries[index:])
 
 
+#: The operations whose answers, once lost, make reads of their key fail (``fail_read_back``).
+_WRITES = frozenset({"PUT", "COPY", "MULTIPART_COMPLETE"})
+_READS = frozenset({"GET", "HEAD"})
+
+
 class LostResponses:
     """Which answers to lose: the next ``count`` requests whose ``"<OP> <bucket>/<key>"`` (the
     operation as :func:`classify` names it) matches ``pattern`` (a regular expression, searched).
-    Each such subject loses one answer only, so the client's resend of it is answered."""
+    Each such subject loses one answer only, so the client's resend of it is answered. With
+    ``fail_read_back``, every read of a key whose write lost its answer fails too (until armed
+    again), so the writer cannot learn by reading whether its write landed."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pattern: re.Pattern[str] | None = None
         self._remaining = 0
+        self._fail_read_back = False
         self.lost: list[str] = []
+        self.refused: list[str] = []
 
-    def arm(self, pattern: str, count: int = 1) -> None:
-        """Loses the next ``count`` matching answers; ``count = 0`` disarms."""
+    def arm(self, pattern: str, count: int = 1, fail_read_back: bool = False) -> None:
+        """Loses the next ``count`` matching answers; ``count = 0`` disarms (read-backs too)."""
         try:
             compiled = re.compile(pattern)
         except re.error as e:
@@ -128,6 +140,19 @@ class LostResponses:
             raise ValueError(f"the number of answers to lose must be 0 or more, not {count}")
         with self._lock:
             self._pattern, self._remaining, self.lost = compiled, count, []
+            self._fail_read_back, self.refused = fail_read_back and count > 0, []
+
+    def refuses(self, op: str, bucket: str, key: str) -> bool:
+        """Whether to fail this read: its key's write lost its answer, and read-backs fail."""
+        if op not in _READS:
+            return False
+        with self._lock:
+            if not self._fail_read_back or not any(
+                s == f"{w} {bucket}/{key}" for s in self.lost for w in _WRITES
+            ):
+                return False
+            self.refused.append(f"{op} {bucket}/{key}")
+            return True
 
     def take(self, op: str, bucket: str, key: str) -> bool:
         """Whether to lose the answer to this request (counts it as lost if so)."""
@@ -142,10 +167,17 @@ class LostResponses:
             return True
 
     def state(self) -> dict[str, Any]:
-        """The armed pattern, how many answers it will still lose, and what it lost since armed."""
+        """The armed pattern, how many answers it will still lose, what it lost since armed,
+        and the reads it failed since then."""
         with self._lock:
             pattern = self._pattern.pattern if self._pattern is not None else None
-            return {"pattern": pattern, "remaining": self._remaining, "lost": list(self.lost)}
+            return {
+                "pattern": pattern,
+                "remaining": self._remaining,
+                "failReadBack": self._fail_read_back,
+                "lost": list(self.lost),
+                "refused": list(self.refused),
+            }
 
 
 class S3Front:
@@ -189,6 +221,9 @@ class S3Front:
             status[0] = int(status_line.split(" ", 1)[0])
             return start_response(status_line, headers, *rest)
 
+        if self.lose.refuses(op, bucket, key):
+            self.log.add(op, bucket, key, 500, refused=True)
+            return _s3_error(start_response, "InternalError", "read-back failed on purpose")
         extra = self._measure(op, bucket, key, environ)
         if self.latency is not None:
             self.latency.apply(op, int(extra.get("bytes", 0)))
@@ -258,11 +293,16 @@ class S3Front:
         return {}
 
     def _serve_faults(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        """``POST ?lose-response=PATTERN&count=N`` arms lost answers; ``GET`` shows the state."""
+        """``POST ?lose-response=PATTERN&count=N[&fail-read-back=1]`` arms lost answers;
+        ``GET`` shows the state."""
         if environ["REQUEST_METHOD"] == "POST":
             q = parse_qs(environ.get("QUERY_STRING", ""))
             try:
-                self.lose.arm(q.get("lose-response", [""])[0], int(q.get("count", ["1"])[0]))
+                self.lose.arm(
+                    q.get("lose-response", [""])[0],
+                    int(q.get("count", ["1"])[0]),
+                    q.get("fail-read-back", ["0"])[0] in ("1", "true"),
+                )
             except ValueError as e:
                 return _json(start_response, {"error": str(e)}, "400 Bad Request")
         return _json(start_response, self.lose.state())
@@ -283,6 +323,18 @@ def _json(start_response: StartResponse, payload: Any, status: str = "200 OK") -
     data = json.dumps(payload).encode()
     start_response(
         status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    )
+    return [data]
+
+
+def _s3_error(start_response: StartResponse, code: str, message: str) -> list[bytes]:
+    data = (
+        f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code>'
+        f"<Message>{message}</Message></Error>"
+    ).encode()
+    start_response(
+        "500 Internal Server Error",
+        [("Content-Type", "application/xml"), ("Content-Length", str(len(data)))],
     )
     return [data]
 
@@ -319,6 +371,7 @@ class LocalS3:
         latency: LatencyModel | None = None,
         lose_response: str | None = None,
         lose_count: int = 1,
+        fail_read_back: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -326,6 +379,7 @@ class LocalS3:
         self.latency = latency
         self.lose_response = lose_response
         self.lose_count = lose_count
+        self.fail_read_back = fail_read_back
         self.front: S3Front | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -356,7 +410,7 @@ class LocalS3:
             latency=self.latency,
         )
         if self.lose_response is not None:
-            self.front.lose.arm(self.lose_response, self.lose_count)
+            self.front.lose.arm(self.lose_response, self.lose_count, self.fail_read_back)
         self._server = make_server(
             self.host, self.port, self.front, threaded=True, request_handler=QuietHandler
         )
@@ -386,13 +440,17 @@ class LocalS3:
         self.stop()
 
 
-def lose_responses(endpoint: str, pattern: str, count: int = 1) -> dict[str, Any]:
+def lose_responses(
+    endpoint: str, pattern: str, count: int = 1, fail_read_back: bool = False
+) -> dict[str, Any]:
     """Arms a running LocalS3 to lose the answers to the next ``count`` requests matching
     ``pattern`` (see :class:`LostResponses`); returns the fault state."""
     import urllib.parse
     import urllib.request
 
-    query = urllib.parse.urlencode({"lose-response": pattern, "count": count})
+    query = urllib.parse.urlencode(
+        {"lose-response": pattern, "count": count, "fail-read-back": int(fail_read_back)}
+    )
     req = urllib.request.Request(f"{endpoint}{FAULTS_PATH}?{query}", method="POST")
     with urllib.request.urlopen(req, timeout=30) as r:
         result: dict[str, Any] = json.loads(r.read())
@@ -451,6 +509,13 @@ def main(argv: list[str] | None = None) -> int:
         help="how many matching answers to lose (default 1)",
     )
     parser.add_argument(
+        "--fail-read-back",
+        action="store_true",
+        help="with --lose-response: also fail (500) every read of a key whose write lost its "
+        "answer, so the writer cannot read back whether it landed (txcommit's commit then "
+        "reports CommitOutcomeUnknownError)",
+    )
+    parser.add_argument(
         "--latency-model",
         choices=MODELS,
         default="none",
@@ -472,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         latency=by_name(args.latency_model, args.latency_scale),
         lose_response=args.lose_response,
         lose_count=args.lose_count,
+        fail_read_back=args.fail_read_back,
     ).start()
     for bucket in args.bucket:
         s3.create_bucket(bucket)

@@ -2,8 +2,8 @@
 
     import txcommit
     spark = txcommit.connect("sc://localhost:15002")
-    with txcommit.transactional(spark):
-        df.write.mode("overwrite").parquet(path)  # conflicts raise txcommit.CommitConflictError
+    txcommit.enable(spark)
+    df.write.mode("overwrite").parquet(path)  # a lost race raises txcommit.CommitConflictError
 
 Importing txcommit never imports pyspark (so ``txcommit server --help`` works anywhere), but
 it does set SPARK_HOME for a pure ``pyspark-client`` install, because that client otherwise
@@ -42,6 +42,7 @@ from txcommit.errors import (  # noqa: E402
     InvalidRemoteError,
     ListingChangedError,
     MaintenanceError,
+    NotATableError,
     RestoreFilesMissingError,
     SchemaMismatchError,
     ServerStartError,
@@ -56,9 +57,13 @@ from txcommit.errors import (  # noqa: E402
     WriteIdCommittedError,
     typed_errors,
 )
+from txcommit.errors import install as _install_typed_errors  # noqa: E402
 from txcommit.readers import dataset, duckdb_relation, polars_frame  # noqa: E402
 from txcommit.readers.fsspec import register as _register_fs  # noqa: E402
 
+# pyspark raises the server plugin's errors as txcommit's classes (txcommit.errors), for every
+# client, without a context manager; pyspark itself is not imported here.
+_install_typed_errors()
 _register_fs()  # txcommit+file://, txcommit+s3:// (the entry points cover installed copies)
 
 __version__ = "0.1.0"
@@ -77,6 +82,7 @@ __all__ = [
     "InvalidConfError",
     "InvalidRemoteError",
     "MaintenanceError",
+    "NotATableError",
     "RestoreFilesMissingError",
     "SchemaMismatchError",
     "ServerStartError",

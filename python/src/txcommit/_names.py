@@ -16,6 +16,8 @@ PROTOCOL_CLASS = "io.txcommit.spark.TxCommitProtocol"
 #: The Spark plugin and the SQL extensions (``spark.plugins``, ``spark.sql.extensions``).
 PLUGIN_CLASS = "io.txcommit.spark.TxCommitPlugin"
 EXTENSIONS_CLASS = "io.txcommit.spark.TxCommitExtensions"
+#: The plugin jar's file name in the package (``_jars/spark-<line>/``) and in the docs.
+PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 #: ``TxCommitCheckpointFileManager.scala``: atomic, exclusive checkpoint files for streaming.
 CHECKPOINT_FILE_MANAGER_CLASS = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 #: The benchmarks' no-protocol floor (``txcommit/bench/java/DirectWriteCommitProtocol.java``).

@@ -7,38 +7,61 @@ full pyspark, and a classic SparkSession. pyspark is imported lazily, inside fun
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import logging
 import socket
+import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from txcommit._names import (
     COMMIT_PROTOCOL_CONF,
-    EXTENSIONS_CLASS,
-    PLUGIN_CLASS,
     PROTOCOL_CLASS,
     READ_FILTER_CONF,
+)
+from txcommit._session import (
+    VERSION_FUNCTION,
+    not_installed,
+    server_version,
+    session_url,
 )
 from txcommit._spark_home import ensure_spark_home
 from txcommit.errors import (
     InvalidRemoteError,
     ServerUnreachableError,
-    TxCommitNotInstalledError,
     typed_errors,
 )
-from txcommit.server import PLUGIN_JAR_NAME
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
-VERSION_FUNCTION = "txcommit_version"
+__all__ = [
+    "VERSION_FUNCTION",
+    "abandon",
+    "check_reachable",
+    "check_speaks_grpc",
+    "close_owned_sessions",
+    "connect",
+    "disable",
+    "enable",
+    "is_enabled",
+    "release",
+    "remote_endpoint",
+    "server_version",
+    "session_url",
+    "transactional",
+]
 
 _DEFAULT_CONNECT_PORT = 15002
 
-#: Seconds :func:`connect` waits for the server's port to accept a connection.
+#: Seconds :func:`connect` waits for the server's port to accept a connection, and again for
+#: it to answer gRPC's handshake.
 CONNECT_TIMEOUT = 5.0
+
+#: Seconds the interpreter's exit waits for the sessions :func:`connect` opened to be released.
+CLOSE_TIMEOUT = 10.0
 
 
 def connect(url: str, *, timeout: float = CONNECT_TIMEOUT) -> SparkSession:
@@ -49,8 +72,14 @@ def connect(url: str, *, timeout: float = CONNECT_TIMEOUT) -> SparkSession:
     for a different URL, which ``builder.getOrCreate()`` alone would do.
 
     Raises InvalidRemoteError for a URL that is not ``sc://...`` and ServerUnreachableError
-    when nothing accepts a connection at its host and port within ``timeout`` seconds
-    (pyspark itself would retry the first request for minutes).
+    when nothing accepts a connection at its host and port within ``timeout`` seconds, or what
+    does is no gRPC server (an HTTP server, a socket that never answers): pyspark itself would
+    retry the first request for minutes.
+
+    A session it creates is its own: at the interpreter's exit it is stopped (its server
+    releases it) if ``spark.stop()`` was not called, within :data:`CLOSE_TIMEOUT` seconds in
+    all, and closed without a request when its server is gone, where pyspark's own exit hooks
+    and ``SparkSession.__del__`` would retry that server for minutes. Sessions of any thread.
     """
     check_reachable(url, timeout)
     ensure_spark_home()
@@ -63,22 +92,10 @@ def connect(url: str, *, timeout: float = CONNECT_TIMEOUT) -> SparkSession:
         and session_url(active) == _endpoint_url(url)
     ):
         return active
-    return SparkSession.builder.remote(url).create()
-
-
-def server_version(spark: Any) -> str:
-    """The txcommit plugin version reported by the server (``SELECT txcommit_version()``).
-
-    Raises TxCommitNotInstalledError when the server does not know the function.
-    """
-    from pyspark.errors import AnalysisException
-
-    try:
-        with _quiet_pyspark_query_errors():
-            row = spark.sql(f"SELECT {VERSION_FUNCTION}()").collect()[0]
-    except AnalysisException as exc:
-        raise _not_installed(spark, exc) from exc
-    return str(row[0])
+    check_speaks_grpc(url, timeout)
+    session = SparkSession.builder.remote(url).create()
+    _own(session)
+    return session
 
 
 def enable(spark: Any) -> None:
@@ -96,7 +113,7 @@ def enable(spark: Any) -> None:
         # Spark 4 checks here, on the server, that the class loads and is a FileCommitProtocol.
         spark.conf.set(COMMIT_PROTOCOL_CONF, PROTOCOL_CLASS)
     except IllegalArgumentException as exc:
-        raise _not_installed(spark, exc) from exc
+        raise not_installed(spark, exc) from exc
     spark.conf.set(READ_FILTER_CONF, "true")
 
 
@@ -168,16 +185,6 @@ def abandon(spark: Any) -> None:
             active.session = None
 
 
-def session_url(spark: Any) -> str | None:
-    """``sc://host:port`` of a Spark Connect session; None for a classic session.
-
-    Only host and port are kept: URL parameters may carry tokens.
-    """
-    builder = getattr(getattr(spark, "client", None), "_builder", None)
-    endpoint = getattr(builder, "endpoint", None)
-    return f"sc://{endpoint}" if isinstance(endpoint, str) else None
-
-
 def remote_endpoint(url: str) -> tuple[str, int]:
     """Host and port of a Spark Connect URL (port 15002 when absent).
 
@@ -233,39 +240,94 @@ def _endpoint_url(url: str) -> str:
     return f"sc://{host}:{port}"
 
 
-def _not_installed(spark: Any, exc: BaseException) -> TxCommitNotInstalledError:
-    url = session_url(spark)
-    first_line = next((line for line in str(exc).splitlines() if line.strip()), repr(exc))
-    where = f"the Spark Connect server at {url}" if url else "the Spark server"
-    message = (
-        f"txcommit is not installed on {where}.\n"
-        f"Server said: {first_line}\n"
-        f"To install it, start the server with `txcommit server` "
-        f"(pip install 'txcommit[server]'), or add these options to start-connect-server.sh:\n"
-        f"  --jars <path>/{PLUGIN_JAR_NAME} --conf spark.plugins={PLUGIN_CLASS} "
-        f"--conf spark.sql.extensions={EXTENSIONS_CLASS}"
-    )
-    return TxCommitNotInstalledError(message, url=url, server_error=first_line)
+def _shown_endpoint(url: str) -> str:
+    host, port = remote_endpoint(url)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-@contextlib.contextmanager
-def _quiet_pyspark_query_errors() -> Iterator[None]:
-    """Silence pyspark's logging of a failed query: a missing function is an answer here."""
+def check_speaks_grpc(url: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise ServerUnreachableError unless what listens at ``url`` completes gRPC's handshake
+    (HTTP/2, with TLS when the URL asks for it) within ``timeout`` seconds: an HTTP server or
+    a socket that accepts and never answers would hold pyspark's first request for minutes.
+    Uses pyspark's own channel for the URL (its parameters: TLS, token); sends no request."""
+    import grpc  # type: ignore[import-untyped] # no stubs installed
+    from pyspark.sql.connect.client import core
+
+    channel = core.DefaultChannelBuilder(url).toChannel()
+    settled = threading.Event()
+    seen: list[Any] = []
+
+    def watch(state: Any) -> None:
+        seen.append(state)
+        if state in (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_FAILURE):
+            settled.set()
+
+    channel.subscribe(watch, try_to_connect=True)
     try:
-        from pyspark.logger import PySparkLogger
-    except ImportError:
-        yield
-        return
-    # Fetched through PySparkLogger so the logger keeps pyspark's class (it logs with kwargs).
-    loggers: list[logging.Logger] = [
-        PySparkLogger.getLogger(name)
-        for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
-    ]
-    previous = [logger.disabled for logger in loggers]
-    for logger in loggers:
-        logger.disabled = True
-    try:
-        yield
+        settled.wait(timeout)
     finally:
-        for logger, was_disabled in zip(loggers, previous, strict=True):
-            logger.disabled = was_disabled
+        channel.unsubscribe(watch)
+        channel.close()
+    if grpc.ChannelConnectivity.READY in seen:
+        return
+    what = (
+        "refused gRPC's handshake (is it an HTTP server?)"
+        if grpc.ChannelConnectivity.TRANSIENT_FAILURE in seen
+        else f"did not answer gRPC's handshake within {timeout:g} s"
+    )
+    endpoint = _shown_endpoint(url)
+    raise ServerUnreachableError(
+        f"{endpoint} accepts connections but is no Spark Connect server: it {what}. Check the "
+        f"port (Spark Connect listens on {_DEFAULT_CONNECT_PORT} unless told otherwise; "
+        "`txcommit server` prints its URL) and whether the server wants TLS "
+        "(sc://host:port/;use_ssl=true)",
+        url=f"sc://{endpoint}",
+    )
+
+
+# -- the sessions connect() opened, closed at the interpreter's exit ------------------------------
+
+#: Held, not weakly: a session left in a finished thread's locals is still released at exit.
+_OWNED: list[Any] = []
+_OWNED_LOCK = threading.Lock()
+
+
+def _own(session: Any) -> None:
+    with _OWNED_LOCK:
+        _OWNED[:] = [s for s in _OWNED if not getattr(s, "is_stopped", True)]
+        _OWNED.append(session)
+        # Exit hooks run last registered first: registered again after each session, this one
+        # runs before the hooks pyspark registered for that session's client.
+        atexit.unregister(close_owned_sessions)
+        atexit.register(close_owned_sessions)
+
+
+def close_owned_sessions(timeout: float = CLOSE_TIMEOUT) -> None:
+    """Stop every session :func:`connect` opened and nobody stopped (the server releases it),
+    those of each server at once, within ``timeout`` seconds in all; close the rest without a
+    request: a session whose server is gone (nothing accepts its port), or one its server did
+    not release in time. Runs at the interpreter's exit; safe to call before."""
+    with _OWNED_LOCK:
+        sessions = [s for s in _OWNED if not getattr(s, "is_stopped", True)]
+        _OWNED.clear()
+    alive: dict[str | None, bool] = {}
+    stopping = []
+    for session in sessions:
+        url = session_url(session)
+        if url not in alive:
+            try:
+                check_reachable(url or "", timeout=1.0)
+                alive[url] = True
+            except Exception:  # an unreachable server is closed without a request
+                alive[url] = False
+        if alive[url]:
+            t = threading.Thread(target=release, args=(session, True), daemon=True)
+            t.start()
+            stopping.append((t, session))
+        else:
+            abandon(session)
+    deadline = time.monotonic() + timeout
+    for t, session in stopping:
+        t.join(max(0.0, deadline - time.monotonic()))
+        if t.is_alive():
+            abandon(session)

@@ -2,7 +2,10 @@
 
 Each function runs one statement of the server plugin's SQL extension
 (``spark.sql.extensions=io.txcommit.spark.TxCommitExtensions``) and returns its rows as a
-DataFrame. The statement runs on the server exactly once, when the function is called:
+DataFrame. The statement runs on the server exactly once, when the function is called. A
+server without the plugin raises :class:`~txcommit.errors.TxCommitNotInstalledError` with the
+install steps, as :func:`txcommit.enable` does; a path that holds no table,
+:class:`~txcommit.errors.NotATableError`:
 
     from txcommit.maintenance import vacuum, history, committed_files, generate_manifest
     vacuum(spark, "s3a://bucket/table", dry_run=True).show(truncate=False)
@@ -17,6 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from txcommit._session import run_sql
 
 VACUUM_COLUMNS = ("path", "kind", "reason", "bytes", "deleted")
 MANIFEST_COLUMNS = ("partition", "files", "manifest", "deleted")
@@ -83,7 +88,7 @@ def vacuum(
     markers and open multipart uploads of dead jobs. With ``dry_run`` nothing is deleted.
     Returns a DataFrame of what was (or would be) deleted: path, kind, reason, bytes, deleted.
     """
-    return spark.sql(vacuum_statement(path, retain_hours, dry_run, force))
+    return run_sql(spark, vacuum_statement(path, retain_hours, dry_run, force))
 
 
 def checkpoint(spark: Any, path: str) -> Any:
@@ -91,7 +96,7 @@ def checkpoint(spark: Any, path: str) -> Any:
     which has not seen the table reads instead of one record per transaction). Returns a
     one-row DataFrame: checkpoint, transactions, files, through, written, detail (``written``
     is false when the newest checkpoint is already up to date)."""
-    return spark.sql(f"TXCOMMIT CHECKPOINT {quote(path)}")
+    return run_sql(spark, f"TXCOMMIT CHECKPOINT {quote(path)}")
 
 
 def history(spark: Any, path: str) -> Any:
@@ -99,7 +104,7 @@ def history(spark: Any, path: str) -> Any:
     and aborted ones, oldest first), as a DataFrame with the
     columns of :data:`HISTORY_COLUMNS` (``rows``: as Spark counted them, null where it counted
     none)."""
-    return spark.sql(f"TXCOMMIT HISTORY {quote(path)}")
+    return run_sql(spark, f"TXCOMMIT HISTORY {quote(path)}")
 
 
 def generate_manifest(spark: Any, path: str) -> Any:
@@ -108,7 +113,7 @@ def generate_manifest(spark: Any, path: str) -> Any:
     Redshift Spectrum read) from its log as it is now, so an engine reading them sees exactly the
     committed files. Returns a DataFrame of :data:`MANIFEST_COLUMNS`, one row per manifest
     written or deleted (a partition with no visible file has none)."""
-    return spark.sql(f"TXCOMMIT GENERATE MANIFEST {quote(path)}")
+    return run_sql(spark, f"TXCOMMIT GENERATE MANIFEST {quote(path)}")
 
 
 def alter_statement(path: str, properties: Mapping[str, str]) -> str:
@@ -134,7 +139,7 @@ def set_manifests(spark: Any, path: str, enabled: bool) -> Any:
     ``_txcommit/properties/<number>.json`` that holds them."""
     if not isinstance(enabled, bool):
         raise TypeError(f"txcommit: enabled must be True or False, got {enabled!r}")
-    return spark.sql(alter_statement(path, {"manifests": "true" if enabled else "false"}))
+    return run_sql(spark, alter_statement(path, {"manifests": "true" if enabled else "false"}))
 
 
 def restore_statement(path: str, to: str) -> str:
@@ -156,12 +161,12 @@ def restore(spark: Any, path: str, to: str) -> Any:
     VACUUM deleted files of it, :class:`~txcommit.errors.RestoreFilesMissingError` when a file it
     needs is gone; nothing is written then. Returns a one-row DataFrame of
     :data:`RESTORE_COLUMNS`."""
-    return spark.sql(restore_statement(path, to))
+    return run_sql(spark, restore_statement(path, to))
 
 
 def committed_files(spark: Any, path: str) -> Any:
     """The files of the table at ``path`` that readers see: path, size, txn."""
-    return spark.sql(f"TXCOMMIT FILES {quote(path)}")
+    return run_sql(spark, f"TXCOMMIT FILES {quote(path)}")
 
 
 __all__ = [

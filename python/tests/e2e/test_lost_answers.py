@@ -10,10 +10,12 @@ whatever the answers said (docs/protocol.md, I17).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import functions as F
 
+import txcommit
 from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
@@ -24,16 +26,21 @@ from support.tables import WRITE_ID, TableRef, make_table, replace_records
 S3_STORES = ["s3", "s3-multipart"]
 
 
-def lose(local_s3: LocalS3, pattern: str, count: int = 1) -> None:
+def lose(local_s3: LocalS3, pattern: str, count: int = 1, fail_read_back: bool = False) -> None:
     assert local_s3.front is not None
-    local_s3.front.lose.arm(pattern, count)
+    local_s3.front.lose.arm(pattern, count, fail_read_back)
 
 
 def lost(local_s3: LocalS3) -> list[str]:
+    return list(disarm(local_s3)["lost"])
+
+
+def disarm(local_s3: LocalS3) -> dict[str, Any]:
+    """The fault's state (what it lost and refused), then disarms what is left."""
     assert local_s3.front is not None
     state = local_s3.front.lose.state()
-    local_s3.front.lose.arm("", 0)  # disarm what is left
-    return list(state["lost"])
+    local_s3.front.lose.arm("", 0)
+    return state
 
 
 def log_key(table: TableRef, area: str) -> str:
@@ -76,6 +83,40 @@ def test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows(
     load.write.option(WRITE_ID, "load-2026-11-23").mode("append").parquet(table.url)
     assert spark.read.parquet(table.url).count() == 1010
     assert len(replace_records(table)) == 2
+
+
+@pytest.mark.parametrize("store", S3_STORES)
+def test_a_commit_whose_answer_and_read_back_failed_is_unknown_and_a_rerun_settles_it(
+    spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
+):
+    """The `replace/` record of a write-id run lands, its answer is lost, and every read of it
+    fails (`--fail-read-back`): the job cannot tell whether it committed. The client gets
+    CommitOutcomeUnknownError (40003), and the re-run the error advises, with the same write
+    id, leaves the load's rows in the table exactly once."""
+    table = make_table(store, workdir, s3_client)
+    table.prepare(spark)
+    load = spark.range(1000).withColumn("k", F.col("id") % 4)
+    load.limit(10).write.mode("append").parquet(table.url)  # the table's columns, as the load's
+    lost(local_s3)
+    lose(local_s3, log_key(table, "replace"), fail_read_back=True)
+    with pytest.raises(txcommit.CommitOutcomeUnknownError) as caught:
+        load.write.option(WRITE_ID, "load-7").mode("append").parquet(table.url)
+    fault = disarm(local_s3)
+    assert [k for k in fault["lost"] if "/_txcommit/replace/" in k], "the answer was lost"
+    assert [k for k in fault["refused"] if "/_txcommit/replace/" in k], "the read-back failed"
+    error = caught.value
+    assert (error.getCondition(), error.getSqlState()) == (
+        "TXCOMMIT_COMMIT_OUTCOME_UNKNOWN",
+        "40003",
+    )
+    assert "same write id" in str(error)
+    # It did land (the endpoint applied the request): the table holds the load once.
+    assert spark.read.parquet(table.url).count() == 1010
+    load.write.option(WRITE_ID, "load-7").mode("append").parquet(table.url)
+    assert spark.read.parquet(table.url).count() == 1010, "the re-run replaced the first run"
+    first, rerun = replace_records(table)
+    assert first["writeId"] == rerun["writeId"] == "load-7"
+    assert {r["path"] for r in rerun["removed"]} == {f["path"] for f in first["added"]}
 
 
 #: The streaming query runs on the `s3` adapter in CI; the soak adds `s3-multipart` (a

@@ -97,6 +97,40 @@ def _table_from_before_the_guard(table: Path) -> None:
     (commits / f"{txn}.json").write_bytes(encode_record(record))
 
 
+@pytest.mark.parametrize("merge_schema", [False, True], ids=["plain", "mergeSchema"])
+def test_a_write_partitioned_unlike_the_table_is_refused_naming_the_partitioning(
+    spark: SparkSession, table: Path, merge_schema: bool
+) -> None:
+    """An unpartitioned append to a table partitioned by `day` (its frame has a `day` column):
+    the advice names the partitioning, not mergeSchema, and mergeSchema does not let it
+    through (its files at the root would make Spark and Python read different rows). The
+    advice followed commits, and every reader then reads the same rows; the other way round
+    (partitioned into an unpartitioned table) is refused too."""
+    url = str(table)
+    txcommit.enable(spark)
+    frame = spark.range(10).selectExpr("id", "cast(id % 2 as int) as day")
+    frame.write.partitionBy("day").parquet(url)
+    writer = frame.write.mode("append")
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    with pytest.raises(txcommit.SchemaMismatchError) as caught:
+        writer.parquet(url)
+    message = str(caught.value)
+    assert "the table's files are partitioned by (day), this write's by ()" in message, message
+    assert 'partitionBy("day")' in message and "mergeSchema" not in message, message
+    assert caught.value.getMessageParameters()["columns"] == "day"  # type: ignore[index]
+    frame.write.mode("append").partitionBy("day").parquet(url)
+    assert spark.read.parquet(url).count() == 20
+    assert txcommit.dataset(url).count_rows() == 20, "Spark and Python read the same rows"
+    flat = str(table) + "-flat"
+    frame.write.parquet(flat)
+    with pytest.raises(
+        txcommit.SchemaMismatchError, match=r"partitioned by \(\), this write's by \(day\)"
+    ):
+        frame.write.mode("append").partitionBy("day").parquet(flat)
+    assert spark.read.parquet(flat).count() == txcommit.dataset(flat).count_rows() == 10
+
+
 def test_a_table_whose_records_carry_no_schema_keeps_working(
     spark: SparkSession, table: Path
 ) -> None:

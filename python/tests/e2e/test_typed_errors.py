@@ -1,8 +1,13 @@
-"""A JVM-less client gets the server plugin's errors as txcommit's typed exceptions, each with
-pyspark's exception as its cause, from a real Spark Connect server."""
+"""A JVM-less client gets the server plugin's errors as txcommit's typed exceptions from a real
+Spark Connect server, with nothing but ``import txcommit``: no context manager. Each is also
+pyspark's exception (``except PySparkException`` still catches it) and carries the error
+condition and SQLSTATE Spark's error framework sent (``getCondition()``, ``getSqlState()``)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -14,8 +19,9 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.conformance.protocol import pause_at
 
+from support.cluster import pyspark_home
 from support.races import CommitWatch, Span, assert_overlaps, spanning
-from support.servers import ServerProcess, new_session
+from support.servers import ServerProcess, new_session, server_python
 from support.tables import WRITE_ID, TableRef
 
 
@@ -41,7 +47,8 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
             if delay:
                 df = df.select(pause_at("id", None, 8000).alias("id"), "k")
                 started.set()
-            with txcommit.transactional(s), spanning(slow if delay else []):
+            txcommit.enable(s)  # no typed_errors(), no transactional(): a plain import does it
+            with spanning(slow if delay else []):
                 df.write.mode("overwrite").partitionBy("k").parquet(url)
             outcome[label] = None
         except BaseException as exc:
@@ -70,7 +77,9 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
     assert isinstance(loser, txcommit.CommitConflictError), repr(loser)
     assert not isinstance(loser, txcommit.FencedError)
     assert isinstance(loser, txcommit.TxCommitError)
-    assert isinstance(loser.__cause__, PySparkException)
+    assert isinstance(loser, PySparkException), "still pyspark's exception"
+    assert loser.getCondition() == "TXCOMMIT_COMMIT_CONFLICT"
+    assert loser.getSqlState() == "40001", "a conflict is a serialization failure"
     assert loser.server_class == "io.txcommit.CommitConflictException"
     assert str(loser).startswith("txcommit: ") and "conflict" in str(loser)
 
@@ -81,10 +90,82 @@ def test_a_committed_write_id_with_policy_fail_is_typed(spark, table: Path) -> N
     spark.range(3).write.option(WRITE_ID, "load-1").parquet(url)
     writer = spark.range(3).write.option(WRITE_ID, "load-1")
     writer = writer.option("txcommit.writeIdPolicy", "fail").mode("append")
-    with pytest.raises(txcommit.WriteIdCommittedError) as caught, txcommit.typed_errors():
+    with pytest.raises(txcommit.WriteIdCommittedError) as caught:
         writer.parquet(url)
-    assert isinstance(caught.value.__cause__, PySparkException)
-    assert "load-1" in str(caught.value)
+    error = caught.value
+    assert isinstance(error, PySparkException)
+    assert (error.getCondition(), error.getSqlState()) == ("TXCOMMIT_WRITE_ID_COMMITTED", "23505")
+    assert "load-1" in str(error) and "load-1" in (error.getMessageParameters() or {})["message"]
+    # Inside the old context manager it is the same exception.
+    with pytest.raises(txcommit.WriteIdCommittedError), txcommit.typed_errors():
+        writer.parquet(url)
     # Errors that are not the plugin's pass unchanged.
-    with pytest.raises(PySparkException), txcommit.typed_errors():
+    with pytest.raises(PySparkException) as other:
         spark.sql("SELECT no_such_column FROM range(1)").collect()
+    assert not isinstance(other.value, txcommit.TxCommitError)
+
+
+# A classic PySpark job (py4j, no Connect) with the plugin: nothing but `import txcommit`.
+CLASSIC_JOB = textwrap.dedent(
+    """\
+    import sys
+    import txcommit
+    from pyspark.errors import PySparkException
+    from pyspark.sql import SparkSession
+    from txcommit._names import EXTENSIONS_CLASS, PLUGIN_CLASS
+    from txcommit.server import find_plugin_jar
+
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.jars", str(find_plugin_jar()))
+        .config("spark.plugins", PLUGIN_CLASS)
+        .config("spark.sql.extensions", EXTENSIONS_CLASS)
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    txcommit.enable(spark)
+    table = sys.argv[1]
+    spark.range(3).write.option("txcommit.writeId", "load-1").parquet(table)
+    writer = spark.range(3).write.option("txcommit.writeId", "load-1")
+    try:
+        writer.option("txcommit.writeIdPolicy", "fail").mode("append").parquet(table)
+        print("NOT RAISED")
+    except txcommit.WriteIdCommittedError as e:
+        print("TYPED", e.getCondition(), e.getSqlState(), isinstance(e, PySparkException),
+              e.server_class, "load-1" in str(e), flush=True)
+    try:
+        spark.sql("SELECT no_such_column FROM range(1)").collect()
+    except PySparkException as e:
+        print("OTHER", isinstance(e, txcommit.TxCommitError), flush=True)
+    spark.stop()
+    """
+)
+
+
+def test_a_classic_job_gets_the_typed_errors_too(workdir: Path, table: Path) -> None:
+    script = workdir / "classic_typed_job.py"
+    script.write_text(CLASSIC_JOB)
+    # A classic session: nothing of the client's Spark Connect settings (pyspark-client sets
+    # some in the environment when imported).
+    connect = (
+        "SPARK_CONNECT_MODE_ENABLED",
+        "SPARK_REMOTE",
+        "SPARK_LOCAL_REMOTE",
+        "SPARK_CONNECT_MODE",
+    )
+    env = {k: v for k, v in os.environ.items() if k not in connect}
+    env["SPARK_HOME"] = str(pyspark_home())
+    run = subprocess.run(
+        [server_python(), str(script), str(table)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=workdir,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (
+        "TYPED TXCOMMIT_WRITE_ID_COMMITTED 23505 True io.txcommit.WriteIdCommittedException True"
+        in run.stdout
+    ), run.stdout + run.stderr[-3000:]
+    assert "OTHER False" in run.stdout, run.stdout

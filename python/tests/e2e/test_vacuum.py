@@ -17,25 +17,30 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
 import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.conformance.protocol import fail_first_attempt_at
-from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, vacuum
+from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, restore, vacuum
 from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.jobs import SlowAppend
 from support.races import assert_overlaps, timed
-from support.servers import ServerProcess, new_session
+from support.servers import ServerProcess, free_port, new_session, running
 from support.tables import (
     FEATURE_STORES,
     TableRef,
     cli_history,
     dynamic_overwrite,
+    make_table,
     parquet_bytes,
     reader_target,
     txn_of,
@@ -283,6 +288,165 @@ def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     # (On s3-multipart the job commit fails one step earlier: completing the aborted upload.)
     assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
     assert sorted(r["id"] for r in spark.read.parquet(table.url).collect()) == list(range(100))
+
+
+#: Spark's Prometheus servlet on the driver's UI, as docs/operations.md configures it.
+PROMETHEUS = {
+    "spark.ui.enabled": "true",
+    "spark.metrics.namespace": "txcommit_e2e",
+    "spark.metrics.conf.*.sink.prometheusServlet.class": (
+        "org.apache.spark.metrics.sink.PrometheusServlet"
+    ),
+    "spark.metrics.conf.*.sink.prometheusServlet.path": "/metrics/prometheus",
+}
+
+
+@pytest.fixture(scope="module")
+def observed_server(workdir: Path) -> Iterator[tuple[ServerProcess, int]]:
+    """A server that does not retry tasks (`local[2]`), serves its metrics to Prometheus (the
+    driver UI's `/metrics/prometheus`) and deletes or checks even one file in a Spark job (whose
+    progress its clients see): the server and its UI port."""
+    ui = free_port()
+    confs = {
+        **PROMETHEUS,
+        "spark.ui.port": str(ui),
+        "spark.txcommit.maintenance.jobThreshold": "1",
+        # Progress every 100 ms (default 2 s): the tests' jobs are short.
+        "spark.connect.progress.reportInterval": "100ms",
+    }
+    server = ServerProcess(workdir / "observed", master="local[2]", confs=confs)
+    yield from ((s, ui) for s in running(server))
+
+
+def scrape(ui_port: int) -> dict[str, float]:
+    """txcommit's driver metrics as Prometheus scrapes them, by name (`commits_Count`, ...)."""
+    with urllib.request.urlopen(f"http://localhost:{ui_port}/metrics/prometheus", timeout=30) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"metrics_txcommit_e2e_driver_txcommit_(\w+?)(?:\{[^}]*\})? (\S+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def test_a_job_vacuum_fenced_under_a_running_task_says_so_without_task_retries(
+    observed_server: tuple[ServerProcess, int], workdir: Path
+):
+    """The same race on a server that does not retry tasks (`local[2]`): VACUUM deletes the
+    file of the job's second task while it works. That task then finds its file gone; the job
+    fails there, before any commit point, and must still say it was fenced (a scheduler
+    retries a fence once and alerts), not that a file went missing."""
+    server, ui = observed_server
+    spark = new_session(server.url)
+    txcommit.enable(spark)
+    table = make_table("local", workdir)
+    spark.range(100).write.parquet(table.url)
+    (base,) = table.committed()
+    before = scrape(ui)
+    job = SlowAppend(spark, table, start=100, seconds=20).start(known_txns={base})
+    time.sleep(2)  # the job is silent past a horizon of 0
+    other = new_session(server.url)
+    deleted = vacuum(other, table.url, retain_hours=0, force=True).collect()
+    other.stop()
+    assert any(txn_of(r["path"]) not in (None, base) for r in deleted), deleted
+    error = job.join()
+    assert isinstance(error, txcommit.FencedError), repr(error)[:3000]
+    assert error.getCondition() == "TXCOMMIT_FENCED" and error.getSqlState() == "40000"
+    assert "fenced by VACUUM" in str(error)
+    assert spark.read.parquet(table.url).count() == 100, "none of the fenced job"
+    after = scrape(ui)
+    assert after["fences_Count"] - before["fences_Count"] == 1, "VACUUM fenced one transaction"
+    assert after["fencedJobs_Count"] - before["fencedJobs_Count"] == 1, "one job met it"
+    spark.stop()
+
+
+def test_operators_scrape_commits_stages_reads_and_vacuum_from_prometheus(
+    observed_server: tuple[ServerProcess, int], workdir: Path
+):
+    """The metrics of docs/operations.md, as Prometheus scrapes them from the driver: every
+    commit counted and timed by stage, the log requests each read took, what VACUUM deleted."""
+    server, ui = observed_server
+    before = scrape(ui)
+    names = {
+        "commits_Count",
+        "conflicts_Count",
+        "stage_publish_commit_record_Count",
+        "read_logRequests_Count",
+        "vacuum_deletedFiles_Count",
+    }
+    assert names <= set(before), sorted(before)
+    spark = new_session(server.url)
+    txcommit.enable(spark)
+    table = make_table("local", workdir)
+    spark.range(10).write.parquet(table.url)
+    spark.range(10).write.mode("append").parquet(table.url)
+    assert spark.read.parquet(table.url).count() == 20
+    bad = F.when(F.col("id") == 9, F.raise_error(F.lit("bad record 9"))).otherwise(F.col("id"))
+    with pytest.raises(PySparkException, match="bad record 9"):  # its markers are garbage
+        spark.range(0, 10, 1, 2).select(bad.alias("id")).write.mode("append").parquet(table.url)
+    deleted = [
+        r for r in vacuum(spark, table.url, retain_hours=0, force=True).collect() if r["deleted"]
+    ]
+    after = scrape(ui)
+    spark.stop()
+    assert after["commits_Count"] - before["commits_Count"] == 2
+    assert (
+        after["stage_publish_commit_record_Count"] - before["stage_publish_commit_record_Count"]
+        == 2
+    )
+    assert after["read_logRequests_Count"] > before["read_logRequests_Count"], "the read counted"
+    assert after["vacuum_deletedFiles_Count"] - before["vacuum_deletedFiles_Count"] == len(deleted)
+    assert len(deleted) > 0
+
+
+def test_vacuum_and_restore_report_their_progress_to_the_client(
+    observed_server: tuple[ServerProcess, int], workdir: Path
+):
+    """Past `spark.txcommit.maintenance.jobThreshold` files (1 on this server), VACUUM deletes
+    and RESTORE checks its files in a Spark job: the client's progress handler gets its tasks
+    as they finish, and `txcommit vacuum --progress` draws them."""
+    server, _ = observed_server
+    spark = new_session(server.url)
+    txcommit.enable(spark)
+    table = make_table("local", workdir)
+    spark.range(0, 40, 1, 4).write.parquet(table.url)
+    (first,) = table.committed()
+    spark.range(5).write.mode("overwrite").parquet(table.url)
+    ticks: list[tuple[int, int]] = []
+
+    def seen(stages=None, inflight_tasks=0, operation_id=None, done=False):
+        ticks.extend((s.num_tasks, s.num_completed_tasks) for s in stages or [])
+
+    spark.registerProgressHandler(seen)
+    (row,) = restore(spark, table.url, first).collect()
+    assert row["restoredFiles"] == 4
+    assert ticks and max(done for _, done in ticks) >= 1, "the restore's check reported its tasks"
+    assert spark.read.parquet(table.url).count() == 40
+    spark.clearProgressHandlers()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            table.url,
+            "--remote",
+            server.url,
+            "--retain-hours",
+            "0",
+            "--force",
+            "--progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"vacuuming .*: \d+ of \d+ task\(s\) done", run.stderr), run.stderr
+    assert re.search(r"deleted [1-9]\d* item", run.stdout), run.stdout
+    assert spark.read.parquet(table.url).count() == 40
+    spark.stop()
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)

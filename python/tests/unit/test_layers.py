@@ -25,7 +25,7 @@ DEVKIT = ("devkit", "bench")
 #: Bottom to top. A unit is a top-level module or subpackage of txcommit ("" is the package
 #: root, txcommit/__init__.py); every module of a subpackage is in the subpackage's layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_names", "_cache", "_spark_home", "_maven", "_console", "paths"),
+    ("errors", "_names", "_session", "_cache", "_spark_home", "_maven", "_console", "paths"),
     ("stores",),
     ("adapters",),
     ("table",),

@@ -9,6 +9,10 @@ import threading
 import time
 import uuid
 
+import pytest
+
+from txcommit_store_s3.devkit.emulator import LocalS3
+
 from support.s3 import TEST_BUCKET
 
 SIZE = 6 << 20  # large enough that moto is still reading an object when the next PUT lands
@@ -48,3 +52,31 @@ def test_a_read_while_the_object_is_replaced_gets_one_version_whole(s3_client) -
         t.join()
     assert puts[0] > 10 and reads[0] > 10, f"reads and writes must overlap: {puts[0]}, {reads[0]}"
     assert not wrong, f"{len(wrong)} of {reads[0] + len(wrong)} reads went wrong: {wrong[:3]}"
+
+
+def test_a_lost_answer_with_a_failing_read_back_leaves_the_writer_unable_to_tell(
+    s3_client, local_s3: LocalS3
+) -> None:
+    """`--fail-read-back`: the write lands, its answer is lost (the client's resend is
+    answered), and every read of that key fails until the fault is armed again; other keys
+    read as usual."""
+    from botocore.exceptions import ClientError
+
+    key = f"read-back/{uuid.uuid4().hex}"
+    assert local_s3.front is not None
+    local_s3.front.lose.arm(f"PUT {TEST_BUCKET}/{key}$", 1, fail_read_back=True)
+    s3_client.put_object(Bucket=TEST_BUCKET, Key=key, Body=b"landed")  # resent, then answered
+    s3_client.put_object(Bucket=TEST_BUCKET, Key=key + "-other", Body=b"x")
+    for read in (
+        lambda: s3_client.get_object(Bucket=TEST_BUCKET, Key=key),
+        lambda: s3_client.head_object(Bucket=TEST_BUCKET, Key=key),
+    ):
+        with pytest.raises(ClientError) as failed:
+            read()
+        assert failed.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert s3_client.get_object(Bucket=TEST_BUCKET, Key=key + "-other")["Body"].read() == b"x"
+    state = local_s3.front.lose.state()
+    assert state["lost"] == [f"PUT {TEST_BUCKET}/{key}"]
+    assert f"GET {TEST_BUCKET}/{key}" in state["refused"]
+    local_s3.front.lose.arm("", 0)  # disarmed: the write had landed
+    assert s3_client.get_object(Bucket=TEST_BUCKET, Key=key)["Body"].read() == b"landed"

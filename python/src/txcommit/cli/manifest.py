@@ -34,7 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     rows = run_statement(
-        "txcommit manifest", ns.remote, statement, f"writing the manifests of {ns.path}"
+        "txcommit manifest",
+        ns.remote,
+        statement,
+        f"writing the manifests of {ns.path}",
+        ns.progress,
     )
     if isinstance(rows, int):
         return rows

@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     what = "listing (dry run)" if ns.dry_run else "vacuuming"
     start = time.monotonic()
-    rows = run_statement("txcommit vacuum", ns.remote, statement, f"{what} {ns.path}")
+    rows = run_statement("txcommit vacuum", ns.remote, statement, f"{what} {ns.path}", ns.progress)
     if isinstance(rows, int):
         return rows
     if rows:

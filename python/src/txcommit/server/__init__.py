@@ -33,12 +33,12 @@ from txcommit._names import (
     PLUGIN_CLASS,
     PLUGINS_CONF,
 )
+from txcommit._names import PLUGIN_JAR_NAME as PLUGIN_JAR_NAME  # re-exported: its old home
 from txcommit._spark_home import is_pure_client, pyspark_dir
 from txcommit.errors import ServerStartError, UnknownAdapterError
 from txcommit.server.ports import listens_on
 from txcommit.stores import Emulator, StoreDescriptor, store_descriptor
 
-PLUGIN_JAR_NAME = "txcommit-plugin.jar"
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
 #: The bucket (or container) an emulator creates for ``--local``.
 LOCAL_BUCKET = "txcommit"

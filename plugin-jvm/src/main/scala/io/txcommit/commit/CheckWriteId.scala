@@ -40,7 +40,7 @@ object CheckWriteId extends CommitStage[WriteIntent, Option[CommitRecord]]("chec
               s"${WriteIntent.WriteIdPolicyOption} to 'replace' (replace that run) or 'skip'.")
           case WriteIdPolicy.Skip => log.warn(s"txcommit: ${ctx.describe}: $what; policy 'skip': " +
               "this run commits nothing")
-          case WriteIdPolicy.Replace => log.info(s"txcommit: ${ctx.describe}: $what; this run replaces it")
+          case WriteIdPolicy.Replace => log.debug(s"txcommit: ${ctx.describe}: $what; this run replaces it")
         }
       }
       earlier

@@ -27,7 +27,7 @@ object CleanupAttempts extends CommitStage[CommitRecord, Int]("cleanup-attempts"
         }
       }
     }
-    if (deleted > 0) log.info(s"txcommit: ${ctx.describe}: deleted $deleted file(s) of failed attempts")
+    if (deleted > 0) log.debug(s"txcommit: ${ctx.describe}: deleted $deleted file(s) of failed attempts")
     deleted
   }
 }

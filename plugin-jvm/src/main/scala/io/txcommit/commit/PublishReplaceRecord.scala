@@ -55,7 +55,8 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
     // The schema guard again, at this snapshot: a commit since the first check may have changed it.
     val schema = CheckSchema.decide(ctx,
       SchemaCheck(req.record.schema.map(TableSchema.parse),
-        req.intent.replacesTable, req.intent.mergeSchema, state, req.intent.enforceNotNull))
+        req.intent.replacesTable, req.intent.mergeSchema, state, req.intent.enforceNotNull,
+        req.record.added.map(_.path)))
     val (removed, restored) = changes(state, scope)
     val seq = replaced.highest + 1
     val record = req.record.copy(
@@ -76,7 +77,7 @@ object PublishReplaceRecord extends CommitStage[ReplaceRequest, CommitRecord]("p
               Some(record)
             // Another commit holds the number, so this job's request can never land there.
             case RecordOwner.Other(_) if tries < 100 =>
-              log.info(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
+              log.debug(s"txcommit: ${ctx.describe}: replacement sequence $seq was taken by another " +
                 "commit; checking it for conflicts and trying the next number")
               None
             case RecordOwner.Other(_) => throw e

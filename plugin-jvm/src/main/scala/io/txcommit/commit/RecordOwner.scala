@@ -2,7 +2,7 @@ package io.txcommit.commit
 
 import org.apache.hadoop.fs.Path
 
-import io.txcommit.{CommitConflictException, CommitOutcomeUnknownException, Paths}
+import io.txcommit.{CommitConflictException, CommitOutcomeUnknownException, FencedException, Paths}
 import io.txcommit.log.{CommitRecord, Fence, RecordCodec}
 
 /**
@@ -42,18 +42,22 @@ private[commit] object RecordOwner {
 
   /** The error of a commit that met another record of its own transaction. */
   def taken(ctx: TxnContext, other: CommitRecord, where: String): CommitConflictException =
+    taken(ctx.describe, other, where)
+
+  /** The same, for the transaction `describe` names (`txn <id> on <table>`). */
+  def taken(describe: String, other: CommitRecord, where: String): CommitConflictException =
     if (other.isFence && other.jobId == Fence.ByVacuum)
-      new CommitConflictException(s"${ctx.describe} was " +
+      new FencedException(s"$describe was " +
         s"fenced by VACUUM at ${java.time.Instant.ofEpochMilli(other.committedAt)}: its driver was " +
         "silent for longer than VACUUM's retention horizon, so VACUUM took the transaction for dead " +
         "and deleted its files. Nothing of this job is visible; re-run the write, and give VACUUM a " +
         "horizon longer than your longest job.")
-    else if (other.isFence) new CommitConflictException(s"${ctx.describe} was fenced at " +
+    else if (other.isFence) new FencedException(s"$describe was fenced at " +
       s"${java.time.Instant.ofEpochMilli(other.committedAt)} by another driver of the same streaming " +
       s"query, which took over the batch (${other.jobId}) while this driver was stalled. Nothing of " +
       "this attempt is visible; the batch is committed once, by the other driver. Run one driver " +
       "per query.")
-    else new CommitConflictException(s"${ctx.describe} is already committed by another driver " +
+    else new CommitConflictException(s"$describe is already committed by another driver " +
       s"($where exists and was not overwritten). This job's files stay hidden; re-run the write " +
       "if its data is still wanted.")
 
@@ -62,6 +66,8 @@ private[commit] object RecordOwner {
       s"${ctx.describe} may have committed: publishing " +
         s"${Paths.display(target)} failed with '${cause.getMessage}' and the record could not be " +
         "read back to tell. Readers see the whole job or none of it. Its files are kept (VACUUM " +
-        "removes them if no record appears); check with TXCOMMIT HISTORY before re-running the write.",
+        "removes them if no record appears). Re-run the write with the same write id " +
+        "(txcommit.writeId), which replaces exactly what a committed run wrote; without one, check " +
+        "TXCOMMIT HISTORY before re-running an append.",
       cause)
 }

@@ -56,7 +56,7 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
   /** The attempt's manifest; only one attempt per partition gets it (CommitDeniedException). */
   def commit(taskContext: TaskAttemptContext): TaskCommitMessage = {
     val attempt = taskContext.getTaskAttemptID
-    val manifest = TaskManifest.of(store(taskContext), table, attempt.toString, files)
+    val manifest = TaskManifest.of(store(taskContext), table, txn, attempt.toString, files)
     SparkHadoopMapRedUtil.commitTask(TaskWrites.Authorizer, taskContext, attempt.getJobID.getId,
       attempt.getTaskID.getId)
     new TaskCommitMessage(manifest)

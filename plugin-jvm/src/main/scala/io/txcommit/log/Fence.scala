@@ -58,6 +58,7 @@ object Fence {
     val fence = record(txn, ByVacuum, now)
     val fenced = fenceAppend(layout, store, fence).isRight &&
       (!mayReplace || fenceReplace(layout, store, fence, 0))
+    if (fenced) io.txcommit.metrics.TxCommitMetrics.fences.inc()
     if (fenced) log.info(s"txcommit: VACUUM ${Paths.display(table)}: fenced txn $txn (never committed): " +
       "a late commit of it now fails")
     else log.warn(s"txcommit: VACUUM ${Paths.display(table)}: txn $txn committed while VACUUM " +

@@ -34,27 +34,43 @@ object TableSchema {
   /** Where Spark's Parquet writer puts the schema it writes, in the job's conf (before setupJob). */
   val ParquetWrittenSchemaKey = "org.apache.spark.sql.parquet.row.attributes"
 
-  /** What a record in `commits/` (immutable) says, by record path: its mark, or that it is a replacing commit's copy. */
-  private final case class Seen(copy: Boolean, mark: Option[SchemaMark])
+  /** What a record in `commits/` (immutable) says, by record path: its mark and its files'
+   *  partitioning, or that it is a replacing commit's copy. */
+  private final case class Seen(copy: Boolean, mark: Option[SchemaMark], partitioning: Option[Seq[String]])
   private val cache = new BoundedCache[String, Seen](1000000L, _ => 1L)
 
   /** An append this JVM just committed: the next commit to the table need not read it back. */
   def committed(layout: LogLayout, r: CommitRecord): Unit =
-    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString, Seen(copy = false, SchemaMark.of(r)))
+    if (!r.isReplacing) cache.put(layout.commitRecord(r.txn).toString,
+      Seen(copy = false, SchemaMark.of(r),
+        partitioning(r.added.map(_.path))))
 
   /** Whether this JVM knows what the record of `txn` in `commits/` says (no read needed). */
   private def known(layout: LogLayout, txn: String): Boolean = cache.get(layout.commitRecord(txn).toString).isDefined
 
   /** The mark of the append `txn` of `commits/` (None: no schema, a replacing copy, or gone), read once per JVM. */
-  private def markOf(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String): Option[SchemaMark] = {
+  private def markOf(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String): Option[SchemaMark] =
+    seen(layout, read, txn).flatMap(_.mark)
+
+  private def seen(layout: LogLayout, read: Path => Option[Array[Byte]], txn: String): Option[Seen] = {
     val path = layout.commitRecord(txn)
     cache.get(path.toString).orElse(read(path).map { b =>
       val r = RecordCodec.decode(b, Paths.display(path), txn)
-      val seen = Seen(r.isReplacing, if (r.isReplacing) None else SchemaMark.of(r))
+      val seen = Seen(r.isReplacing, if (r.isReplacing) None else SchemaMark.of(r), partitioning(r.added.map(_.path)))
       cache.put(path.toString, seen)
       seen
-    }).filterNot(_.copy).flatMap(_.mark)
+    }).filterNot(_.copy)
   }
+
+  /**
+   * The partitioning of the files the committed record of `txn` adds (see [[partitioning]]),
+   * read at most once per JVM for an append (the schema guard read its record already).
+   */
+  def partitioningOf(state: TableState, txn: String): Option[Seq[String]] =
+    state.replaceLog.byTxn.get(txn) match {
+      case Some(r) => partitioning(r.added.map(_.path))
+      case None => if (state.commitTxns(txn)) seen(state.layout, state.readLog, txn).flatMap(_.partitioning) else None
+    }
 
   /**
    * What the newest checkpoint this JVM used told it about a table (by table path): the
@@ -135,6 +151,23 @@ object TableSchema {
       try Some(DataType.fromJson(json)).collect { case s: StructType => s }
       catch { case NonFatal(_) => None } // a schema we cannot read is no schema: nothing checked
     }
+
+  /**
+   * The partition columns the files at `paths` (relative to the table) are written under, in
+   * order (`day=1/hour=2/part-0` is partitioned by day, hour; `part-0` by nothing); None when
+   * there is no file, their directories differ in columns, or one is no `name=value`.
+   */
+  def partitioning(paths: Seq[String]): Option[Seq[String]] = {
+    val each = paths.map { p =>
+      val dirs = p.split("/").toSeq.dropRight(1)
+      val cols = dirs.map(d => d.indexOf('=')).zip(dirs).collect { case (i, d) if i > 0 => d.substring(0, i) }
+      if (cols.size == dirs.size) Some(cols) else None
+    }.distinct
+    each match {
+      case Seq(one) => one
+      case _ => None
+    }
+  }
 
   /**
    * DDL as the record stores it: `id BIGINT NOT NULL, name STRING`: the columns' names, types and

@@ -9,7 +9,7 @@ import io.txcommit.commit.{DerivedWork, PublishRestoreRecord, ReplaceBase, Resto
 import io.txcommit.log.{CommitRecord, RemovedFile, SchemaMark, TableState, TableVersion, TxnId}
 import io.txcommit.log.TableVersions.AsOf
 import io.txcommit.read.{LogFirstReader, SnapshotAsOf, SnapshotHandle}
-import io.txcommit.store.{Adapters, CommitStore}
+import io.txcommit.store.{Adapters, CommitStore, FileSteps}
 
 /**
  * Restores a table to a set of files without copying data (docs/protocol.md, I31): one
@@ -22,7 +22,8 @@ object Restore {
 
   /** The restore's committed record; `schema`: the schema of the version restored to, when known (I27). */
   def run(table: Path, store: CommitStore, conf: Configuration, target: Seq[RemovedFile],
-      schema: Option[String] = None, now: () => Long = () => System.currentTimeMillis()): CommitRecord = {
+      schema: Option[String] = None, now: () => Long = () => System.currentTimeMillis(),
+      steps: FileSteps = FileSteps.Here): CommitRecord = {
     val state = new TableState(table, store, conf)
     val base = ReplaceBase(state.replaceLog.highest, state.commitTxns ++ state.replaceLog.byTxn.keySet)
     val startedAt = now()
@@ -30,7 +31,8 @@ object Restore {
     val ctx = TxnContext(table, txn, s"restore-${java.util.UUID.randomUUID()}", CommitRecord.RestoreJobId, startedAt,
       conf, store)
     val timings = new StageTimings
-    val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base), timings)
+    val record = PublishRestoreRecord.run(ctx, RestoreRequest(ctx.record(Nil, schema), target, base, steps), timings)
+    io.txcommit.metrics.TxCommitMetrics.commits.inc()
     log.info(s"txcommit: restore of ${Paths.display(table)}: committed as txn $txn (sequence " +
       s"${record.sequence.getOrElse(0L)}): removed ${record.removed.size} file(s), re-added ${record.restored.size}")
     // The derived work of every kind of commit (TableCommit): the commits/ copy, _SUCCESS, the
@@ -46,7 +48,8 @@ object Restore {
    * `TimeTravelException` when `asOf` names no version or VACUUM deleted files of it, and with
    * `RestoreFilesMissingException` when a file it needs is gone; nothing is published then.
    */
-  def toVersion(table: Path, conf: Configuration, asOf: AsOf, statement: String): (TableVersion, CommitRecord) = {
+  def toVersion(table: Path, conf: Configuration, asOf: AsOf, statement: String,
+      steps: FileSteps = FileSteps.Here): (TableVersion, CommitRecord) = {
     val store = Adapters.open(table, conf)
     val resolved = SnapshotAsOf.resolve(table, store, asOf, statement, ignoreCorrupt = false).getOrElse(
       throw new MaintenanceException(s"$statement: ${Paths.display(table)} has no committed transaction; " +
@@ -59,7 +62,7 @@ object Restore {
     // Whole or nothing: every file of the version that VACUUM may have deleted is there as it was.
     resolved.listing.verify(Seq(""), listed, _ => None)
     val target = listed.filter(f => as.isVisible(new Path(table, f.path))).map(RemovedFile.of)
-    (resolved.version, run(table, store, conf, target, schemaAsOf(resolved, state).map(_.ddl)))
+    (resolved.version, run(table, store, conf, target, schemaAsOf(resolved, state).map(_.ddl), steps = steps))
   }
 
   /**

@@ -8,7 +8,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.slf4j.LoggerFactory
 
-import io.txcommit.{MaintenanceException, Paths}
+import io.txcommit.{MaintenanceException, NotATableException, Paths}
 import io.txcommit.commit.CheckTableNesting
 import io.txcommit.log.{
   CheckpointWriter,
@@ -22,7 +22,8 @@ import io.txcommit.log.{
   TableState,
   TxnId
 }
-import io.txcommit.store.{Adapters, CommitStore, Links}
+import io.txcommit.metrics.TxCommitMetrics
+import io.txcommit.store.{Adapters, CommitStore, FileSteps, Links}
 
 /**
  * VACUUM of one table: physically removes what no reader can see any more, once it is older
@@ -60,7 +61,7 @@ object Vacuum {
   private val RemovedBy = "removed by "
 
   def run(path: Path, conf: Configuration, opts: VacuumOptions,
-      now: Long = System.currentTimeMillis()): Seq[VacuumEntry] = {
+      now: Long = System.currentTimeMillis(), steps: FileSteps = FileSteps.Here): Seq[VacuumEntry] = {
     if (opts.retainHours < 0 || opts.retainHours.isNaN) throw new MaintenanceException(
       s"VACUUM of ${Paths.display(path)}: RETAIN ${opts.retainHours} HOURS is negative; give a " +
         s"horizon of at least $MinRetainHours hour(s) (default $DefaultRetainHours)")
@@ -74,7 +75,7 @@ object Vacuum {
     val store = Adapters.open(table, conf)
     val state = new TableState(table, store, conf)
     if (state.allFiles(LogLayout.LogDirName).isEmpty) {
-      throw new MaintenanceException(s"VACUUM: ${Paths.display(path)} is not a txcommit table " +
+      throw new NotATableException(s"VACUUM: ${Paths.display(path)} is not a txcommit table " +
         s"(it has no ${LogLayout.LogDirName}/ directory); nothing was deleted. Check the path.")
     }
     // A log above this one may have committed files in this directory that this log has no
@@ -160,8 +161,8 @@ object Vacuum {
         }.toSet
     // Before any file goes: a read of a past snapshot holding one of them fails, naming this.
     if (!opts.dryRun && garbage.exists(_._3.startsWith(RemovedBy))) recordHorizon(table, store, horizon)
-    val entries = deleteByDirectory(table, store,
-      garbage.filterNot { case (f, _, _) => activityOf(f).exists(committedLate) }, opts.dryRun)
+    val entries = deleteByDirectory(table, conf,
+      garbage.filterNot { case (f, _, _) => activityOf(f).exists(committedLate) }, opts.dryRun, steps)
     val uploads = uploadsOpen.filterNot(u =>
       DataFileName.txnOf(u.path.substring(u.path.lastIndexOf('/') + 1)).exists(committedLate)).flatMap { u =>
       val name = u.path.substring(u.path.lastIndexOf('/') + 1)
@@ -275,14 +276,29 @@ object Vacuum {
     }
   }
 
-  /** Deletes directory by directory, logging progress (INFO) after each one. */
-  private def deleteByDirectory(table: Path, store: CommitStore, garbage: Seq[(TableFile, String, String)],
-      dryRun: Boolean): Seq[VacuumEntry] = {
+  /**
+   * Deletes the garbage (through `steps`: a Spark job when there is much of it, whose progress a
+   * Connect client sees), then logs what went, directory by directory (INFO).
+   */
+  private def deleteByDirectory(table: Path, conf: Configuration, garbage: Seq[(TableFile, String, String)],
+      dryRun: Boolean, steps: FileSteps): Seq[VacuumEntry] = {
+    val root = table.toString
+    val deleted: Set[String] =
+      if (dryRun) Set.empty
+      else steps(s"txcommit VACUUM ${Paths.display(table)}: deleting ${garbage.size} file(s)", garbage.map(_._1.path),
+        conf) { c =>
+        val store = Adapters.open(new Path(root), c)
+        rel => { store.delete(new Path(new Path(root), rel)); rel }
+      }.toSet
     val byDir = garbage.groupBy { case (f, _, _) => CommitRecord.dirOf(f.path) }.toSeq.sortBy(_._1)
     byDir.zipWithIndex.flatMap { case ((dir, items), i) =>
       val out = items.map { case (f, kind, reason) =>
-        val deleted = !dryRun && { store.delete(new Path(table, f.path)); true }
-        VacuumEntry(f.path, kind, reason, f.size, deleted)
+        val gone = deleted(f.path)
+        if (gone) {
+          TxCommitMetrics.vacuumDeletedFiles.inc()
+          TxCommitMetrics.vacuumDeletedBytes.inc(f.size)
+        }
+        VacuumEntry(f.path, kind, reason, f.size, gone)
       }
       log.info(s"txcommit: VACUUM ${Paths.display(table)}: ${if (dir.isEmpty) "(table root)" else dir}: " +
         s"${if (dryRun) "would delete" else "deleted"} ${items.size} file(s) (directory ${i + 1} of ${byDir.size})")

@@ -13,6 +13,7 @@ import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.{CheckpointLog, LogLayout, ReplaceLog, TxnId}
 import io.txcommit.log.TableVersions.AsOf
+import io.txcommit.metrics.TxCommitMetrics
 import io.txcommit.store.{Adapters, CommitStore, Links}
 
 /**
@@ -86,7 +87,9 @@ object LogFirstSnapshot {
    */
   def forRoots(roots: Seq[Path], conf: Configuration, asOf: Option[AsOfOption] = None): Option[SnapshotHandle] = {
     val readId = UUID.randomUUID().toString
-    val tables = roots.distinct.flatMap(r => find(r, conf, readId, asOf)).distinctBy(_.root).toVector
+    val requests = new java.util.concurrent.atomic.LongAdder
+    val tables = roots.distinct.flatMap(r => find(r, conf, readId, asOf, requests)).distinctBy(_.root).toVector
+    if (tables.nonEmpty) TxCommitMetrics.readLogRequests.update(requests.sum())
     if (tables.isEmpty) None else Some(SnapshotHandle(readId, tables))
   }
 
@@ -96,11 +99,12 @@ object LogFirstSnapshot {
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
-  private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption]): Seq[TableSnapshot] =
+  private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption],
+      requests: java.util.concurrent.atomic.LongAdder): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
       ReadLinks.check(q, conf)
-      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf)))
+      val walk = candidates(q).iterator.map(d => Try(take(d, conf, readId, asOf, Some(requests))))
       walk.takeWhile {
         case Failure(e: TimeTravelException) => throw e // a snapshot asked for that cannot be read
         case Failure(e) if Links.unfollowed(e) => throw ReadLinks.notFollowed(q, conf, e)
@@ -127,18 +131,21 @@ object LogFirstSnapshot {
    * directory not known to be a table, so that a plain directory costs one LIST; a known table
    * root (one never stops being one) lists all three at once: one round trip. The checkpoint
    * and the `replace/` records read here (cached JVM-wide by listed file) are kept for read
-   * `readId`, so the driver's listing reads none again.
+   * `readId`, so the driver's listing reads none again. The requests the store was sent are
+   * added to `requests`.
    */
-  def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None): Option[TableSnapshot] =
+  def take(dir: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption] = None,
+      requests: Option[java.util.concurrent.atomic.LongAdder] = None): Option[TableSnapshot] =
     Try(Adapters.open(dir, conf)).toOption.flatMap { store =>
-      asOf.fold(takeNow(dir, conf, readId, store)) { a =>
-        val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-        SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
-          LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
-          AsOfListing.expect(readId, r.snapshot.root, r.listing)
-          r.snapshot
+      try asOf.fold(takeNow(dir, conf, readId, store)) { a =>
+          val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
+          SnapshotAsOf.resolve(dir, store, a.value, a.option, ignoreCorrupt).map { r =>
+            LogFirstReader.seed(readId, r.snapshot, r.checkpoint, r.replaced)
+            AsOfListing.expect(readId, r.snapshot.root, r.listing)
+            r.snapshot
+          }
         }
-      }
+      finally requests.foreach(_.add(store.requests.total))
     }
 
   private def takeNow(dir: Path, conf: Configuration, readId: String, store: CommitStore): Option[TableSnapshot] = {

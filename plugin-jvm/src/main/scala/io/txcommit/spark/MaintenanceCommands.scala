@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
-import io.txcommit.{MaintenanceException, Paths, SparkApp}
+import io.txcommit.{MaintenanceException, NotATableException, Paths, SparkApp}
 import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties, TableVersions}
 import io.txcommit.maintenance.{History, Restore, Vacuum, VacuumOptions}
 import io.txcommit.manifest.ManifestWriter
@@ -32,7 +32,7 @@ private[spark] object MaintenanceCommands {
   /** Fails, naming the path and writing nothing, unless `table` holds a transaction log. */
   def requireTable(statement: String, table: Path, conf: org.apache.hadoop.conf.Configuration): Unit =
     if (!table.getFileSystem(conf).exists(LogLayout(table).logDir)) {
-      throw new MaintenanceException(s"$statement: ${Paths.display(table)} is not a txcommit " +
+      throw new NotATableException(s"$statement: ${Paths.display(table)} is not a txcommit " +
         "table (it has no _txcommit/ directory); nothing was written. Check the path.")
     }
 }
@@ -44,7 +44,8 @@ final case class VacuumCommand(path: String, opts: VacuumOptions) extends LeafRu
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
-    Vacuum.run(table, conf, opts).map(e => Row(e.path, e.kind, e.reason, e.bytes, e.deleted))
+    Vacuum.run(table, conf, opts, steps = SparkJobSteps.of(spark))
+      .map(e => Row(e.path, e.kind, e.reason, e.bytes, e.deleted))
   }
 }
 
@@ -73,6 +74,7 @@ final case class HistoryCommand(path: String) extends LeafRunnableCommand {
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    MaintenanceCommands.requireTable("TXCOMMIT HISTORY", table, conf)
     org.apache.spark.sql.txcommit.RowCounts.awaitRecorded(table, conf) // a write just committed here shows its rows
     def n(o: Option[Long]): Any = o.map(Long.box).orNull
     History.rows(table, conf).map(r =>
@@ -88,6 +90,7 @@ final case class FilesCommand(path: String) extends LeafRunnableCommand {
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
+    MaintenanceCommands.requireTable("TXCOMMIT FILES", table, conf)
     History.committedFiles(table, conf).map(f => Row(f.path, f.size, f.txn.orNull))
   }
 }
@@ -153,7 +156,7 @@ final case class RestoreCommand(path: String, to: String) extends LeafRunnableCo
     val asOf = TableVersions.parseAsOf(to).getOrElse(throw new MaintenanceException(s"TXCOMMIT RESTORE " +
         s"'$path' TO '$to': '$to' is neither a transaction id (as TXCOMMIT HISTORY shows) nor an ISO-8601 time " +
         "(such as 2026-11-27T20:00:00Z); nothing was written"))
-    val (version, record) = Restore.toVersion(table, conf, asOf, statement)
+    val (version, record) = Restore.toVersion(table, conf, asOf, statement, SparkJobSteps.of(spark))
     Seq(Row(record.txn, record.sequence.getOrElse(0L), version.number, version.txn, record.removed.size.toLong,
         record.restored.size.toLong))
   }

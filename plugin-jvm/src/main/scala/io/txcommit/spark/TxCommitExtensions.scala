@@ -17,6 +17,7 @@ import io.txcommit.Version
  */
 class TxCommitExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
+    Version.requireSparkLine() // a session of another Spark line would fail its first query
     TxCommitSQLConf.register()
     // TXCOMMIT VACUUM | CHECKPOINT | HISTORY | FILES | GENERATE MANIFEST '<path>': maintenance a
     // Connect client runs with spark.sql.

@@ -4,7 +4,7 @@ import java.util.{Collections, Map => JMap}
 
 import org.apache.spark.SparkContext
 import org.apache.spark.api.plugin.{DriverPlugin, ExecutorPlugin, PluginContext, SparkPlugin}
-import org.apache.spark.sql.txcommit.TxCommitSQLConf
+import org.apache.spark.sql.txcommit.{TxCommitMetricsSource, TxCommitSQLConf}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.Version
@@ -14,7 +14,8 @@ import io.txcommit.read.{CutArbiter, CutQuestion}
 /**
  * `spark.plugins=io.txcommit.spark.TxCommitPlugin`: switches the read filter on for the whole
  * server (every session's file listing hides uncommitted files; a session opts out with
- * `spark.txcommit.read.filter=false`) and registers txcommit's confs. An input path filter
+ * `spark.txcommit.read.filter=false`), registers txcommit's confs and its metrics (the source
+ * `txcommit` of Spark's metrics system, on the driver and the executors). An input path filter
  * that was already configured keeps working: txcommit's filter consults it first.
  */
 class TxCommitPlugin extends SparkPlugin {
@@ -27,14 +28,18 @@ object TxCommitPlugin {
 
   final class Driver extends DriverPlugin {
     override def init(sc: SparkContext, ctx: PluginContext): JMap[String, String] = {
+      Version.requireSparkLine() // before anything of it runs: the server does not start
       TxCommitSQLConf.register()
       CutArbiter.isDriver = true
       installReadFilter(sc.hadoopConfiguration)
-      log.info(s"txcommit ${Version.current}: read filter installed " +
+      log.info(s"txcommit ${Version.current} (Spark ${Version.sparkLine.getOrElse("?")} line): read filter installed " +
         s"(${TxCommitConf.HadoopPathFilter}=${TxCommitConf.FilterClass}); enable writes per session " +
         s"with spark.sql.sources.commitProtocolClass=${TxCommitConf.ProtocolClass}")
       Collections.emptyMap()
     }
+
+    /** txcommit's metrics, as the source `txcommit` of Spark's metrics system. */
+    override def registerMetrics(appId: String, ctx: PluginContext): Unit = TxCommitMetricsSource.register()
 
     /**
      * An executor listing part of a read asks for the read's snapshot decisions. The first
@@ -51,8 +56,10 @@ object TxCommitPlugin {
 
   /** Lets this executor's read filters reach the driver's [[CutArbiter]]. */
   final class Executor extends ExecutorPlugin {
-    override def init(ctx: PluginContext, extraConf: JMap[String, String]): Unit =
+    override def init(ctx: PluginContext, extraConf: JMap[String, String]): Unit = {
       CutArbiter.askDriverThrough(ctx)
+      TxCommitMetricsSource.register()
+    }
   }
 
   def installReadFilter(conf: org.apache.hadoop.conf.Configuration): Unit = {

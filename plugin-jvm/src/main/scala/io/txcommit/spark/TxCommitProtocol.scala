@@ -89,7 +89,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
             "the table directory (a custom partition location), which txcommit cannot replace " +
             "atomically. Disable txcommit for this write (txcommit.disable(spark)) or drop the " +
             "custom location."))
-    logInfo(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
+    logDebug(s"txcommit: txn $txn on ${Paths.display(table)}: overwrite of " +
       s"${if (scope.isEmpty) "the whole table" else scope} recorded; old files stay visible " +
       "until the commit, which removes them logically")
     overwriteScopes.synchronized { overwriteScopes += scope }
@@ -112,7 +112,7 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     nesting = started.nesting
     base = started.base
     heartbeat = started.heartbeat
-    logInfo(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
+    logDebug(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
       intent.writeId.map(w => s", write id '$w'").getOrElse("") +
       (if (intent.isReplacing) s", after replacement sequence ${base.sequence}" else "") +
       manifests.fold("")(on => s", manifests ${if (on) "on" else "off"} for this write") + ")")
@@ -169,10 +169,13 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val ctx = context(jobContext)
     try RecheckTableNesting.run(ctx, nesting, new StageTimings)
     catch { case e: UnsupportedWriteException => nestingRefused = true; throw e }
-    val committed =
-      try JobCommitter.commit(ctx, taskCommits, intent, base)
-      catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
-    committed.foreach(r => org.apache.spark.sql.txcommit.RowCounts.committed(table, r.txn, jobContext.getConfiguration))
+    // The commit's INFO line waits for the rows Spark counts once the write returns.
+    val report: CommitReport = line =>
+      org.apache.spark.sql.txcommit.RowCounts.committed(table, line,
+        jobContext.getConfiguration)
+    try JobCommitter.commit(ctx, taskCommits, intent, base, report = report)
+    catch { case e: CommitOutcomeUnknownException => outcomeUnknown = Some(e); throw e }
+    ()
   }
 
   private def stopHeartbeat(): Unit = { heartbeat.foreach(_.stop()); heartbeat = None }

@@ -73,7 +73,7 @@ class TxCommitSinkProtocol(jobId: String, path: String) extends ManifestFileComm
   override def setupJob(jobContext: JobContext): Unit = {
     super.setupJob(jobContext) // checks setupManifestOptions ran
     JobSetup.run(context(jobContext), WriteIntent(), streaming = true)
-    logInfo(s"txcommit: streaming batch $batchId of ${Paths.display(table)} is txn $txn")
+    logDebug(s"txcommit: streaming batch $batchId of ${Paths.display(table)} is txn $txn")
   }
 
   override def setupTask(taskContext: TaskAttemptContext): Unit = tasks.setup()

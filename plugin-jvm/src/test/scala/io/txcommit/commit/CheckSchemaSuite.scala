@@ -153,4 +153,45 @@ class CheckSchemaSuite extends AnyFunSuite {
     assert(e.getMessage.contains(txn) && e.getMessage.contains("s STRANGE_TYPE") &&
         e.getMessage.contains("Overwrite the whole table"), e.getMessage)
   }
+
+  test("a write partitioned unlike the table is refused naming both partitionings, mergeSchema or not") {
+    val t = new MemTable
+    val txn = TxnId.generate()
+    t.commit(t.record(txn, s"day=1/part-0-$txn", s"day=2/part-1-$txn").copy(committedAt = 10L,
+        schema = Some("id BIGINT")))
+    def partitioned(files: Seq[String], merge: Boolean) =
+      CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT, day INT")), replacesTable = false, merge,
+          new TableState(t.table, t.store, t.conf), files = files), new StageTimings)
+    for (merge <- Seq(false, true)) {
+      val e = intercept[SchemaMismatchException](partitioned(Seq("part-0"), merge))
+      assert(e.getMessage.contains("the table's files are partitioned by (day), this write's by ()"), e.getMessage)
+      assert(e.getMessage.contains("partitionBy(\"day\")") && !e.getMessage.contains("mergeSchema"), e.getMessage)
+      assert(e.columns == Seq("day"))
+    }
+    val other = intercept[SchemaMismatchException](CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT")), replacesTable = false, mergeSchema = false,
+          new TableState(t.table, t.store, t.conf), files = Seq("day=1/hour=3/part-2")), new StageTimings))
+    assert(
+      other.getMessage.contains("partitioned by (day), this write's by (day, hour)") && other.columns == Seq("hour"))
+    // The table's partitioning: accepted, and so is a write of no file, or one replacing the table.
+    assert(CheckSchema.run(t.context(),
+      SchemaCheck(Some(ddl("id BIGINT")), replacesTable = false, mergeSchema = false,
+        new TableState(t.table, t.store, t.conf), files = Seq("day=3/part-9")), new StageTimings) == Some("id BIGINT"))
+    assert(partitioned(Nil, merge = true).isDefined)
+    assert(CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT, day INT")), replacesTable = true,
+          mergeSchema = false, new TableState(t.table, t.store, t.conf), files = Seq("part-0")), new StageTimings)
+        .contains("id BIGINT, day INT"))
+  }
+
+  test("an unpartitioned table refuses a partitioned append") {
+    val t = new MemTable
+    append(t, 10L, Some("id BIGINT, day INT"))
+    val e = intercept[SchemaMismatchException](CheckSchema.run(t.context(),
+        SchemaCheck(Some(ddl("id BIGINT")), replacesTable = false, mergeSchema = false,
+          new TableState(t.table, t.store, t.conf), files = Seq("day=1/part-0")), new StageTimings))
+    assert(e.getMessage.contains("partitioned by (), this write's by (day)") &&
+        e.getMessage.contains("write without partitionBy"), e.getMessage)
+  }
 }

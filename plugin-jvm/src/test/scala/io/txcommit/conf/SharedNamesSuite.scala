@@ -4,6 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.txcommit._
 import io.txcommit.commit._
 import io.txcommit.fault.HaltPoint
 import io.txcommit.spark.{TxCommitExtensions, TxCommitPlugin, TxCommitProtocol}
@@ -53,6 +54,32 @@ class SharedNamesSuite extends AnyFunSuite {
       AbortTransaction,
       ClaimStreamingBatch)
     assert(entries("stages") == stages.map(s => s.getClass.getSimpleName.stripSuffix("$") -> s.name).toMap)
+    assert(io.txcommit.metrics.TxCommitMetrics.stages.toSet == stages.toSet, "every stage has its metric")
     assert(stages.map(_.name).distinct.size == stages.size, "two stages share a name")
+  }
+
+  test("error conditions: every exception's condition and SQLSTATE, keyed by its simple name") {
+    val errors = names.get("errors").properties().asScala.map { e =>
+      e.getKey -> ErrorCondition(e.getValue.get("condition").asText(), e.getValue.get("sqlState").asText())
+    }.toMap
+    assert(errors == ErrorCondition.byException.toMap)
+    assert(ErrorCondition.byException.map(_._2.name).distinct.size == errors.size, "two exceptions share a condition")
+    ErrorCondition.byException.foreach { case (_, c) => assert(c.sqlState.matches("[0-9A-Z]{5}"), c) }
+    // Each exception raises its own condition.
+    val cause = new java.io.IOException("x")
+    val raised: Seq[io.txcommit.TxCommitException] = Seq(new CommitConflictException("x"), new FencedException("x"),
+      new CommitOutcomeUnknownException("x", cause), new CorruptCommitRecordException("x"),
+      new CorruptCheckpointException("x"), new CorruptTablePropertiesException("x"), new TaskFileMissingException("x"),
+      new InvalidConfException("k", "v", "x"), new UnsupportedStoreException("x"), new UnsupportedWriteException("x"),
+      new UnsupportedSparkLineException("x"),
+      new WriteIdCommittedException("x"), new MaintenanceException("x"), new NotATableException("x"),
+      new ListingChangedException("x", cause), new StorePermissionException("x", cause),
+      new SchemaMismatchException("x", Seq("c")), new TimeTravelException("x"),
+      new RestoreFilesMissingException("x", Nil))
+    assert(raised.map(e => e.getClass.getSimpleName -> e.getCondition).toMap == errors.map { case (k, c) =>
+      k -> c.name
+    })
+    assert(raised.forall(e => e.getSqlState == errors(e.getClass.getSimpleName).sqlState))
+    assert(raised.forall(e => e.getMessageParameters.get("message") == e.getMessage))
   }
 }

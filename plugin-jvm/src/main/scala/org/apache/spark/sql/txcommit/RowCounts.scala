@@ -17,7 +17,7 @@ import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd
 import org.slf4j.LoggerFactory
 
 import io.txcommit.Paths
-import io.txcommit.commit.WriteSuccessSummary
+import io.txcommit.commit.{CommitLine, WriteSuccessSummary}
 import io.txcommit.log.{LogLayout, RecordCodec, RowCount}
 import io.txcommit.store.{Adapters, CommitStore}
 
@@ -28,11 +28,13 @@ import io.txcommit.store.{Adapters, CommitStore}
  * that execution ends successfully, takes the count from the write command's metric: never
  * from reading data back. Writes Spark runs outside a write command (a streaming sink's batch)
  * have no such metric and stay uncounted, as does a transaction whose driver died in between.
+ * The commit's one INFO line ([[CommitLine]]) waits for the count, so that it carries it.
  */
 object RowCounts {
   private val log = LoggerFactory.getLogger(getClass)
-  private final class Committed(val table: Path, val txn: String, val conf: Configuration) {
+  private final class Committed(val table: Path, val line: CommitLine, val conf: Configuration) {
     val at: Long = System.currentTimeMillis()
+    def txn: String = line.record.txn
   }
   private val byExecution = new ConcurrentHashMap[Long, List[Committed]]()
 
@@ -45,17 +47,24 @@ object RowCounts {
   /** The longest a history read waits for counts, and how young a commit must be to be waited for. */
   private val AwaitMs = 10000L
 
-  /** Called on the driver by a job commit that committed `txn` into `table`. */
-  def committed(table: Path, txn: String, conf: Configuration): Unit =
-    for {
+  /**
+   * Called on the driver by a job commit that committed `line`'s transaction into `table`: its
+   * line is logged once the count is in, or at once when no SQL execution will count it.
+   */
+  def committed(table: Path, line: CommitLine, conf: Configuration): Unit = {
+    val execution = for {
       sc <- SparkContext.getActive
       id <- Option(sc.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)).flatMap(_.toLongOption)
-    } {
-      if (installedOn.getAndSet(sc) ne sc) sc.addSparkListener(new Listener)
-      val c = new Committed(qualified(table, conf), txn, conf)
-      unrecorded.add(c)
-      byExecution.merge(id, List(c), (a, b) => a ++ b)
+    } yield (sc, id)
+    execution match {
+      case Some((sc, id)) =>
+        if (installedOn.getAndSet(sc) ne sc) sc.addSparkListener(new Listener)
+        val c = new Committed(qualified(table, conf), line, conf)
+        unrecorded.add(c)
+        byExecution.merge(id, List(c), (a, b) => a ++ b)
+      case None => CommitLine.log(line, None)
     }
+  }
 
   /**
    * Waits, at most 10 s, until this driver has recorded the counts of the transactions it
@@ -89,14 +98,18 @@ object RowCounts {
     }
   }
 
-  private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit =
-    try commits match {
-        // One execution writing two transactions (a command running two writes) has one count for both.
-        case List(c) if e.executionFailure.isEmpty && e.qe != null =>
-          rowsOf(e.qe.executedPlan).foreach(rows => record(c, rows))
-        case _ => ()
-      }
-    finally commits.foreach(unrecorded.remove)
+  private def ended(e: SparkListenerSQLExecutionEnd, commits: List[Committed]): Unit = {
+    val counted = commits match {
+      // One execution writing two transactions (a command running two writes) has one count for both.
+      case List(c) if e.executionFailure.isEmpty && e.qe != null =>
+        rowsOf(e.qe.executedPlan).map { rows => record(c, rows); c -> rows }
+      case _ => None
+    }
+    commits.foreach { c =>
+      unrecorded.remove(c)
+      CommitLine.log(c.line, counted.collect { case (done, rows) if done eq c => rows })
+    }
+  }
 
   private[txcommit] def rowsOf(plan: SparkPlan): Option[Long] =
     plan.collectFirst { case w: DataWritingCommandExec => w.cmd.metrics.get("numOutputRows") }.flatten.map(_.value)
@@ -143,7 +156,7 @@ object RowCounts {
       // First, so that once the count file exists, `_SUCCESS` has it too.
       addToSummary(store, layout, txn, rows)
       store.createExclusive(layout.rowCount(txn), RowCount.encode(RowCount(txn, rows)))
-      if (!gone) log.info(s"txcommit: txn $txn on ${Paths.display(table)} wrote $rows row(s)")
+      if (!gone) log.debug(s"txcommit: txn $txn on ${Paths.display(table)} wrote $rows row(s)")
       else {
         store.delete(layout.rowCount(txn))
         WriteSuccessSummary.exclusively(layout.success) {

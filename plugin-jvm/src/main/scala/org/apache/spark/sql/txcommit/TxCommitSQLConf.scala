@@ -80,6 +80,13 @@ object TxCommitSQLConf {
       "If-None-Match: * create of one key; refuse to commit if it does not. Turn off only for an " +
       "endpoint you have certified otherwise.", default = true)
 
+  val MAINTENANCE_JOB_THRESHOLD: ConfigEntry[Int] = SQLConf.buildConf(io.txcommit.spark.SparkJobSteps.ThresholdConf)
+    .doc("txcommit: from how many files VACUUM deletes, or a restore checks, it does so in a Spark " +
+      "job (tasks of 100 files beside one another on the executors) rather than on the driver: a " +
+      "Spark Connect client then sees the job's progress. 0 never.")
+    .version(Since).intConf.checkValue(_ >= 0, "must be 0 or more")
+    .createWithDefault(io.txcommit.spark.SparkJobSteps.DefaultThreshold)
+
   /** A conf naming a fault point (tests only); empty for none. */
   private def faultPoint(key: String, what: String): ConfigEntry[String] = SQLConf.buildConf(key)
     .doc(s"txcommit (tests only): $what. Ignored unless the server started with " +
@@ -114,7 +121,7 @@ object TxCommitSQLConf {
   def register(): Unit = {
     Seq(READ_FILTER, LOG_FIRST, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
       MANIFESTS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
-      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY)
+      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY, MAINTENANCE_JOB_THRESHOLD)
     ()
   }
 }
