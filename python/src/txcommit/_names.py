@@ -39,6 +39,8 @@ PARQUET_COMMITTER_CONF = "spark.sql.parquet.output.committer.class"
 
 READ_FILTER_CONF = "spark.txcommit.read.filter"
 IGNORE_CORRUPT_RECORDS_CONF = "spark.txcommit.read.ignoreCorruptRecords"
+#: How a table txcommit creates is read: "log" (log-only) or "listing" (docs/protocol.md, I32).
+NEW_TABLE_READS_CONF = "spark.txcommit.newTables.reads"
 CLEANUP_ATTEMPTS_CONF = "spark.txcommit.commit.cleanupAttempts"
 #: ``Adapters.ConfPrefix`` (``io/txcommit/store/Adapters.scala``): ``<prefix><scheme>`` names
 #: the adapter of a URL scheme, e.g. ``spark.txcommit.adapter.s3a``.

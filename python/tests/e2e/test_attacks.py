@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from txcommit._names import NEW_TABLE_READS_CONF
 from txcommit.devkit.lossy_proxy import LossyProxy
 from txcommit.devkit.testkit import store_test_kits
 from txcommit.maintenance import vacuum
@@ -48,6 +49,9 @@ FRONTED = [store for store, kit in store_test_kits().items() if kit.creates is n
 GENERATIONS = Generations(parts=8, rows=400)
 #: The reads (of each reader) that must have begun before a commit point and ended after it.
 READ_OVERLAPS = scaled(2, 4)
+#: The two kinds of table (docs/protocol.md, I32): log-only (what txcommit creates) on every
+#: store, read by listing (what it adopts) on the local file system and S3.
+BOTH_KINDS = [(s, "log") for s in EVERY_STORE] + [("local", "listing"), ("s3", "listing")]
 
 
 @pytest.fixture
@@ -70,12 +74,13 @@ def open_session(server_of):
 # --- readers: in the writer's application and in another one ------------------------------------
 
 
-@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+@pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_readers_here_and_in_another_application_see_whole_generations_during_overwrites(
-    any_table: TableRef, open_session
+    any_table: TableRef, reads: str, open_session
 ):
     table = any_table
     writer, here, there = open_session(table), open_session(table), open_session(table, other=True)
+    writer.conf.set(NEW_TABLE_READS_CONF, reads)
     for reader in (here, there):  # listing in a Spark job, as large tables are listed
         reader.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1")
     # Every commit also writes a checkpoint, so reads meet checkpoints published while they list.
@@ -218,9 +223,9 @@ def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):
 # --- VACUUM with its horizon beside a running job ------------------------------------------------
 
 
-@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
+@pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_deletes_old_garbage(
-    any_table: TableRef, open_session
+    any_table: TableRef, reads: str, open_session
 ):
     """`VACUUM RETAIN 1 HOURS` (the smallest horizon without FORCE) while a job runs: the job
     shows life younger than the horizon, so VACUUM keeps its files and does not fence it; the
@@ -228,6 +233,7 @@ def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_delet
     garbage and goes."""
     table = any_table
     spark = open_session(table)
+    spark.conf.set(NEW_TABLE_READS_CONF, reads)
     spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
     spark.range(100).write.parquet(table.url)
     (old,) = table.committed()
@@ -337,13 +343,16 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
 # --- clocks an hour apart ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
-def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(any_table: TableRef, open_session):
+@pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
+def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(
+    any_table: TableRef, reads: str, open_session
+):
     """Another application's driver whose clock runs an hour ahead (or VACUUM's fence from
     another server) published a replacing commit; this session's own dynamic overwrite of k=1
     after it must be read at once, and with it what came before."""
     table = any_table
     spark = open_session(table)
+    spark.conf.set(NEW_TABLE_READS_CONF, reads)
     spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
 
     def write(n: int, k: str):

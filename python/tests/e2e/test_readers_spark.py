@@ -16,12 +16,16 @@ import json
 from pathlib import Path
 from urllib.parse import unquote
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
 import txcommit
+from txcommit._names import NEW_TABLE_READS_CONF
 from txcommit.cli.ls import main as ls_main
 from txcommit.conformance.protocol import KEEP_JUNK, fail_at, fail_first_attempt_at
+from txcommit.table.names import txn_of
 
 from support.tables import (
     TableRef,
@@ -57,18 +61,39 @@ def write_mixed_history(spark, table: TableRef) -> None:
     table.plant_uncommitted_copy()
 
 
-@pytest.mark.parametrize("store", ["local", "s3"])
+@pytest.mark.parametrize(
+    ("store", "reads"), [("local", "log"), ("s3", "log"), ("local", "listing"), ("s3", "listing")]
+)
 def test_readers_outside_spark_see_exactly_what_spark_sees(
-    spark, store: str, workdir: Path, request: pytest.FixtureRequest, capsys, monkeypatch
+    spark,
+    store: str,
+    reads: str,
+    workdir: Path,
+    request: pytest.FixtureRequest,
+    capsys,
+    monkeypatch,
 ) -> None:
+    """On both kinds of table (docs/protocol.md, I32): a log-only one, where a file written
+    without txcommit is hidden, and one read by listing, where it shows."""
     s3 = request.getfixturevalue("local_s3") if store == "s3" else None
     client = request.getfixturevalue("s3_client") if store == "s3" else None
     table = make_table(store, workdir, client)
-    write_mixed_history(spark, table)
+    spark.conf.set(NEW_TABLE_READS_CONF, reads)
+    try:
+        write_mixed_history(spark, table)
+    finally:
+        spark.conf.unset(NEW_TABLE_READS_CONF)
+    # A file written without txcommit: a copy of a committed one (its rows a second time).
+    src = next(k for k in table.data_files() if k.startswith("k=0/") and txn_of(k))
+    body = table.read(src)
+    assert body is not None
+    table.write("k=0/written-without-txcommit.parquet", body)
+    plain_rows = pq.read_table(pa.BufferReader(body)).num_rows
 
     df = spark.read.parquet(table.url)
     spark_rows = sorted((r["id"], r["k"]) for r in df.collect())
-    assert len(spark_rows) == 600 and len(set(spark_rows)) == 600
+    assert len(set(spark_rows)) == 600
+    assert len(spark_rows) == 600 + (plain_rows if reads == "listing" else 0)
     files = spark_files(df, table)
     # The junk is real: files of the aborted job, the failed attempt and the planted copy.
     junk = set(table.data_files()) - files
@@ -80,7 +105,7 @@ def test_readers_outside_spark_see_exactly_what_spark_sees(
     states = sorted(r["state"] for r in history)
     assert states == ["aborted", "committed", "committed"]
     committed = [r for r in history if r["state"] == "committed"]
-    assert sum(r["files"] for r in committed) == len(files)
+    assert sum(r["files"] for r in committed) == len([f for f in files if txn_of(f)])
     assert all(r["operation"] == "append" and r["committedAt"] for r in committed)
 
 

@@ -51,6 +51,7 @@ def logical_checkpoint(n: dict[str, Any]) -> Checkpoint:
         if n.get("schema") is None
         else SchemaMark(n["schema"]["txn"], n["schema"]["committedAt"], n["schema"]["ddl"]),
         schema_known="schema" in n,
+        reads=n.get("reads"),
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from txcommit.bench.main import build_parser, merge, sizes_from
 from txcommit.bench.reads import count_requests, log_area
 from txcommit.bench.report import render, targets
-from txcommit.bench.synth import SYNTH_WRITER, plain_table, txcommit_table
+from txcommit.bench.synth import SYNTH_WRITER, partitioned_table, plain_table, txcommit_table
+from txcommit.table.checkpoints import decode_checkpoint
 from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import is_valid_txn, txn_of
 from txcommit.table.records import decode_record
@@ -17,7 +18,13 @@ def test_synthesised_txcommit_table_is_one_file_and_one_record_per_transaction()
     objects = dict(txcommit_table("run/t", 5, BODY, start_ms=1_700_000_000_000, seed="s"))
     data = {k: v for k, v in objects.items() if "/_txcommit/" not in k}
     records = {k: v for k, v in objects.items() if k.startswith("run/t/_txcommit/commits/")}
-    assert len(data) == 5 and len(records) == 5 and len(objects) == 10
+    assert len(data) == 5 and len(records) == 5 and len(objects) == 11
+    # Log-only, as txcommit creates a table: checkpoint 1, covering nothing, says so.
+    (key,) = [k for k in objects if "/_txcommit/checkpoints/" in k]
+    first = decode_checkpoint(objects[key], key, 1)
+    assert first.log_only and not first.committed
+    adopted = dict(txcommit_table("run/t", 5, BODY, 1_700_000_000_000, seed="s", log_only=False))
+    assert len(adopted) == 10 and not [k for k in adopted if "/checkpoints/" in k]
     assert all(v == BODY for v in data.values())
     txns = []
     for key, raw in records.items():
@@ -40,7 +47,8 @@ def test_synthesised_tables_differ_by_seed_and_name():
     a = [k for k, _ in txcommit_table("run/a", 3, BODY, 1_700_000_000_000, seed="s")]
     b = [k for k, _ in txcommit_table("run/b", 3, BODY, 1_700_000_000_000, seed="s")]
     c = [k for k, _ in txcommit_table("run/a", 3, BODY, 1_700_000_000_000, seed="t")]
-    names = [{k.rpartition("/")[2] for k in x} for x in (a, b, c)]
+    # Every object but the checkpoint (each table's is number 1) is named after its txn.
+    names = [{k.rpartition("/")[2] for k in x if "/checkpoints/" not in k} for x in (a, b, c)]
     assert not names[0] & names[1] and not names[0] & names[2]
 
 
@@ -50,6 +58,18 @@ def test_synthesised_plain_table_has_one_file_per_directory_and_no_log():
     assert [k.split("/")[2] for k in keys] == ["k=0", "k=1", "k=2", "k=3"]
     assert all("_txcommit" not in k and txn_of(k.rpartition("/")[2]) is None for k in keys)
     assert all(k.endswith(".snappy.parquet") and v == BODY for k, v in objects)
+
+
+def test_synthesised_partitioned_table_is_one_write_of_one_file_per_directory():
+    objects = dict(partitioned_table("run/p", 4, BODY, 1_700_000_000_000, seed="s"))
+    data = sorted(k for k in objects if "/_txcommit/" not in k)
+    assert [k.split("/")[2] for k in data] == ["k=0", "k=1", "k=2", "k=3"]
+    (key,) = [k for k in objects if "/_txcommit/commits/" in k]
+    txn = txn_of_record_name(key.rpartition("/")[2])
+    assert txn is not None
+    record = decode_record(objects[key], key, txn)
+    assert sorted(f"run/p/{f.path}" for f in record.added) == data
+    assert any("/_txcommit/checkpoints/" in k for k in objects), "log-only"
 
 
 def test_log_requests_are_split_by_area():
@@ -100,15 +120,27 @@ def _row(case, txns, dirs, ckpt, temp, filt, plan_s, requests, log=None, files=N
 
 
 def _results() -> dict:
-    off = {"HEAD": 3, "LIST": 4}
+    off = {"HEAD": 3, "LIST": 14}
     rows = []
-    for n, cold_on in ((100, 1.0), (10000, 2.0)):
-        log = {"GET checkpoints": 1, "LIST checkpoints": 1, "LIST replace": 1}
+    for n, cold_on in ((100, 0.4), (10000, 2.0)):
+        log = {"GET checkpoints": 1, "LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1}
         rows += [
             _row("txcommit", n, 1, True, "cold", "off", 1.0, off),
-            _row("txcommit", n, 1, True, "cold", "on", cold_on, {"GET": 1, **off}, log),
+            _row(
+                "txcommit", n, 1, True, "cold", "on", cold_on, {"GET": 2, "HEAD": 1, "LIST": 4}, log
+            ),
             _row("txcommit", n, 1, True, "warm", "off", 1.0, off),
-            _row("txcommit", n, 1, True, "warm", "on", 1.04, {"HEAD": 3, "LIST": 6}),
+            _row(
+                "txcommit",
+                n,
+                1,
+                True,
+                "warm",
+                "on",
+                0.3,
+                {"HEAD": 1, "LIST": 3},
+                {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1},
+            ),
         ]
     rows += [
         _row("txcommit", 10000, 1, False, "cold", "off", 1.0, off),
@@ -123,20 +155,53 @@ def _results() -> dict:
             {"GET": 10000, **off},
             {"GET commits": 10000},
         ),
+        _row("txcommit", 10000, 1, False, "warm", "off", 1.0, off),
+        _row("txcommit", 10000, 1, False, "warm", "on", 0.5, off),
         _row("plain", None, 1000, False, "cold", "off", 1.0, off),
+        _row("plain", None, 1000, False, "cold", "on", 1.01, off),
+        _row("plain", None, 1000, False, "warm", "off", 1.0, off),
+        _row("plain", None, 1000, False, "warm", "on", 1.03, {"HEAD": 3, "LIST": 15}),
+        _row("listing", 1000, 1, False, "cold", "off", 1.0, off),
+        _row("listing", 1000, 1, False, "cold", "on", 1.05, off),
+        _row("listing", 1000, 1, False, "warm", "off", 1.0, off),
+        _row("listing", 1000, 1, False, "warm", "on", 1.08, off),
+        _row("partitioned", None, 1000, False, "cold", "off", 1.0, off),
+        _row("partitioned", None, 1000, False, "cold", "on", 0.45, {"GET": 1, "LIST": 4}),
+        _row("partitioned", None, 1000, False, "warm", "off", 1.0, off),
         _row(
-            "plain",
+            "partitioned",
             None,
             1000,
             False,
-            "cold",
+            "warm",
             "on",
-            90.0,
-            {"HEAD": 1003, "LIST": 1004},
-            {"HEAD probe": 1000, "LIST probe": 1000},
+            0.3,
+            {"LIST": 3},
+            {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1},
         ),
-        _row("plain", None, 1000, False, "warm", "off", 1.0, off),
-        _row("plain", None, 1000, False, "warm", "on", 1.01, off),
+        _row(
+            "partitioned",
+            None,
+            1000,
+            False,
+            "warm",
+            "pruned-off",
+            2.0,
+            {"GET": 2, "LIST": 2},
+            files=1,
+        ),
+        _row(
+            "partitioned",
+            None,
+            1000,
+            False,
+            "warm",
+            "pruned",
+            0.6,
+            {"GET": 2, "LIST": 3},
+            {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1},
+            files=1,
+        ),
     ]
     return {
         "meta": {
@@ -169,18 +234,29 @@ def _results() -> dict:
 
 def test_read_targets_say_held_or_missed_with_the_figures():
     found = {t["target"]: t for t in targets(_results())}
-    cold = found["cold filtered plan <= 1.2x unfiltered (10000 transactions, with a checkpoint)"]
-    assert cold["held"] is False and cold["value"].startswith("2.00x (2.000 s vs 1.000 s)")
-    warm = found["warm filtered plan <= 1.05x unfiltered (10000 transactions, with a checkpoint)"]
-    assert warm["held"] is True
-    also = found["(also) cold filtered plan <= 1.2x unfiltered (10000 transactions, no checkpoint)"]
-    assert also["held"] is False and "300.000 s" in also["value"]
-    plain = [t for t in found.values() if t["target"].startswith("plain Hive-style table (")]
-    assert plain[0]["held"] is False, "cold 90x"
-    per_dir = [t for t in found.values() if "no extra request per directory" in t["target"]]
-    assert per_dir[0]["held"] is False and "2.0 per directory" in per_dir[0]["value"]
-    flat = [t for t in found.values() if t["target"].startswith("requests of the filter")]
-    assert flat[0]["held"] is True and "(100 vs 10000 transactions)" in flat[0]["target"]
+    big = found[
+        "10,000 commits with a checkpoint (log-only): plan <= 0.5x the unfiltered listing, "
+        "cold and warm"
+    ]
+    assert big["held"] is False and "cold 2.00x (2.000 s vs 1.000 s)" in big["value"], "cold 2x"
+    log = [t for t in found.values() if t["target"].startswith("log requests per plan <= 4")]
+    assert log[0]["held"] is True and "at 100, 10,000 commits" in log[0]["target"]
+    part = found[
+        "log-only table of 1000 partition directories: plan <= 0.5x the unfiltered "
+        "listing, cold and warm"
+    ]
+    assert part["held"] is True
+    plain = found[
+        "plain table (1000 directories, no log): plan <= 1.02x the unfiltered listing, "
+        "cold and warm"
+    ]
+    assert plain["held"] is False and "warm 1.03x" in plain["value"]
+    extra = found["plain table: no extra request, cold and warm"]
+    assert extra["held"] is False and "warm: +1 LIST" in extra["value"]
+    listing = [t for t in found.values() if t["target"].startswith("a table read by listing")]
+    assert listing[0]["held"] is True
+    pruned = [t for t in found.values() if t["target"].startswith("partition pruning")]
+    assert pruned[0]["held"] is True and "1 file read, 0 LIST of data" in pruned[0]["value"]
 
 
 def test_the_time_travel_target_compares_a_read_as_of_now_with_the_read_of_now():
@@ -188,25 +264,27 @@ def test_the_time_travel_target_compares_a_read_as_of_now_with_the_read_of_now()
     missing = {t["target"]: t for t in targets(results)}
     [absent] = [t for t in missing.values() if t["target"].startswith("a time-travel read")]
     assert absent["held"] is None, "not measured: no as-of plan"
-    as_of = {"HEAD": 3, "LIST": 6}
-    results["read"].append(_row("txcommit", 10000, 1, True, "warm", "as-of", 1.05, as_of))
+    as_of = {"HEAD": 1, "LIST": 3}
+    results["read"].append(_row("txcommit", 10000, 1, True, "warm", "as-of", 0.31, as_of))
     [held] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
-    assert held["held"] is True and "1.050 s vs now 1.040 s (1.01x)" in held["value"]
+    assert held["held"] is True and "0.310 s vs now 0.300 s (1.03x)" in held["value"]
     results["read"][-1] = _row(
-        "txcommit", 10000, 1, True, "warm", "as-of", 1.04, {"HEAD": 3, "LIST": 7}
+        "txcommit", 10000, 1, True, "warm", "as-of", 0.3, {"HEAD": 1, "LIST": 4}
     )
     [more] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
     assert more["held"] is False, "one request more than the read of now"
 
 
-def test_read_section_renders_filter_on_and_off_side_by_side():
+def test_read_section_renders_txcommit_on_and_off_side_by_side():
     text = render(_results(), [])
-    assert "### txcommit tables, with a checkpoint" in text
-    assert "### txcommit tables, no checkpoint" in text
+    assert "### Log-only txcommit tables, with a checkpoint" in text
+    assert "### Log-only txcommit tables, only their creation checkpoint" in text
     assert "### A plain Hive-style table (1000 directories, not written by txcommit)" in text
-    assert "synthesised** with the project's own record encoder" in text
-    assert "| 10000 | cold | 2.000 | 1.000 | 2.00x | 4 / 4 | 3 / 3 | 1 / 0 |" in text
-    assert "| 1000 | cold | 90.000 | 1.000 | 90.00x | 1004 / 4 | 1003 / 3 | 0 / 0 |" in text
+    assert "### A log-only txcommit table of 1000 partition directories" in text
+    assert "### A txcommit table read by listing" in text
+    assert "synthesised** with the project's own encoders" in text
+    assert "| 10000 | cold | 2.000 | 1.000 | 2.00x | 4 / 14 | 1 / 3 | 2 / 0 |" in text
+    assert "| pruned | warm | 0.600 | 2.000 | 0.30x | 3 / 2 | 0 / 0 | 2 / 2 |" in text
 
 
 def test_a_read_only_run_merges_its_read_section_into_an_earlier_run():
@@ -227,6 +305,7 @@ def test_a_read_only_run_merges_its_read_section_into_an_earlier_run():
     assert merged["read_info"]["synthesis"]["objects"] == 20202
     covers = merged["runs"][1]["covers"]
     assert "read cost at 100,10000 transactions, a plain table of 1000 directories" in covers
+    assert "a table of 1000 read by listing" in covers
 
 
 def test_a_partial_read_run_replaces_only_the_points_it_measured():

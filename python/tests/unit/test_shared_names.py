@@ -13,6 +13,7 @@ def test_conf_keys_are_the_jvms() -> None:
     assert NAMES["confs"] == {
         "ReadFilter": _names.READ_FILTER_CONF,
         "IgnoreCorruptRecords": _names.IGNORE_CORRUPT_RECORDS_CONF,
+        "NewTableReads": _names.NEW_TABLE_READS_CONF,
         "CleanupAttempts": _names.CLEANUP_ATTEMPTS_CONF,
         "HaltAt": _names.HALT_AT_CONF,
         "KeepAbortedFiles": _names.KEEP_ABORTED_FILES_CONF,

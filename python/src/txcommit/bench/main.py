@@ -153,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
         "Hive-style table of the read cost; 0 skips it (default 1000)",
     )
     p.add_argument(
+        "--read-listing-txns",
+        type=int,
+        help="committed transactions of the read "
+        "cost's txcommit table read by listing (one txcommit adopted); 0 skips it "
+        "(default 1000)",
+    )
+    p.add_argument(
         "--no-read-leftovers",
         action="store_true",
         help="skip the read cost's table with uncommitted leftovers and its VACUUM",
@@ -251,6 +258,7 @@ def sizes_from(ns: argparse.Namespace) -> Any:
         "read_txns",
         "read_no_checkpoint_max",
         "read_partitions",
+        "read_listing_txns",
         "repeats",
     ):
         value = getattr(ns, name)
@@ -262,6 +270,7 @@ def sizes_from(ns: argparse.Namespace) -> Any:
     if ns.no_read or "read" not in only:
         sizes.read_txns = []
         sizes.read_partitions = 0
+        sizes.read_listing_txns = 0
         sizes.read_leftovers = False
     if "sweep" not in only:
         sizes.files = []
@@ -342,12 +351,10 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
             }
         )
         dirs = sorted({r["dirs"] for r in results["read"] if r.get("case") == "plain"})
-        parts.append(
-            "read cost at "
-            + ",".join(map(str, txns))
-            + " transactions"
-            + (f", a plain table of {dirs[0]} directories" if dirs else "")
-        )
+        listing = sorted({r["txns"] for r in results["read"] if r.get("case") == "listing"})
+        plain = f", a plain table of {dirs[0]} directories" if dirs else ""
+        by_listing = f", a table of {listing[0]} read by listing" if listing else ""
+        parts.append(f"read cost at {','.join(map(str, txns))} transactions{plain}{by_listing}")
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
@@ -516,7 +523,8 @@ def run(
                 )
                 checkpoint()
             tx = next((p for p in protocols if p.key == "txcommit"), None)
-            if store == "s3" and tx is not None and (sizes.read_txns or sizes.read_partitions):
+            reads = sizes.read_txns or sizes.read_partitions or sizes.read_listing_txns
+            if store == "s3" and tx is not None and reads:
                 from txcommit.bench.reads import ReadBench
 
                 def progress(rows: list[dict[str, Any]], info: dict[str, Any]) -> None:

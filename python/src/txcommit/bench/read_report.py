@@ -9,11 +9,23 @@ from txcommit._console import markdown
 
 #: Request operations of the read tables (a plan makes no others; any other shows in "other").
 READ_OPS = ("LIST", "HEAD", "GET")
-COLD_RATIO = 1.2
-WARM_RATIO = 1.05
-PLAIN_RATIO = 1.05
+#: Plans of a log-only table against the unfiltered listing of the same files.
+LOG_ONLY_RATIO = 0.5
+#: A plain table (no log) against the same plan without txcommit; it may add no request.
+PLAIN_RATIO = 1.02
+#: A table read by listing (files written without txcommit visible).
+LISTING_RATIO = 1.1
+#: A read as of now by time against the read of now.
+TRAVEL_RATIO = 1.05
+#: Requests to the log per plan of a table with a checkpoint, whatever its history.
+LOG_REQUESTS_MAX = 4
+#: Histories the log-request target is held at (those measured).
+LOG_REQUEST_SIZES = (100, 10_000, 100_000)
 #: The "filter" of a warm plan read as of a time (``txcommit.asOf``, filter on).
 AS_OF = "as-of"
+#: The "filter" of a read with a filter on the partition column, with txcommit and without.
+PRUNED = "pruned"
+PRUNED_OFF = "pruned-off"
 
 
 def is_new(reads: list[dict[str, Any]]) -> bool:
@@ -86,6 +98,12 @@ def _why_not(info: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------ targets
 
 
+def _data_lists(r: dict[str, Any]) -> int:
+    """LIST requests outside every log (a listing of data)."""
+    logs = sum(int(v) for k, v in r.get("log_requests", {}).items() if k.startswith("LIST "))
+    return int(r["requests"].get("LIST", 0)) - logs
+
+
 def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     reads = results.get("read", [])
     info = results.get("read_info", {})
@@ -94,60 +112,85 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     def add(name: str, held: bool | None, value: str) -> None:
         out.append({"target": name, "held": held, "value": value})
 
-    txns = sorted({r["txns"] for r in reads if r["case"] == "txcommit"})
-    most = txns[-1] if txns else None
-    for temp, limit in (("cold", COLD_RATIO), ("warm", WARM_RATIO)):
-        on, off = _pair(reads, case="txcommit", txns=most, checkpoint=True, temp=temp)
-        ratio = _ratio(on, off)
+    def ratio_target(name: str, limit: float, pairs: dict[str, tuple[Any, Any]]) -> None:
+        ratios = {t: _ratio(*p) for t, p in pairs.items()}
+        measured = all(r is not None for r in ratios.values()) and bool(ratios)
         add(
-            f"{temp} filtered plan <= {limit:g}x unfiltered ({most} transactions, with a "
-            "checkpoint)",
-            None if ratio is None else ratio <= limit,
-            _why_not(info) if ratio is None else _vs(on, off),
+            f"{name}: plan <= {limit:g}x the unfiltered listing, cold and warm",
+            all(r is not None and r <= limit for r in ratios.values()) if measured else None,
+            "; ".join(f"{t} {_vs(*pairs[t])}" for t in pairs) if measured else _why_not(info),
         )
-    bare = max(
-        (r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]), default=None
-    )
-    for temp, limit in (("cold", COLD_RATIO), ("warm", WARM_RATIO)):
-        on, off = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp=temp)
-        ratio = _ratio(on, off)
-        if ratio is not None:
+
+    part = [r for r in reads if r["case"] == "partitioned"]
+    if part:
+        dirs = part[0]["dirs"]
+        ratio_target(
+            f"log-only table of {dirs} partition directories",
+            LOG_ONLY_RATIO,
+            {t: _pair(part, temp=t) for t in ("cold", "warm")},
+        )
+        pruned = _find(part, temp="warm", filter=PRUNED)
+        if pruned is None:
+            add("partition pruning on a log-only table", None, "not measured")
+        else:
+            lists = _data_lists(pruned)
             add(
-                f"(also) {temp} filtered plan <= {limit:g}x unfiltered ({bare} transactions, "
-                "no checkpoint)",
-                ratio <= limit,
-                _vs(on, off),
+                f"partition pruning on a log-only table ({dirs} directories, `WHERE k = 7`): "
+                "only the matching directory's files read, no LIST of data",
+                lists == 0 and pruned["files"] == 1,
+                f"{pruned['files']} file read, {lists} LIST of data; requests "
+                f"{_kv(pruned['requests'])} (log: {_kv(pruned['log_requests'])})",
             )
-    plain = [r for r in reads if r["case"] == "plain"]
-    dirs = plain[0]["dirs"] if plain else None
-    pairs = {t: _pair(plain, temp=t) for t in ("cold", "warm")}
-    ratios = [r for r in (_ratio(*p) for p in pairs.values()) if r is not None]
-    measured = len(ratios) == len(pairs)
-    add(
-        f"plain Hive-style table ({dirs} directories): filtered plan <= {PLAIN_RATIO:g}x "
-        "unfiltered, cold and warm",
-        all(v <= PLAIN_RATIO for v in ratios) if measured else None,
-        "; ".join(f"{t} {_vs(*pairs[t])}" for t in ("cold", "warm"))
-        if measured
-        else "not measured",
-    )
-    if measured:
-        assert dirs is not None  # measured: the plain table's rows exist
-        extra = {t: _total(pairs[t][0]) - _total(pairs[t][1]) for t in ("cold", "warm")}
-        add(
-            "plain Hive-style table: no extra request per directory with the filter, cold and warm",
-            all(e < dirs for e in extra.values()),
-            "; ".join(
-                f"{t}: {_extra(*pairs[t])} per plan = {extra[t] / dirs:.1f} per directory"
+    txns = sorted({r["txns"] for r in reads if r["case"] == "txcommit"})
+    for n in [n for n in txns if n >= 10_000]:
+        ratio_target(
+            f"{n:,} commits with a checkpoint (log-only)",
+            LOG_ONLY_RATIO,
+            {
+                t: _pair(reads, case="txcommit", txns=n, checkpoint=True, temp=t)
                 for t in ("cold", "warm")
-            ),
+            },
         )
-    else:
+    sizes = [n for n in txns if n in LOG_REQUEST_SIZES]
+    if sizes:
+        per = {
+            (n, t): _find(reads, case="txcommit", txns=n, checkpoint=True, temp=t, filter="on")
+            for n in sizes
+            for t in ("cold", "warm")
+        }
+        measured = all(r is not None for r in per.values())
         add(
-            "plain Hive-style table: no extra request per directory with the filter",
-            None,
-            "not measured",
+            f"log requests per plan <= {LOG_REQUESTS_MAX} with a checkpoint, cold and warm, at "
+            + ", ".join(f"{n:,}" for n in sizes)
+            + " commits",
+            all(_log_total(r) <= LOG_REQUESTS_MAX for r in per.values() if r) if measured else None,
+            "; ".join(
+                f"{n:,} {t}: {_log_total(r)} ({_kv(r['log_requests'])})"
+                for (n, t), r in per.items()
+                if r
+            )
+            or _why_not(info),
         )
+    plain = [r for r in reads if r["case"] == "plain"]
+    if plain:
+        pairs = {t: _pair(plain, temp=t) for t in ("cold", "warm")}
+        ratio_target(f"plain table ({plain[0]['dirs']} directories, no log)", PLAIN_RATIO, pairs)
+        if all(p[0] and p[1] for p in pairs.values()):
+            extra = {t: _total(pairs[t][0]) - _total(pairs[t][1]) for t in pairs}
+            add(
+                "plain table: no extra request, cold and warm",
+                all(e <= 0 for e in extra.values()),
+                "; ".join(f"{t}: {_extra(*pairs[t])}" for t in pairs),
+            )
+    listing = [r for r in reads if r["case"] == "listing"]
+    if listing:
+        ratio_target(
+            f"a table read by listing ({listing[0]['txns']:,} commits, files written without "
+            "txcommit visible)",
+            LISTING_RATIO,
+            {t: _pair(listing, temp=t) for t in ("cold", "warm")},
+        )
+    most = txns[-1] if txns else None
     travel = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter=AS_OF)
     now = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter="on")
     if travel is None or now is None:
@@ -156,28 +199,11 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         ratio = _ratio(travel, now)
         add(
             f"a time-travel read costs no more than a read of now (warm, {most} transactions, "
-            f"with a checkpoint: <= {WARM_RATIO:g}x, no more requests)",
-            ratio is not None and ratio <= WARM_RATIO and _total(travel) <= _total(now),
+            f"with a checkpoint: <= {TRAVEL_RATIO:g}x, no more requests)",
+            ratio is not None and ratio <= TRAVEL_RATIO and _total(travel) <= _total(now),
             f"as of now by time {travel['plan_s']:.3f} s vs now {now['plan_s']:.3f} s"
             + ("" if ratio is None else f" ({ratio:.2f}x)")
             + f"; requests {_kv(travel['requests'])} vs {_kv(now['requests'])}",
-        )
-    few = 100 if 100 in txns and most != 100 else (txns[0] if txns else None)
-    a = _find(reads, case="txcommit", txns=few, checkpoint=True, temp="cold", filter="on")
-    b = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="cold", filter="on")
-    name = (
-        f"requests of the filter per cold plan flat in history length with a checkpoint "
-        f"({few} vs {most} transactions)"
-    )
-    if a is None or b is None or few == most:
-        add(name, None, _why_not(info) if a is None or b is None else "one size only")
-    else:
-        add(
-            name,
-            _log_total(b) <= _log_total(a),
-            f"log requests {_log_total(a)} vs {_log_total(b)} ({_kv(a['log_requests'])} vs "
-            f"{_kv(b['log_requests'])}); all requests {_total(a)} vs {_total(b)}, the rest "
-            "being the data listing (S3 lists 1000 keys a page)",
         )
     return out
 
@@ -190,97 +216,79 @@ def read_notes(results: dict[str, Any]) -> list[str]:
     reads = results.get("read", [])
     notes: list[str] = []
     txns = sorted({r["txns"] for r in reads if r["case"] == "txcommit"})
-    if not txns:
-        return notes
-    most = txns[-1]
+    for n in txns[-1:]:
+        on, off = _pair(reads, case="txcommit", txns=n, checkpoint=True, temp="cold")
+        won, woff = _pair(reads, case="txcommit", txns=n, checkpoint=True, temp="warm")
+        if on and off and won and woff:
+            notes.append(
+                f"At {n:,} commits with a checkpoint the table is planned from its log: cold "
+                f"{_vs(on, off)}, log requests {_kv(on['log_requests'])}, all requests "
+                f"{_kv(on['requests'])} against the unfiltered listing's {_kv(off['requests'])}; "
+                f"warm {_vs(won, woff)}, log requests {_kv(won['log_requests'])}. The unfiltered "
+                f"plan lists the table's {off['files']:,} data keys and its log's (S3 lists "
+                "1,000 keys a request) and returns the paths; the planned one lists only the "
+                "log's `commits/` (the commits the checkpoint does not cover, and, until they "
+                "move out of it, the ones it does: one request per 1,000), `checkpoints/` and "
+                "`replace/`, and reads the checkpoint (once per JVM). The first plan of a table in "
+                "a JVM also lists its root once (one request: the first page of the listing "
+                "Spark would make) to learn that it holds a log."
+            )
     bare = max(
         (r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]), default=None
     )
     on, off = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp="cold")
-    if on and off:
+    warm = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp="warm")
+    if on and off and warm[0] and warm[1]:
         gets = on["log_requests"].get("GET commits", 0)
-        each = (on["plan_s"] - off["plan_s"]) / gets * 1000 if gets else 0.0
         notes.append(
-            f"Cold, without a checkpoint, at {bare} transactions: the filtered plan took "
-            f"{on['plan_s']:.1f} s against {off['plan_s']:.1f} s unfiltered: it read "
-            f"{gets} commit records, one GET each, 16 at a time while it took the snapshot "
-            f"({each:.0f} ms per record of extra plan time; the model charges 25 ms a GET, and "
-            "the local endpoint serves them on the same two cores); "
-            f"log requests: {_kv(on['log_requests'])}. Warm, the same JVM has them decoded "
-            "and reads none. A table written through Spark has a checkpoint every "
+            f"Cold, with only the checkpoint that created the table (it covers nothing), at "
+            f"{bare:,} transactions: {_vs(on, off)}: the plan read {gets:,} commit records, one "
+            "GET each, 16 at a time; warm, the JVM has them decoded and reads none "
+            f"({_vs(*warm)}). A table written through Spark gets a checkpoint every "
             "`spark.txcommit.checkpoint.interval` commits (10), so at most that many records "
             "to read."
         )
-    on, off = _pair(reads, case="txcommit", txns=most, checkpoint=True, temp="cold")
-    won, woff = _pair(reads, case="txcommit", txns=most, checkpoint=True, temp="warm")
+    plain = [r for r in reads if r["case"] == "plain"]
+    on, off = _pair(plain, temp="cold")
+    won, woff = _pair(plain, temp="warm")
+    if on and off and won and woff:
+        notes.append(
+            f"The plain table ({on['dirs']} directories `k=<i>`, no `_txcommit/` anywhere) is read "
+            "from one listing, the one Spark would make, and nothing else is asked of the store: "
+            f"cold {_extra(on, off)} against Spark without txcommit, warm {_extra(won, woff)}. "
+            "(Spark alone also checks that the path exists and looks for a streaming sink's "
+            "`_spark_metadata/` there; the one listing shows both.) Its time is the listing's and "
+            "the driver's on both sides; the spread of single plans on this shared 2-core machine "
+            f"is of the order of the difference (warm samples: {_span(won)} with, {_span(woff)} "
+            "without)."
+        )
+    listing = [r for r in reads if r["case"] == "listing"]
+    on, off = _pair(listing, temp="warm")
+    if on and off:
+        notes.append(
+            f"The table read by listing ({on['txns']:,} commits of a table txcommit adopted: files "
+            "written without txcommit stay visible) lists its log, then the table once, and "
+            f"judges each file against the log: warm {_vs(on, off)}, {_extra(on, off)} "
+            f"({_kv(on['log_requests'])})."
+        )
+    part = [r for r in reads if r["case"] == "partitioned"]
+    on, off = _pair(part, temp="warm")
+    pruned = _find(part, temp="warm", filter=PRUNED)
+    pruned_off = _find(part, temp="warm", filter=PRUNED_OFF)
     if on and off:
         note = (
-            f"Cold, with a checkpoint, at {most} transactions: {_vs(on, off)}; the filter's "
-            f"requests were {_kv(on['log_requests'])}: the checkpoint replaces the records "
-            f"it covers. The filter added {_extra(on, off)} to the plan."
+            f"The log-only table of {on['dirs']} partition directories (one partitioned write) is "
+            f"planned from its log with no listing of data: warm {_vs(on, off)}, "
+            f"{_kv(on['requests'])} against {_kv(off['requests'])}."
         )
-        if won and woff:
+        if pruned and pruned_off:
             note += (
-                f" Warm, it adds {_extra(won, woff)}: about {_model_ms(won, woff):.0f} ms on "
-                f"the model, against a plan of {woff['plan_s']:.1f} s, so the filter's own "
-                f"cost is about {1 + _model_ms(won, woff) / 1000 / woff['plan_s']:.2f}x. A "
-                "plan of this size is mostly the driver's CPU (listing the table's keys, data "
-                f"and log, and returning {on['files']} paths), which varies on this shared "
-                "2-core machine by more than that (warm samples, filter on: "
-                f"{_span(won)}; off: {_span(woff)}), so the measured ratios at this size are "
-                "as much the machine's noise as the filter's cost"
-                + (
-                    ", and a filtered plan faster than the unfiltered one is noise, not a speed-up"
-                    if min(_ratio(on, off) or 1, _ratio(won, woff) or 1) < 1
-                    else ""
-                )
-                + "."
+                " A read with `WHERE k = 7`, planned and run, takes its one partition from the "
+                f"log and reads that file: {_kv(pruned['requests'])} "
+                f"({pruned['plan_s']:.3f} s), where Spark without txcommit lists the table "
+                f"first: {_kv(pruned_off['requests'])} ({pruned_off['plan_s']:.3f} s)."
             )
         notes.append(note)
-    warm = [(n, _pair(reads, case="txcommit", txns=n, checkpoint=True, temp="warm")) for n in txns]
-    warm = [(n, p) for n, p in warm if p[0] and p[1]]
-    if warm:
-        notes.append(
-            "Warm, with a checkpoint, the filter adds the same requests to every plan whatever "
-            f"the table's size ({_extra(*warm[0][1])} with {warm[0][0]} transaction(s): the "
-            "`commits/`, `checkpoints/` and `replace/` listings, sent at once for a table the "
-            "JVM has read before, so one round trip), so its share falls as the plan grows: "
-            + ", ".join(f"{_ratio(*p):.2f}x at {n}" for n, p in warm)
-            + " transactions."
-        )
-    plain = [r for r in reads if r["case"] == "plain"]
-    on, off = _pair(plain, temp="warm")
-    if on and off:
-        dirs = on["dirs"]
-        made = (
-            f"The plain table ({dirs} directories `k=<i>`, no `_txcommit/` anywhere): with the "
-            f"filter a warm plan made {_extra(on, off)} ({_kv(on['log_requests'])})"
-        )
-        per_dir = (sum(on["requests"].values()) - sum(off["requests"].values())) / dirs
-        if per_dir >= 1:
-            notes.append(
-                f"{made}: every plan asks again, for each partition directory and once for each "
-                "ancestor up to the bucket, whether it holds `_txcommit` (S3A's existence check: "
-                "a HEAD and a LIST), one after another in the listing, because only positive "
-                "answers (a table root) are cached (docs/protocol.md, *Reading*); so cold and "
-                "warm cost the same. `spark.txcommit.read.filter=false` in sessions that read no "
-                "txcommit table avoids it."
-            )
-        else:
-            notes.append(
-                f"{made}: the `commits/` listing that finds no table at the root, one listing "
-                "of the table's tree, from which the filter learns which partition directories "
-                "hold `_txcommit/` (S3: one LIST per 1,000 keys), and an existence check of each "
-                "directory above the table up to the bucket (S3A: a HEAD and a LIST), asked "
-                "again by every plan because only positive answers are cached (docs/protocol.md, "
-                "*Reading*). A directory that is no table may still hold tables (a parent of "
-                "tables), whose logs judge the files below them, and only a listing of its tree "
-                "finds them: Spark's own listing sees `_txcommit/` but drops it before any "
-                "filter, and a Hadoop path filter cannot share that listing. So the tree is "
-                "listed a second time, and its time grows with the table's key count as the "
-                "unfiltered listing's does; on this endpoint one LIST of 1,000 keys also costs "
-                "the local endpoint's CPU (moto)."
-            )
     return notes
 
 
@@ -300,23 +308,30 @@ def read_section(results: dict[str, Any]) -> list[str]:
         "## Read planning cost (S3)",
         "",
         "One plan is `spark.read.parquet(url)`, its schema and `inputFiles()`, timed by the "
-        "client, with txcommit's read filter on (`spark.txcommit.read.filter=true`, the "
-        "default) and off in two sessions of the same server; *requests* are every request "
-        "the endpoint served during the plan, *log requests* those under `_txcommit/` (a "
-        "commit record, a checkpoint, the `replace/` and `checkpoints/` listings) or asking "
-        "whether a directory holds `_txcommit` (*probe*).",
+        "client, with txcommit on (`spark.txcommit.read.filter=true`, the default: its SQL "
+        "extension plans a read from the table's log, docs/readers.md) and off (`false`: "
+        "Spark's own listing and nothing of txcommit, the *unfiltered listing*) in two "
+        "sessions of the same server; *requests* are every request the endpoint served during "
+        "the plan, *log requests* those under `_txcommit/` (a commit record, a checkpoint, the "
+        "`commits/`, `replace/` and `checkpoints/` listings) or asking whether a directory "
+        "holds `_txcommit` (*probe*).",
         "",
-        "- **The tables are synthesised** with the project's own record encoder "
-        "(`txcommit.bench.synth`: `encode_record`, `generate_txn`, `data_file_name`, "
-        "`LogLayout`): per transaction one data file named with its txn id, holding the "
-        f"bytes of one real Parquet file written through Spark ({sample.get('bytes', '?')} "
-        "bytes, 100 longs), and its record `_txcommit/commits/<txn>.json`, committed days "
-        "before the run; the plain table has one such file in each `k=<i>` directory and no "
-        "`_txcommit/`. They are PUT in parallel with the latency model off (setup, not "
-        f"measured): {synth.get('objects', '?')} objects in {synth.get('seconds', '?')} s. "
-        "Writing them through Spark would make the same objects, plus `_SUCCESS` and "
-        "automatic checkpoints (`spark.txcommit.checkpoint.interval`), which the "
-        "*no checkpoint* tables must not have.",
+        "- **The tables are synthesised** with the project's own encoders "
+        "(`txcommit.bench.synth`: `encode_record`, `encode_checkpoint`, `generate_txn`, "
+        "`data_file_name`, `LogLayout`): per transaction one data file named with its txn id, "
+        "holding the bytes of one real Parquet file written through Spark "
+        f"({sample.get('bytes', '?')} bytes, 100 longs), and its record "
+        "`_txcommit/commits/<txn>.json`, committed days before the run. The txcommit tables "
+        "are log-only, as txcommit creates them "
+        "(docs/protocol.md, I32): their log starts with checkpoint 1, covering nothing; the "
+        "table *read by listing* has the same records and no such checkpoint (a table txcommit "
+        "adopted); the *partitioned* log-only table is one write of one file in each `k=<i>` "
+        "directory; the plain table has one file in each `k=<i>` directory and no `_txcommit/`. "
+        "They are PUT in parallel with the latency model off (setup, not measured): "
+        f"{synth.get('objects', '?')} objects in {synth.get('seconds', '?')} s. Writing them "
+        "through Spark would make the same objects, plus `_SUCCESS` and automatic checkpoints "
+        "(`spark.txcommit.checkpoint.interval`), which the tables planned with only their "
+        "creation checkpoint must not have.",
         "- **Cold**: the first plans of a table on a server started for the measurement (a "
         "fresh JVM), after warm-up plans of two other small tables (one txcommit, with a "
         "checkpoint on the server that measures checkpoints, and one plain), filter off and "
@@ -358,10 +373,31 @@ def read_section(results: dict[str, Any]) -> list[str]:
         rows = [r for r in reads if r["case"] == "txcommit" and r["checkpoint"] == checkpoint]
         if not rows:
             continue
+        what = "with a checkpoint" if checkpoint else "only their creation checkpoint"
         out += [
-            f"### txcommit tables, {'with a checkpoint' if checkpoint else 'no checkpoint'}",
+            f"### Log-only txcommit tables, {what}",
             "",
             _pairs_table(rows, "transactions", lambda r: r["txns"], runs, repeats),
+            "",
+        ]
+    part = [r for r in reads if r["case"] == "partitioned"]
+    if part:
+        out += [
+            f"### A log-only txcommit table of {part[0]['dirs']} partition directories",
+            "",
+            '*pruned*: `spark.read.parquet(url).where("k = 7")`, planned and run (the files '
+            "its scan read: one), with txcommit and without.",
+            "",
+            _pairs_table(part, "read", _read_of, runs, repeats, filters=PART_FILTERS),
+            "",
+        ]
+    listing = [r for r in reads if r["case"] == "listing"]
+    if listing:
+        out += [
+            "### A txcommit table read by listing (one txcommit adopted: files written without "
+            "txcommit visible)",
+            "",
+            _pairs_table(listing, "transactions", lambda r: r["txns"], runs, repeats),
             "",
         ]
     plain = [r for r in reads if r["case"] == "plain"]
@@ -390,6 +426,14 @@ def read_section(results: dict[str, Any]) -> list[str]:
     return out
 
 
+#: The partitioned table's rows: all of it, and pruned, each with txcommit and without.
+PART_FILTERS = {"all": ("on", "off"), "pruned": (PRUNED, PRUNED_OFF)}
+
+
+def _read_of(r: dict[str, Any]) -> str:
+    return "all" if r["filter"] in ("on", "off") else "pruned"
+
+
 def _skipped(reads: list[dict[str, Any]], info: dict[str, Any]) -> str:
     """The sentence naming tables planned only with a checkpoint (--read-no-checkpoint-max)."""
     bare = {r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]}
@@ -411,8 +455,11 @@ def _pairs_table(
     runs: bool,
     repeats: Any,
     per_dir: bool = False,
+    filters: dict[Any, tuple[str, str]] | None = None,
 ) -> str:
-    headings = [first, "plan", "filter on s", "filter off s", "on/off"]
+    """On and off side by side per ``key`` and temperature; ``filters`` names the rows' on and
+    off filters per key (default "on", "off")."""
+    headings = [first, "plan", "txcommit on s", "off s", "on/off"]
     headings += [f"{op} on/off" for op in READ_OPS] + ["log requests (on)", "files on/off"]
     if per_dir:
         headings.append("extra requests per directory")
@@ -420,14 +467,18 @@ def _pairs_table(
         headings.append("run")
     body = []
     seen = []
+    pick = filters or {}
     for r in rows:
         k = (key(r), r["temp"])
-        if k not in seen:
+        f_on, f_off = pick.get(k[0], ("on", "off"))
+        present = {x["filter"] for x in rows if key(x) == k[0] and x["temp"] == k[1]}
+        if k not in seen and f_on in present and f_off in present:
             seen.append(k)
     for value, temp in seen:
-        on = next(r for r in rows if key(r) == value and r["temp"] == temp and r["filter"] == "on")
+        f_on, f_off = pick.get(value, ("on", "off"))
+        on = next(r for r in rows if key(r) == value and r["temp"] == temp and r["filter"] == f_on)
         off = next(
-            r for r in rows if key(r) == value and r["temp"] == temp and r["filter"] == "off"
+            r for r in rows if key(r) == value and r["temp"] == temp and r["filter"] == f_off
         )
         ratio = _ratio(on, off)
         n = min(len(on.get("samples", [])), len(off.get("samples", [])))

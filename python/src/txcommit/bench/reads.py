@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import functions as F
+
 from txcommit._names import READ_FILTER_CONF
-from txcommit.bench.read_report import AS_OF
-from txcommit.bench.synth import plain_table, txcommit_table
+from txcommit.bench.read_report import AS_OF, PRUNED, PRUNED_OFF
+from txcommit.bench.synth import partitioned_table, plain_table, txcommit_table
 
 if TYPE_CHECKING:
     from txcommit.bench.protocols import Protocol
@@ -55,14 +57,19 @@ UPLOAD_PROCESSES = 2
 UPLOAD_CHUNK = 1000
 #: The read option of a time-travel read.
 AS_OF_OPTION = "txcommit.asOf"
+#: The filter of a pruned plan of the partitioned table, and the "filter" of its rows.
+PRUNE_FILTER = "k = 7"
 #: Synthesised transactions committed this long before the run.
 HISTORY_AGO_MS = 2 * 86_400_000
 
 
 @dataclass(frozen=True)
 class Table:
-    """A synthesised table: ``kind`` "txcommit" (``txns`` appends, one file each, in the table
-    root) or "plain" (one file in each of ``dirs`` directories ``k=<i>``)."""
+    """A synthesised table: ``kind`` "txcommit" (a log-only table txcommit created, ``txns``
+    appends, one file each, in the table root), "listing" (the same records in a table txcommit
+    adopted, read by listing), "partitioned" (a log-only table of one partitioned write, one file
+    in each of ``dirs`` directories ``k=<i>``) or "plain" (one file in each of ``dirs``
+    directories ``k=<i>``, no log)."""
 
     kind: str
     key: str
@@ -76,8 +83,8 @@ class Table:
 
     @property
     def files(self) -> int:
-        if self.kind == "txcommit":
-            assert self.txns is not None  # every "txcommit" table has its transaction count
+        if self.kind in ("txcommit", "listing"):
+            assert self.txns is not None  # every table of appends has its transaction count
             return self.txns
         return self.dirs
 
@@ -145,6 +152,16 @@ class ReadBench:
             if sizes.read_partitions > 0
             else []
         )
+        partitioned = (
+            [self.table("partitioned", "read-partitioned", dirs=sizes.read_partitions)]
+            if sizes.read_partitions > 0
+            else []
+        )
+        listing = (
+            [self.table("listing", "read-listing", txns=sizes.read_listing_txns)]
+            if sizes.read_listing_txns > 0
+            else []
+        )
         warmups = [
             self.table("txcommit", "read-warmup-tx", txns=WARMUP_TXNS),
             self.table("plain", "read-warmup-plain", dirs=WARMUP_DIRS),
@@ -155,9 +172,10 @@ class ReadBench:
             else None
         )
         body = self.sample_parquet()
-        self.synthesise(tx_tables + plain + warmups + ([leftovers] if leftovers else []), body)
+        extra = plain + partitioned + listing
+        self.synthesise(tx_tables + extra + warmups + ([leftovers] if leftovers else []), body)
         bare = [t for t in tx_tables if (t.txns or 0) <= sizes.read_no_checkpoint_max]
-        self.measure("cold-1", bare + plain, warmups, checkpoint=False)
+        self.measure("cold-1", bare + extra, warmups, checkpoint=False)
         # the warm-up table gets one too: the cold plans with a checkpoint must not pay for
         # loading the JVM's checkpoint code
         if self.checkpoint_all(tx_tables, warmups[:1]):
@@ -199,9 +217,18 @@ class ReadBench:
         now = int(time.time() * 1000)
         objects: list[tuple[str, bytes]] = []
         for t in tables:
-            if t.kind == "txcommit":
-                start = now - HISTORY_AGO_MS - (t.txns or 0) * 1000
-                objects += txcommit_table(t.key, t.txns or 0, body, start, seed=self.bench.run_id)
+            start = now - HISTORY_AGO_MS - (t.txns or 0) * 1000
+            if t.kind in ("txcommit", "listing"):
+                objects += txcommit_table(
+                    t.key,
+                    t.txns or 0,
+                    body,
+                    start,
+                    seed=self.bench.run_id,
+                    log_only=t.kind == "txcommit",
+                )
+            elif t.kind == "partitioned":
+                objects += partitioned_table(t.key, t.dirs, body, start, seed=self.bench.run_id)
             else:
                 objects += plain_table(t.key, t.dirs, body)
         self.say(f"  read: synthesising {len(tables)} tables ({len(objects)} objects)")
@@ -318,8 +345,13 @@ class ReadBench:
             elapsed, files, reqs = self.plan(sessions[f], t)
             rows.append(self.row(base, "cold", f, [elapsed], files, reqs))
         # A txcommit table is also read as of now by time (a time-travel read of the newest
-        # version), in the filtered session: it must cost no more than the read of now.
-        kinds = ("off", "on", AS_OF) if t.kind == "txcommit" else ("off", "on")
+        # version), in the filtered session: it must cost no more than the read of now; a
+        # partitioned one also with a filter on its partition column.
+        kinds: tuple[str, ...] = ("off", "on")
+        if t.kind == "txcommit":
+            kinds += (AS_OF,)
+        if t.kind == "partitioned":
+            kinds += (PRUNED_OFF, PRUNED)
         samples: dict[str, list[tuple[float, int, list[dict[str, Any]]]]] = {f: [] for f in kinds}
         as_of = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
         spent = 0.0
@@ -329,23 +361,27 @@ class ReadBench:
             for f in kinds:
                 if f == AS_OF:
                     samples[f].append(self.plan(sessions["on"], t, as_of=as_of))
+                elif f in (PRUNED, PRUNED_OFF):
+                    session = sessions["on" if f == PRUNED else "off"]
+                    samples[f].append(self.plan(session, t, where=PRUNE_FILTER))
                 else:
                     samples[f].append(self.plan(sessions[f], t))
                 spent += samples[f][-1][0]
         for f in kinds:
             last = samples[f][-1]
             rows.append(self.row(base, "warm", f, [s[0] for s in samples[f]], last[1], last[2]))
-        what = f"{t.txns} transactions" if t.kind == "txcommit" else f"plain, {t.dirs} dirs"
+        what = f"{t.kind}, " + (f"{t.txns} txns" if t.txns is not None else f"{t.dirs} dirs")
         for r in rows:
             self.say(
                 f"    {what:18} {'checkpoint' if checkpoint else '':10} {r['temp']:4} filter "
                 f"{r['filter']:3}: {r['plan_s']:.3f} s, {r['files']} files, {r['requests']}"
             )
         for r in rows:
-            if r["files"] != t.files:
+            expected = 1 if r["filter"] in (PRUNED, PRUNED_OFF) else t.files
+            if r["files"] != expected:
                 raise RuntimeError(
                     f"planning {t.url} (filter {r['filter']}, {r['temp']}) listed {r['files']} "
-                    f"files, expected {t.files}: the measurement is refused"
+                    f"files, expected {expected}: the measurement is refused"
                 )
         return rows
 
@@ -371,19 +407,25 @@ class ReadBench:
         }
 
     def plan(
-        self, spark: Any, t: Table, as_of: str | None = None
+        self, spark: Any, t: Table, as_of: str | None = None, where: str | None = None
     ) -> tuple[float, int, list[dict[str, Any]]]:
         """One plan: ``spark.read.parquet(url)`` (``as_of``: with ``txcommit.asOf``), its
         schema and ``inputFiles()``; (seconds, files, the requests the endpoint served
-        meanwhile)."""
+        meanwhile). ``where``: a read with that filter, planned and run (``inputFiles()`` does
+        not prune): the distinct files its scan read, and every request of it, the data's GETs
+        included."""
         mark = self.bench._requests_mark()
         start = time.perf_counter()
         reader = spark.read if as_of is None else spark.read.option(AS_OF_OPTION, as_of)
         df = reader.parquet(t.url)
         df.schema  # noqa: B018 - forces the plan (schema inference reads a footer)
-        files = len(df.inputFiles())
+        if where is None:
+            files = len(df.inputFiles())
+            elapsed = time.perf_counter() - start
+            return elapsed, files, self.bench._requests_since(mark)
+        read = df.where(where).select(F.input_file_name().alias("f")).distinct().collect()
         elapsed = time.perf_counter() - start
-        return elapsed, files, self.bench._requests_since(mark)
+        return elapsed, len({r["f"] for r in read}), self.bench._requests_since(mark)
 
     # ------------------------------------------------------------------ leftovers and VACUUM
     def leftovers(self, t: Table, body: bytes) -> list[dict[str, Any]]:

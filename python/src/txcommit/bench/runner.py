@@ -84,8 +84,12 @@ class Sizes:
     #: checkpoint: a cold plan without one reads every record, one GET after another (~40 ms
     #: each on the model: ~7 min at 10,000 transactions, which the default run cannot hold).
     read_no_checkpoint_max: int = 1000
-    #: Partition directories of the plain Hive-style table of the read section (0: none).
+    #: Partition directories of the plain Hive-style table of the read section, and of its
+    #: log-only txcommit table written by one partitioned write (0: neither).
     read_partitions: int = 1000
+    #: Transactions of the read section's txcommit table read by listing (one txcommit
+    #: adopted: files written without txcommit visible; 0: none).
+    read_listing_txns: int = 1000
     #: Whether the read section plans a table with uncommitted leftovers, then VACUUMs it.
     read_leftovers: bool = True
     repeats: int = 3
@@ -101,6 +105,7 @@ class Sizes:
             seed_partitions=10,
             read_txns=[1, 20],
             read_partitions=20,
+            read_listing_txns=20,
             repeats=1,
         )
 

@@ -5,8 +5,10 @@ is only objects, so the benchmark writes them directly: for a txcommit table, pe
 one data file named like the JVM names it (``data_file_name``, carrying the txn id) and its
 commit record ``_txcommit/commits/<txn>.json`` encoded with the project's own record encoder
 (``encode_record``, byte for byte what ``RecordCodec.encode`` writes); for a plain Hive-style
-table, one file per ``k=<i>`` partition directory and no ``_txcommit/``. Every data file holds
-the bytes of one real Parquet file written through Spark, so schema inference works.
+table, one file per ``k=<i>`` partition directory and no ``_txcommit/``. A table txcommit
+creates is log-only (docs/protocol.md, I32): its log starts with checkpoint 1, covering nothing
+and saying so (``log_only``); one txcommit adopted has none. Every data file holds the bytes of
+one real Parquet file written through Spark, so schema inference works.
 
 Pure functions: they return ``(key, bytes)`` pairs; uploading them is the caller's business.
 """
@@ -17,7 +19,8 @@ import hashlib
 from collections.abc import Iterator
 
 from txcommit.paths import join
-from txcommit.table.layout import LogLayout
+from txcommit.table.checkpoints import READS_LOG, Checkpoint, encode_checkpoint
+from txcommit.table.layout import LogLayout, checkpoint_name
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, encode_record
 
@@ -30,15 +33,25 @@ PARQUET_SUFFIX = "-c000.snappy.parquet"
 TXN_SPACING_MS = 1000
 
 
+def log_only_checkpoint(table: str, created_ms: int) -> tuple[str, bytes]:
+    """Checkpoint 1 of a table txcommit creates: it covers nothing and says the table is
+    log-only, as the first write's job setup writes it (``TableReads.createLogOnly``)."""
+    first = Checkpoint(1, created_ms, None, SYNTH_WRITER, 0, {}, schema_known=True, reads=READS_LOG)
+    return join(table, f"_txcommit/checkpoints/{checkpoint_name(1)}"), encode_checkpoint(first)
+
+
 def txcommit_table(
-    table: str, txns: int, body: bytes, start_ms: int, *, seed: str = ""
+    table: str, txns: int, body: bytes, start_ms: int, *, seed: str = "", log_only: bool = True
 ) -> Iterator[tuple[str, bytes]]:
     """The objects of a txcommit table of ``txns`` committed appends under the store key
     ``table``: per transaction its data file (``body``) then its commit record. Transaction i
     started at ``start_ms + i * TXN_SPACING_MS`` and committed half a second later, so
     ``start_ms`` in the past puts every commit before any read that follows. ``seed`` makes the
-    ids of two tables synthesised with the same times differ."""
+    ids of two tables synthesised with the same times differ. ``log_only``: the table txcommit
+    created (its checkpoint 1 first), else one it adopted (read by listing)."""
     layout = LogLayout(table)
+    if log_only:
+        yield log_only_checkpoint(table, start_ms - TXN_SPACING_MS)
     for i in range(txns):
         started = start_ms + i * TXN_SPACING_MS
         txn = _txn(started, f"{seed}/{table}/{i}")
@@ -55,6 +68,29 @@ def txcommit_table(
         )
         yield join(table, name), body
         yield layout.commit_record(txn), encode_record(record)
+
+
+def partitioned_table(
+    table: str, dirs: int, body: bytes, start_ms: int, *, seed: str = ""
+) -> Iterator[tuple[str, bytes]]:
+    """The objects of a log-only txcommit table written by one partitioned write: one file in
+    each of ``k=0`` .. ``k=<dirs-1>``, one commit record naming them all."""
+    txn = _txn(start_ms, f"{seed}/{table}")
+    names = [f"k={k}/" + data_file_name("", 0, txn, k, PARQUET_SUFFIX) for k in range(dirs)]
+    yield log_only_checkpoint(table, start_ms - TXN_SPACING_MS)
+    for name in names:
+        yield join(table, name), body
+    record = CommitRecord(
+        txn=txn,
+        token=hashlib.sha256(f"token/{txn}".encode()).hexdigest()[:32],
+        job_id="synth-partitioned",
+        started_at=start_ms,
+        committed_at=start_ms + TXN_SPACING_MS // 2,
+        added=tuple(AddedFile(n, len(body)) for n in names),
+        app_id=SYNTH_APP_ID,
+        writer=SYNTH_WRITER,
+    )
+    yield LogLayout(table).commit_record(txn), encode_record(record)
 
 
 def plain_table(table: str, dirs: int, body: bytes) -> Iterator[tuple[str, bytes]]:

@@ -4,6 +4,7 @@ point, in the same JSON layout as commit records and as strictly decoded
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,11 +19,15 @@ from txcommit.table.jackson import (
     strict_object,
     text_field,
 )
-from txcommit.table.names import is_valid_txn
+from txcommit.table.names import is_valid_txn, txn_of
 from txcommit.table.records import AddedFile, RemovedFile, removed_entry, removed_of
 
 CHECKPOINT_FORMAT = "txcommit-checkpoint"
 CHECKPOINT_FORMAT_VERSION = 1
+#: How a table is read (``ReadMode`` on the JVM; docs/protocol.md, I32).
+READS_LOG = "log"
+READS_LISTING = "listing"
+READ_MODES = (READS_LISTING, READS_LOG)
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,9 @@ class Checkpoint:
     table's schema as of the transactions it covers (docs/protocol.md, I27): the mark of the
     covered record carrying a schema that committed last, or None when none carries one;
     ``schema_known`` is False for a checkpoint written before checkpoints carried it (then
-    ``schema`` is None and says nothing).
+    ``schema`` is None and says nothing). ``reads`` is how the table is read (docs/protocol.md,
+    I32): ``"log"`` (log-only) or ``"listing"``; None (a checkpoint that does not say) reads as
+    ``"listing"``.
     """
 
     number: int
@@ -64,6 +71,7 @@ class Checkpoint:
     removed: tuple[RemovedFile, ...] = field(default_factory=tuple)
     schema: SchemaMark | None = None
     schema_known: bool = False
+    reads: str | None = None
 
     @property
     def files(self) -> int:
@@ -72,6 +80,21 @@ class Checkpoint:
 
     def covers(self, txn: str) -> bool:
         return txn in self.committed
+
+    @property
+    def log_only(self) -> bool:
+        """Whether the table is log-only as of this checkpoint (I32)."""
+        return self.reads == READS_LOG
+
+    @cached_property
+    def named_plain(self) -> frozenset[str]:
+        """The files without a txn id it names (adopted or restored into a log-only table)."""
+        return frozenset(
+            f.path
+            for fs in self.committed.values()
+            for f in fs
+            if txn_of(f.path.rpartition("/")[2]) is None
+        )
 
     @cached_property
     def live_paths(self) -> Mapping[str, frozenset[str]]:
@@ -146,6 +169,12 @@ def encode_checkpoint(checkpoint: Checkpoint) -> bytes:
         )
     elif c.schema is not None:
         raise ValueError(f"checkpoint {c.number} has a schema but schema_known is False")
+    if c.reads is not None:
+        if c.reads not in READ_MODES:
+            raise ValueError(
+                f"checkpoint {c.number}: reads is {c.reads!r}, not one of {READ_MODES}"
+            )
+        fields.append(("reads", c.reads))
     return pretty(fields, 0).encode("utf-8")
 
 
@@ -242,6 +271,11 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
         if txn not in by_txn:
             raise corrupt(f"its schema is of transaction '{txn}', which it does not cover")
         schema = SchemaMark(txn, long(node, "committedAt"), text(node, "ddl"))
+    reads = root.get("reads")
+    if reads is not None and (not isinstance(reads, str) or reads not in READ_MODES):
+        raise corrupt(
+            f"field 'reads' is {json.dumps(reads)[:40]}, not one of {', '.join(sorted(READ_MODES))}"
+        )
     created_at = long(root, "createdAt")
     app_id = root.get("appId")
     return Checkpoint(
@@ -254,4 +288,5 @@ def decode_checkpoint(data: bytes, where: str, expected_number: int) -> Checkpoi
         removed=removed,
         schema=schema,
         schema_known=schema_known,
+        reads=reads,
     )

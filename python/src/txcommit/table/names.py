@@ -71,3 +71,9 @@ def txn_of(name: str) -> str | None:
     """The transaction id of a txcommit data file name, or None for any other file."""
     m = _DATA_FILE.fullmatch(name)
     return m.group(1) if m else None
+
+
+def txn_started_at(txn: str) -> int | None:
+    """When the transaction started (epoch ms), read from its id (``TxnId.startedAt``); None for
+    an invalid id."""
+    return int(txn[:8], 36) if is_valid_txn(txn) else None

@@ -102,8 +102,9 @@ class NetRemovals:
     and I31): a checkpoint's ``removed`` (net as of its ``through``), then each replacing
     record in sequence order, adding its ``removed`` and then cancelling, for each of its
     ``restored``, every removal so far that hides the file it names. ``removed``: the net
-    removals; ``restored``: the paths of files named with a txn id that a restore re-added
-    (visible although a checkpoint's list of their transaction dropped them)."""
+    removals; ``restored``: the paths of files that a restore re-added (one named with a txn id
+    is visible although a checkpoint's list of its transaction dropped it; one without a txn id
+    is named by the log: a log-only table shows it, I32)."""
 
     removed: tuple[RemovedFile, ...]
     restored: frozenset[str]
@@ -127,7 +128,7 @@ def fold_removals(base: Iterable[RemovedFile], records: Iterable[CommitRecord]) 
             removed = [
                 d for d in removed if not any(d.cancelled_by(f) for f in cancels.get(d.path, ()))
             ]
-            restored.update(f.path for f in r.restored if f.has_txn)
+            restored.update(f.path for f in r.restored)
     return NetRemovals(tuple(removed), frozenset(restored))
 
 

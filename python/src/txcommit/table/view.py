@@ -80,7 +80,7 @@ from txcommit.errors import (
 from txcommit.paths import LOG_DIR_NAME, hidden_name, is_data_path
 from txcommit.table.checkpoints import Checkpoint, decode_checkpoint
 from txcommit.table.layout import checkpoint_of_name, sequence_of_record_name, txn_of_record_name
-from txcommit.table.names import txn_of
+from txcommit.table.names import txn_of, txn_started_at
 from txcommit.table.properties import TableProperties, decode_properties
 from txcommit.table.records import (
     CommitRecord,
@@ -278,10 +278,16 @@ class _Log:
         covered = self.checkpoint.live_paths if self.checkpoint is not None else {}
         appended = {t: {f.path for f in r.added} for t, r in self.appends.items()}
 
+        # A log-only table (I32) shows a file without a txn id only where its log names it.
+        log_only = self.checkpoint is not None and self.checkpoint.log_only
+        named = self.checkpoint.named_plain if self.checkpoint is not None else frozenset()
+
         def shown(f: TableFile) -> bool | None:
             if removed.hides(f.path, f.size, f.modified_at):
                 return False
-            if f.txn is None or f.path in net.restored:
+            if f.txn is None:
+                return not log_only or f.path in named or f.path in net.restored
+            if f.path in net.restored:
                 return True
             for judge in (replaced, covered, appended):
                 if f.txn in judge:
@@ -289,6 +295,44 @@ class _Log:
             return None
 
         return shown
+
+    def committed_files(self) -> list[TableFile]:
+        """Every file this log shows, from its checkpoint and records alone (nothing listed):
+        a log-only table's files (docs/protocol.md, I32; ``LogFirstReader.committedFiles`` on
+        the JVM): each transaction's files (its newest ``replace/`` record after the checkpoint,
+        else the checkpoint's list, else its ``commits/`` record) and the files a restore
+        re-added, less every path a net removal names. A file's modification time is the start
+        time its transaction's id carries (the transaction whose record names it)."""
+        c = self.checkpoint
+        through = c.through if c is not None else 0
+        after = [r for r in self.replacements if (r.sequence or 0) > through]
+        net = fold_removals(c.removed if c is not None else (), after)
+        out: dict[str, TableFile] = {}
+
+        def add(txn: str, path: str, size: int) -> None:
+            if path not in out:
+                named = txn_of(path.rpartition("/")[2])
+                out[path] = TableFile(path, size, named, txn_started_at(txn))
+
+        replaced = {r.txn: r for r in after}  # a txn's newest replace/ record wins
+        for txn, r in replaced.items():
+            for f in r.added:
+                add(txn, f.path, f.size)
+        if c is not None:
+            for txn, files in sorted(c.committed.items()):
+                if txn not in replaced:
+                    for f in files:
+                        add(txn, f.path, f.size)
+        for txn, r in sorted(self.appends.items()):
+            if txn not in replaced and (c is None or not c.covers(txn)):
+                for f in r.added:
+                    add(txn, f.path, f.size)
+        for r in after:
+            for back in r.restored:
+                if back.path in net.restored:
+                    add(txn_of(back.path.rpartition("/")[2]) or r.txn, back.path, back.size)
+        removals = net.removals
+        return [f for f in out.values() if not removals.names(f.path)]
 
     def complete(self) -> None:
         """Reads every record the view skipped, so the log is the whole history."""
@@ -653,6 +697,62 @@ def _build(
     own_listed = store.walk(LOG_DIR_NAME)
     own_exists = _has_log(store, own_listed)
 
+    def load(
+        on: Store, listed: list[StoreFile], prefix: str, whole: bool, wanted: AsOf | None = None
+    ) -> tuple[_Log, _Markers]:
+        entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
+        return _load_log(on, entries, ignore_corrupt, whole, report, wanted)
+
+    # The table the root is in (its own log, else the nearest above) gives the history.
+    table: tuple[Store, list[StoreFile]] | None = None
+    if own_exists:
+        table = (store, own_listed)
+    elif above:
+        table = (above[0][0], above[0][2])
+    table_store, table_listed = table if table is not None else (store, [])
+    committed_listed = any(f.key.startswith(_LOG_PREFIX + "commits/") for f in table_listed)
+    if as_of is not None and not committed_listed:
+        raise TimeTravelError(
+            f"txcommit: as_of '{as_of.text}' of {store.root_url} asks for a past snapshot, but no "
+            "txcommit table (a directory holding _txcommit/ with a committed transaction) is at "
+            "or above this path"
+        )
+    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers, as_of)
+
+    def with_markers_read() -> tuple[dict[str, Mapping[str, Any]], ...]:
+        if not (with_markers and table is not None):
+            return {}, {}, {}
+        return (
+            _read_markers(table_store, markers["pending"], report),
+            _read_markers(table_store, markers["aborted"], report),
+            _read_markers(table_store, markers["rows"], report),
+        )
+
+    log_only = primary.checkpoint is not None and primary.checkpoint.log_only
+    if table is not None and log_only and primary.as_of_listing is None:
+        # A log-only table (I32): its files come from its log alone, as a planned Spark read
+        # takes them; nothing below the root is listed. A past snapshot is listed below (its
+        # files must still be there: VACUUM may have deleted some).
+        lead = "" if own_exists else above[0][1] + "/"
+        named = [
+            replace(f, path=f.path[len(lead) :])
+            for f in primary.committed_files()
+            if f.path.startswith(lead) and is_data_path(f.path[len(lead) :])
+        ]
+        report(f"read {store.root_url} from its log: {len(named)} files", force=True)
+        pending, aborted, row_counts = with_markers_read()
+        return TableView(
+            store,
+            True,
+            sorted(named, key=lambda f: f.path),
+            primary,
+            pending,
+            aborted,
+            [_Judge("", lead, primary)],
+            row_counts,
+            table_url=table_store.root_url,
+        )
+
     def listing(prefix: str) -> list[StoreFile]:
         return store.walk(prefix, progress=lambda n: report(f"listing {store.root_url}: {n} files"))
 
@@ -689,33 +789,12 @@ def _build(
             if real != store.root / d:
                 _refuse_link_into_table((written or store.root) / d, real)
 
-    def load(
-        on: Store, listed: list[StoreFile], prefix: str, whole: bool, wanted: AsOf | None = None
-    ) -> tuple[_Log, _Markers]:
-        entries = [(f, f.key[len(prefix) :]) for f in listed if f.key.startswith(prefix)]
-        return _load_log(on, entries, ignore_corrupt, whole, report, wanted)
-
     judges: list[_Judge] = []
     for d, listed in inner_listed.items():
         judges.append(_Judge(d + "/", "", load(store, listed, f"{d}/{_LOG_PREFIX}", False)[0]))
     for d in appeared:
         empty = _Log(store, ignore_corrupt, None, {}, [], [])
         judges.append(_Judge(d + "/" if d else "", "", empty))
-    # The table the root is in (its own log, else the nearest above) gives the history.
-    table: tuple[Store, list[StoreFile]] | None = None
-    if own_exists:
-        table = (store, own_listed)
-    elif above:
-        table = (above[0][0], above[0][2])
-    table_store, table_listed = table if table is not None else (store, [])
-    committed_listed = any(f.key.startswith(_LOG_PREFIX + "commits/") for f in table_listed)
-    if as_of is not None and not committed_listed:
-        raise TimeTravelError(
-            f"txcommit: as_of '{as_of.text}' of {store.root_url} asks for a past snapshot, but no "
-            "txcommit table (a directory holding _txcommit/ with a committed transaction) is at "
-            "or above this path"
-        )
-    primary, markers = load(table_store, table_listed, _LOG_PREFIX, with_markers, as_of)
     if primary.as_of_listing is not None:
         # The data was listed after the log: it holds every file of the snapshot VACUUM may
         # have deleted, or the snapshot is not read (a VACUUM meanwhile included).
@@ -725,13 +804,7 @@ def _build(
     for i, (on, below, listed) in enumerate(above):
         log = primary if i == 0 and not own_exists else load(on, listed, _LOG_PREFIX, False)[0]
         judges.append(_Judge("", below + "/", log))
-    pending: dict[str, Mapping[str, Any]] = {}
-    aborted: dict[str, Mapping[str, Any]] = {}
-    row_counts: dict[str, Mapping[str, Any]] = {}
-    if with_markers and table is not None:
-        pending = _read_markers(table_store, markers["pending"], report)
-        aborted = _read_markers(table_store, markers["aborted"], report)
-        row_counts = _read_markers(table_store, markers["rows"], report)
+    pending, aborted, row_counts = with_markers_read()
     found = store.root.is_dir() if isinstance(store, LocalStore) else bool(tree) or own_exists
     return TableView(
         store,

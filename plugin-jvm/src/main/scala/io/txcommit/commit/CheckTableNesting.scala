@@ -7,7 +7,7 @@ import scala.util.Try
 import org.apache.hadoop.fs.{FileSystem, Path}
 
 import io.txcommit.{Paths, StorePermissionException, UnsupportedWriteException}
-import io.txcommit.log.LogLayout
+import io.txcommit.log.{CheckpointCodec, LogLayout, TableReads}
 import io.txcommit.store.{FileTree, Links}
 
 /** What job setup found about the write's own path, for the check before the commit point. */
@@ -213,13 +213,21 @@ object RemoveCreatedLog extends CommitStage[Unit, Boolean]("remove-created-log")
     val own =
       Set(ctx.layout.pendingRecord(ctx.txn), ctx.layout.abortedRecord(ctx.txn)).map(p => Paths.relativize(ctx.table, p))
     val files = if (fs.exists(logDir)) FileTree.files(fs, logDir).map(_.getPath).toList else Nil
-    val (mine, others) = files.partition(p => own.contains(Paths.relativize(ctx.table, p)))
+    // The log-only checkpoint a first write creates (covering nothing, I32) goes with the log
+    // when nothing else is in it (another first write of this directory may have created it).
+    val first = ctx.layout.checkpoint(1L)
+    val created = Paths.relativize(ctx.table, first).filter(_ =>
+      ctx.store.read(first).flatMap(b => Try(CheckpointCodec.decode(b, Paths.display(first), 1L)).toOption)
+        .exists(TableReads.isCreatedLogOnly))
+    val (mine, rest) = files.partition(p => own.contains(Paths.relativize(ctx.table, p)))
+    val others = rest.filterNot(p => created.isDefined && Paths.relativize(ctx.table, p) == created)
     // Through the store, as every other delete of the protocol: Google's connector answers
     // `false` to `FileSystem.delete` of an object the adapter created (seen on fake-gcs-server).
     mine.foreach(p => ctx.store.delete(p))
     if (others.isEmpty) {
+      if (created.isDefined) ctx.store.delete(first)
       // Empty directories (local file system, HDFS), deepest first; a marker written meanwhile keeps its directory.
-      Seq(ctx.layout.pendingDir, ctx.layout.abortedDir, ctx.layout.probeDir, logDir)
+      Seq(ctx.layout.pendingDir, ctx.layout.abortedDir, ctx.layout.probeDir, ctx.layout.checkpointsDir, logDir)
         .foreach(d => Try(if (fs.exists(d) && fs.listStatus(d).isEmpty) fs.delete(d, false)))
     } else log.warn(s"txcommit: ${ctx.describe}: ${Paths.display(logDir)} holds files of other " +
       s"transactions (${others.take(3).map(Paths.display).mkString(", ")}); it stays")

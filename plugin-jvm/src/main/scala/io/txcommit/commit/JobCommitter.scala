@@ -86,6 +86,8 @@ object JobCommitter {
     TxCommitMetrics.commits.inc()
     TxCommitMetrics.commitTime.update(commitNs, java.util.concurrent.TimeUnit.NANOSECONDS)
     HaltPoint.maybeHalt(ctx.conf, kind.afterRecord)
+    // This JVM's reads of the table list its log first, with no listing of its root to find it.
+    io.txcommit.read.TableLogReader.Roots.put(ctx.table.toString, java.lang.Boolean.TRUE)
     kind.committed(committed)
     DerivedWork.apply(ctx, committed, timings, cleanup)
     report(CommitLine.of(ctx, committed, commitNs / 1000000))

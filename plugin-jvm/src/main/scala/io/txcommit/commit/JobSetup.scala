@@ -2,7 +2,7 @@ package io.txcommit.commit
 
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.TableState
+import io.txcommit.log.{ReadMode, TableState}
 import io.txcommit.manifest.ManifestSwitch
 
 /** What job setup leaves for the job commit. */
@@ -28,6 +28,9 @@ object JobSetup {
     HaltPoint.maybeHalt(conf, HaltPoint.JobAfterNestingCheck)
     if (intent.isReplacing && !nesting.createsTable) CheckReplaceScope.run(ctx,
       if (intent.dynamicPartitions || intent.writeId.isDefined) Seq("") else intent.staticScopes, timings)
+    // A table this write creates in a directory holding no data file is log-only (I32).
+    if (nesting.createsTable && !streaming && TxCommitConf.newTableReads(conf) == ReadMode.Log)
+      RecordReadMode.run(ctx, (), timings)
     val properties = ManifestSwitch.recorded(conf)
     if (properties.nonEmpty) RecordTableProperties.run(ctx, properties, timings)
     if (!streaming) {

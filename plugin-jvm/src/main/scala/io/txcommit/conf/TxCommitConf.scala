@@ -63,6 +63,17 @@ object TxCommitConf {
   val Manifests = "spark.txcommit.manifests.enabled"
   val ManifestsOption = "txcommit.manifests"
 
+  /** How a table txcommit creates is read (`log` or `listing`; docs/protocol.md, I32). */
+  val NewTableReads = "spark.txcommit.newTables.reads"
+
+  /** [[NewTableReads]], validated: a bad value names the key. */
+  def newTableReads(conf: Configuration): String =
+    Option(conf.get(NewTableReads)).map(_.trim.toLowerCase(java.util.Locale.ROOT)).filter(_.nonEmpty) match {
+      case None => io.txcommit.log.ReadMode.Log
+      case Some(v) if io.txcommit.log.ReadMode.All(v) => v
+      case Some(v) => throw new InvalidConfException(NewTableReads, v, "log or listing")
+    }
+
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
   val HaltAt = "spark.txcommit.test.haltAt"

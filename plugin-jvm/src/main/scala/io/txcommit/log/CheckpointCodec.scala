@@ -41,6 +41,7 @@ object CheckpointCodec {
       case None => root.putNull("schema")
       case Some(m) => root.putObject("schema").put("txn", m.txn).put("committedAt", m.committedAt).put("ddl", m.ddl)
     }
+    c.reads.foreach(root.put("reads", _))
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
@@ -108,6 +109,12 @@ object CheckpointCodec {
         Some(SchemaMark(txn, long(n, "committedAt"), text(n, "ddl")))
       }
     }
+    val reads = Option(root.get("reads")).map { n =>
+      if (!n.isTextual || !ReadMode.All(n.asText()))
+        throw corrupt(
+          s"field 'reads' is ${n.toString.take(40)}, not one of ${ReadMode.All.toSeq.sorted.mkString(", ")}")
+      n.asText()
+    }
     Checkpoint(
       number = number,
       createdAt = long(root, "createdAt"),
@@ -116,6 +123,7 @@ object CheckpointCodec {
       through = through,
       committed = byTxn,
       removed = removed,
-      schema = schema)
+      schema = schema,
+      reads = reads)
   }
 }

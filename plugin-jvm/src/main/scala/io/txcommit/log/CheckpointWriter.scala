@@ -27,7 +27,7 @@ object CheckpointWriter {
   final case class Outcome(written: Option[Checkpoint], why: String)
 
   def write(table: Path, store: CommitStore, appId: Option[String],
-      now: () => Long = () => System.currentTimeMillis()): Outcome = {
+      now: () => Long = () => System.currentTimeMillis(), reads: Option[String] = None): Outcome = {
     val layout = LogLayout(table)
     val listed = CheckpointLog.list(layout, store.list)
     val previous = CheckpointLog.newest(listed, store.read, Paths.display, _ => true)
@@ -36,7 +36,9 @@ object CheckpointWriter {
     val replaced = ReplaceLog.load(layout, store.list, store.read, Paths.display, after = through)
     val covered = previous.map(_.committed.keySet).getOrElse(Set.empty)
     val unread = commitTxns.filterNot(t => covered(t) || replaced.byTxn.contains(t)).distinct
-    if (previous.isDefined && unread.isEmpty && replaced.records.isEmpty) {
+    // How the table is read (I32): carried from the previous checkpoint unless this one changes it.
+    val mode = reads.orElse(previous.flatMap(_.reads))
+    if (previous.isDefined && unread.isEmpty && replaced.records.isEmpty && mode == previous.get.reads) {
       return Outcome(None, s"checkpoint ${previous.get.number} is up to date")
     }
     val appendRecords = readAll(unread) { t =>
@@ -51,7 +53,7 @@ object CheckpointWriter {
     val schema = TableSchema.checkpointMark(previous, appendRecords ++ replaced.records, committed.contains,
       layout, store.list, store.read)
     val checkpoint = Checkpoint(listed.highest + 1, now(), appId, Version.writer,
-      math.max(through, replaced.highest), committed, removed, schema = Some(schema))
+      math.max(through, replaced.highest), committed, removed, schema = Some(schema), reads = mode)
     val target = layout.checkpoint(checkpoint.number)
     try {
       store.createExclusive(target, CheckpointCodec.encode(checkpoint))
@@ -80,9 +82,11 @@ object CheckpointWriter {
     val carried = previous.map(_.committed).getOrElse(Map.empty)
     val latest = replaced.byTxn.map { case (t, r) => t -> r.added.toVector } // last sequence wins
     val listed = carried ++ appends ++ latest
-    // A restored file of T is T's again, also where a checkpoint had dropped it from T's list.
-    val restored = net.restored.values.toVector.flatMap(f => f.txn.map(_ -> AddedFile(f.path, f.size)))
-      .groupMap(_._1)(_._2)
+    // A restored file of T is T's again, also where a checkpoint had dropped it from T's list; a
+    // restored file without a txn id is the restoring commit's (a log-only table shows it, I32).
+    val restorer = replaced.records.flatMap(r => r.restored.map(_.path -> r.txn)).toMap
+    val restored = net.restored.values.toVector.flatMap(f =>
+      f.txn.orElse(restorer.get(f.path)).map(_ -> AddedFile(f.path, f.size))).groupMap(_._1)(_._2)
     val committed = (listed.keySet ++ restored.keySet).iterator.map { t =>
       val own = listed.getOrElse(t, Vector.empty)
       val back = restored.getOrElse(t, Vector.empty).filterNot(f => own.exists(_.path == f.path))

@@ -10,14 +10,15 @@ package io.txcommit.log
  * which drops removed files) no longer has it ([[isRestored]]).
  *
  * @param removed  the net removals, each with the record that made it (None: the checkpoint's)
- * @param restored the files named with a txn id that the records folded in re-added, by path
+ * @param restored the files that the records folded in re-added, by path (a file without a txn
+ *                 id among them is named by the log: a log-only table shows it, I32)
  */
 final class NetRemovals private (val removed: Vector[(RemovedFile, Option[CommitRecord])],
     val restored: Map[String, RemovedFile]) {
   lazy val removals: Removals = Removals(removed.iterator.map(_._1))
   private lazy val byPath = removed.groupBy(_._1.path)
 
-  /** Whether a restore folded in re-added the file at `path` (named with a txn id). */
+  /** Whether a restore folded in re-added the file at `path`. */
   def isRestored(path: String): Boolean = restored.contains(path)
 
   /** The net removals of `path`, each with the record that made it. */
@@ -37,7 +38,7 @@ object NetRemovals {
           val kept =
             if (cancels.isEmpty) added
             else added.filterNot { case (f, _) => cancels.get(f.path).exists(_.exists(f.cancelledBy)) }
-          (kept, restored ++ r.restored.iterator.filter(_.txn.isDefined).map(f => f.path -> f))
+          (kept, restored ++ r.restored.iterator.map(f => f.path -> f))
       }
     new NetRemovals(removed, restored)
   }

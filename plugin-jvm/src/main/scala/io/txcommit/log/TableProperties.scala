@@ -31,8 +31,14 @@ object TableProperties {
   val FormatVersion = 1L
   val Manifests = "manifests"
 
-  /** The keys this version knows, with the values each takes (as written: lower case). */
-  val Known: Map[String, Set[String]] = Map(Manifests -> Set("true", "false"))
+  /**
+   * How the table is read (I32): set with `TXCOMMIT ALTER` like a property, but kept in the
+   * table's checkpoints ([[TableReads]]), never in `properties/`.
+   */
+  val Reads = "reads"
+
+  /** The keys `TXCOMMIT ALTER` knows, with the values each takes (as written: lower case). */
+  val Known: Map[String, Set[String]] = Map(Manifests -> Set("true", "false"), Reads -> ReadMode.All)
 
   /** How many times a change is tried against newer changes before it gives up. */
   val MaxTries = 16

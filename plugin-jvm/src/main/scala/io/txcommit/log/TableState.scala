@@ -83,10 +83,18 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration)
   def committedRecords: Seq[CommitRecord] =
     (commitTxns ++ replaceLog.byTxn.keySet).toSeq.sorted.flatMap(record)
 
+  /**
+   * The newest checkpoint that decodes: how the table is read (I32) and, in a log-only table,
+   * which files without a txn id its log names. Listed and read (once per JVM) only when a file
+   * without a txn id is judged.
+   */
+  lazy val modeCheckpoint: Option[Checkpoint] =
+    CheckpointLog.newest(CheckpointLog.list(layout, store.list), store.read, Paths.display, _ => true)
+
   /** The reader rule for one data file (path relative to the table). */
   def isVisible(f: TableFile): Boolean =
     !replaceLog.net.removals.hides(f) && (f.txn match {
-      case None => true
+      case None => ReadMode.plainVisible(modeCheckpoint, replaceLog.net, f.path, isDirectory = false)
       case Some(t) => added(t).exists(_.contains(f.path)) || replaceLog.net.isRestored(f.path)
     })
 

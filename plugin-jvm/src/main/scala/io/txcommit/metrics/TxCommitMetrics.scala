@@ -43,7 +43,7 @@ object TxCommitMetrics {
 
   /** Every commit stage, as logs and `_SUCCESS` name it. */
   val stages: Seq[CommitStage[_, _]] = Seq(StartTransaction, CheckTableNesting, RecheckTableNesting,
-    CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties,
+    CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties, RecordReadMode,
     CollectManifests, CheckWriteId, SkipTransaction, CheckConflicts, CheckSchema, PublishData,
     PublishCommitRecord, PublishReplaceRecord, PublishRestoreRecord, CopyReplaceRecord, WriteSuccessSummary,
     WriteCheckpoint, WriteManifests, CleanupAttempts, CleanupStaging, AbortTransaction, ClaimStreamingBatch)

@@ -3,7 +3,7 @@ package io.txcommit.read
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.slf4j.LoggerFactory
 
 import io.txcommit.{CorruptCommitRecordException, Paths}
@@ -14,6 +14,7 @@ import io.txcommit.log.{
   DataFileName,
   LogLayout,
   NetRemovals,
+  ReadMode,
   RecordCodec,
   ReplaceLog
 }
@@ -36,10 +37,50 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
   private val stores = new ConcurrentHashMap[Path, io.txcommit.store.CommitStore]()
   private def storeOf(root: Path) = stores.computeIfAbsent(root, r => Adapters.open(r, conf))
 
-  def isVisible(file: Path): Boolean = handle.tablesOf(file) match {
+  def isVisible(file: Path): Boolean = isVisible(file, None)
+
+  /**
+   * As [[isVisible]], for a file a listing returned as `listed`: its size and time settle a
+   * removal of a file without a txn id (I21) without asking the store.
+   */
+  def isVisible(file: Path, listed: Option[FileStatus]): Boolean = handle.tablesOf(file) match {
     case Nil => fallback().isVisible(file)
-    case tables => judge(file, tables)
+    case tables => judge(file, tables, listed)
   }
+
+  /**
+   * Every file the snapshot of table `t` shows, from its checkpoint and records alone (nothing is
+   * listed): each transaction's files (its newest `replace/` record after the checkpoint, else
+   * the checkpoint's list, else its `commits/` record), the files a restore re-added, less every
+   * path a net removal names. A file without a txn id is in it only where a record names it
+   * (a log-only table shows no other; docs/protocol.md, I32), and a removal after such a record
+   * hides it by path.
+   */
+  def committedFiles(t: TableSnapshot): Vector[LogFirstReader.Entry] = {
+    val root = new Path(t.root)
+    val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(root, t)))
+    val out = scala.collection.mutable.LinkedHashMap.empty[String, LogFirstReader.Entry]
+    def add(txn: String, rel: String, size: Long): Unit =
+      if (!out.contains(rel)) out(rel) = LogFirstReader.Entry(rel, size, txn)
+    s.replaced.byTxn.foreach { case (txn, r) => r.added.foreach(f => add(txn, f.path, f.size)) }
+    s.checkpoint.foreach(_.committed.foreach { case (txn, files) =>
+      if (!s.replaced.byTxn.contains(txn)) files.foreach(f => add(txn, f.path, f.size))
+    })
+    s.appends.toSeq.sorted.foreach { txn =>
+      if (!s.replaced.byTxn.contains(txn) && !s.checkpoint.exists(_.covers(txn)))
+        appendedSizes(root, txn).foreach { case (p, size) => add(txn, p, size) }
+    }
+    // A restored file without a txn id is the restoring commit's.
+    val restorer = s.replaced.records.flatMap(r => r.restored.map(_.path -> r.txn)).toMap
+    s.net.restored.values.foreach(f => f.txn.orElse(restorer.get(f.path)).foreach(add(_, f.path, f.size)))
+    out.valuesIterator.filterNot(e => s.net.removals.names(e.path)).toVector
+  }
+
+  /** Whether the table of snapshot `t` is log-only (I32): its checkpoint says so. */
+  def logOnly(t: TableSnapshot): Boolean =
+    t.checkpoint > 0L &&
+      mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(new Path(t.root), t)))
+        .checkpoint.exists(_.logOnly)
 
   /**
    * The reader rule for `file` by the nearest of `tables` (those holding it, nearest first). A
@@ -47,7 +88,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
    * clock-cut rule judges a tree nested by a version without I18; where a log the read holds no
    * snapshot of lies below the table's root, by the clock cut.
    */
-  private def judge(file: Path, tables: List[TableSnapshot]): Boolean = tables match {
+  private def judge(file: Path, tables: List[TableSnapshot], listed: Option[FileStatus]): Boolean = tables match {
     case Nil => false
     case t :: above =>
       val root = new Path(t.root)
@@ -56,16 +97,16 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
         case Some(rel) =>
           val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(root, t)))
           val txn = DataFileName.txnOf(file.getName)
-          if (TableLogReader.removed(conf, s.net.removals, rel, file))
+          if (TableLogReader.removed(conf, s.net.removals, rel, file, listed))
             // A nested log judges a file without a txn id alone (its table's removals only).
             txn.isEmpty && nestedBelow(root, file.getParent) && fallback().isVisible(file)
           else txn match {
-            case None => true
+            case None => ReadMode.plainVisible(s.checkpoint, s.net, rel, TableLogReader.isDirectory(conf, file, listed))
             case Some(_) if s.net.isRestored(rel) => true
             case Some(id) => committedFiles(root, s, id) match {
                 case Some(files) => files.contains(rel)
                 case None if nestedBelow(root, file.getParent) => fallback().isVisible(file)
-                case None => judge(file, above)
+                case None => judge(file, above, listed)
               }
           }
       }
@@ -78,9 +119,12 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
       .orElse(if (s.appends(txn)) Some(appended(root, txn)) else None)
 
   /** What the append `txn` (listed in the snapshot) adds; a replacing commit's copy adds nothing. */
-  private def appended(root: Path, txn: String): Set[String] = {
+  private def appended(root: Path, txn: String): Set[String] = appendedSizes(root, txn).keySet
+
+  /** [[appended]], each file with its size. */
+  private def appendedSizes(root: Path, txn: String): Map[String, Long] = {
     val path = LogLayout(root).commitRecord(txn)
-    TableLogReader.Records.get(path.toString).map(c => if (c.replacing) Set.empty[String] else c.added)
+    TableLogReader.Records.get(path.toString).map(c => if (c.replacing) Map.empty[String, Long] else c.added)
       .getOrElse {
         val bytes = storeOf(root).read(path).getOrElse(throw new java.io.IOException(
             s"txcommit: ${Paths.display(path)} was listed when this read began but is missing now; a commit " +
@@ -88,11 +132,11 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
         try {
           val c = TableLogReader.Commit.of(RecordCodec.decode(bytes, Paths.display(path), txn))
           TableLogReader.Records.put(path.toString, c)
-          if (c.replacing) Set.empty else c.added
+          if (c.replacing) Map.empty else c.added
         } catch {
           case e: CorruptCommitRecordException if ignoreCorrupt =>
             log.warn(s"${e.getMessage} (hiding its files: spark.txcommit.read.ignoreCorruptRecords=true)")
-            Set.empty
+            Map.empty
         }
       }
   }
@@ -133,6 +177,9 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
 }
 
 object LogFirstReader {
+
+  /** A file a snapshot shows (path relative to its table), and the transaction whose record names it. */
+  final case class Entry(path: String, size: Long, txn: String)
 
   /** A table's snapshot, its records read. */
   private final case class Loaded(checkpoint: Option[Checkpoint], replaced: ReplaceLog, appends: Set[String]) {

@@ -7,7 +7,7 @@ import java.util.UUID
 import scala.util.{Failure, Try}
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 
 import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
@@ -99,8 +99,8 @@ object LogFirstSnapshot {
    * scoped below it, a store error) ends the walk: the read then keeps what it found, and a root
    * with none is judged by the clock cut, which handles such directories, as before.
    */
-  private def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption],
-      requests: java.util.concurrent.atomic.LongAdder): Seq[TableSnapshot] =
+  private[read] def find(root: Path, conf: Configuration, readId: String, asOf: Option[AsOfOption],
+      requests: java.util.concurrent.atomic.LongAdder = new java.util.concurrent.atomic.LongAdder): Seq[TableSnapshot] =
     if (isGlob(root.toString)) Nil
     else Try(root.getFileSystem(conf).makeQualified(root)).toOption.toSeq.flatMap { q =>
       ReadLinks.check(q, conf)
@@ -116,7 +116,8 @@ object LogFirstSnapshot {
   private def candidates(dir: Path): List[Path] =
     if (TreeListing.isPartitionDir(dir) && dir.getParent != null) dir :: candidates(dir.getParent) else List(dir)
 
-  private def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
+  /** Whether `p` is a glob (Spark's `SparkHadoopUtil.isGlobPath`): no snapshot is taken of one. */
+  private[txcommit] def isGlob(p: String): Boolean = p.exists("{}[]*?\\".contains(_))
 
   /**
    * The snapshot of the table at `dir`, listed now; None when `dir` holds no committed record
@@ -158,8 +159,28 @@ object LogFirstSnapshot {
         val c = commits()
         (c, if (c.isEmpty) (CheckpointLog(Nil), Nil) else others())
       }
+    if (committed.isEmpty) None else Some(listed(dir, conf, readId, store, committed, checkpoints, replaceListing))
+  }
+
+  /**
+   * The snapshot of the table at `dir` from listings of its log already made (`commits/`, its
+   * checkpoints, `replace/`), before any data they judge: [[take]]'s, or the keys a flat listing
+   * of a directory holding the table returned ahead of the table's data (docs/readers.md).
+   */
+  def fromListing(dir: Path, conf: Configuration, readId: String, commits: Seq[FileStatus],
+      checkpoints: Seq[FileStatus], replace: Seq[FileStatus]): Option[TableSnapshot] = {
+    val committed = commits.flatMap(st => LogLayout.txnOfRecordName(st.getPath.getName))
     if (committed.isEmpty) None
-    else {
+    else Try(Adapters.open(dir, conf)).toOption.map { store =>
+      val cps = CheckpointLog(checkpoints.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName).map(_ -> st))
+          .sortBy(-_._1))
+      listed(dir, conf, readId, store, committed, cps, replace)
+    }
+  }
+
+  private def listed(dir: Path, conf: Configuration, readId: String, store: CommitStore, committed: Seq[String],
+      checkpoints: CheckpointLog, replaceListing: Seq[FileStatus]): TableSnapshot = {
+    locally {
       TableLogReader.Roots.put(dir.toString, java.lang.Boolean.TRUE)
       val through = replaceListing.flatMap(st => LogLayout.sequenceOfRecordName(st.getPath.getName))
         .foldLeft(0L)(math.max)
@@ -168,11 +189,11 @@ object LogFirstSnapshot {
       val snapshot = TableSnapshot(dir.toString, checkpoint.fold(0L)(_.number), through,
         committed.filterNot(covered).distinct.sorted.toVector)
       val ignoreCorrupt = TxCommitConf.bool(conf, TxCommitConf.IgnoreCorruptRecords, default = false)
-      val replaced = ReplaceLog.load(layout, _ => replaceListing, read(store), Paths.display,
+      val replaced = ReplaceLog.load(LogLayout(dir), _ => replaceListing, read(store), Paths.display,
         e => if (!ignoreCorrupt) throw e, after = checkpoint.fold(0L)(_.through))
       LogFirstReader.seed(readId, snapshot, checkpoint, replaced)
       LogRequests.prefetchRecords(dir, store, snapshot.appends)
-      Some(snapshot)
+      snapshot
     }
   }
 

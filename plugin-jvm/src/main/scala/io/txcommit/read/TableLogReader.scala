@@ -15,6 +15,7 @@ import io.txcommit.log.{
   DataFileName,
   LogLayout,
   NetRemovals,
+  ReadMode,
   RecordCodec,
   Removals,
   ReplaceLog
@@ -78,7 +79,8 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         val snapshot = snapshotOf(root)
         if (TableLogReader.removed(conf, snapshot.net.removals, rel, file)) false
         else DataFileName.txnOf(file.getName) match {
-          case None => true
+          case None =>
+            ReadMode.plainVisible(snapshot.checkpoint, snapshot.net, rel, TableLogReader.isDirectory(conf, file, None))
           case Some(_) if snapshot.net.isRestored(rel) => true
           case Some(txn) => committedFiles(root, txn, snapshot) match {
               case Some(files) => files.contains(rel)
@@ -224,12 +226,14 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
   /** Whether the append `txn` is in the snapshot (agreed with the read's other JVMs). */
   private def decide(root: Path, txn: String): Option[Set[String]] = {
     val found = load(root, txn)
+    // A corrupt record (hidden on request) commits nothing; its store time is not asked, since
+    // a record repaired by hand is read again.
     val proposed = found.exists(c =>
-      !c.replacing && cut.precedes(c.time,
-        storedAt(LogLayout(root).commitRecord(txn), keep = c.time ne TableLogReader.Unreadable)))
+      !c.replacing && (c.time ne TableLogReader.Unreadable) && cut.precedes(c.time,
+        storedAt(LogLayout(root).commitRecord(txn), keep = true)))
     if (!arbiter.agreeCommitted(cut, root.toString, txn, proposed)) None
     else found.orElse(load(root, txn)) // another JVM found it first: its publish completed since
-      .filterNot(_.replacing).map(_.added)
+      .filterNot(_.replacing).map(_.added.keySet)
   }
 
   /**
@@ -260,7 +264,7 @@ final class TableLogReader(conf: Configuration, ignoreCorrupt: Boolean, cut: Rea
         } catch {
           case e: CorruptCommitRecordException if ignoreCorrupt => // never cached
             log.warn(s"${e.getMessage} (hiding its files: spark.txcommit.read.ignoreCorruptRecords=true)")
-            TableLogReader.Commit(Set.empty, replacing = false, TableLogReader.Unreadable)
+            TableLogReader.Commit(Map.empty, replacing = false, TableLogReader.Unreadable)
         }
       }
     }
@@ -310,12 +314,20 @@ object TableLogReader {
    * carry the identity of the file they removed, so only those ask the store for the file's size
    * and time: a file written anew under a removed name is shown. One that is gone is hidden.
    */
-  private[read] def removed(conf: Configuration, removals: Removals, rel: String, file: Path): Boolean =
+  private[read] def removed(conf: Configuration, removals: Removals, rel: String, file: Path,
+      listed: Option[FileStatus] = None): Boolean =
     removals.names(rel) && (removals.hidesPath(rel) ||
       (try {
-        val st = file.getFileSystem(conf).getFileStatus(file)
+        val st = listed.getOrElse(file.getFileSystem(conf).getFileStatus(file))
         removals.hides(rel, st.getLen, st.getModificationTime)
       } catch { case _: java.io.FileNotFoundException => true }))
+
+  /** Whether `file` (as `listed`, when a listing returned it) is a directory; a path gone is none. */
+  private[read] def isDirectory(conf: Configuration, file: Path, listed: Option[FileStatus]): Boolean =
+    listed.map(_.isDirectory).getOrElse {
+      try file.getFileSystem(conf).getFileStatus(file).isDirectory
+      catch { case _: java.io.FileNotFoundException => false }
+    }
 
   private final case class LogOps(list: Path => Seq[FileStatus], read: Path => Option[Array[Byte]])
 
@@ -339,15 +351,16 @@ object TableLogReader {
   private val CheckpointKey = "\u0000checkpoint"
 
   /**
-   * What a `commits/` record says, as the reader needs it: the files it adds, whether it is a
-   * replacing commit's copy, and the record without its file lists (`time`: when and by
-   * which application it committed).
+   * What a `commits/` record says, as the reader needs it: the files it adds with their sizes
+   * (a read planned from the log needs both), whether it is a replacing commit's copy, and the
+   * record without its file lists (`time`: when and by which application it committed).
    */
-  private[txcommit] final case class Commit(added: Set[String], replacing: Boolean, time: CommitRecord)
+  private[txcommit] final case class Commit(added: Map[String, Long], replacing: Boolean, time: CommitRecord)
 
   private[txcommit] object Commit {
     def of(record: CommitRecord): Commit =
-      Commit(record.added.iterator.map(_.path).toSet, record.isReplacing, record.copy(added = Nil, replacement = None))
+      Commit(record.added.iterator.map(f => f.path -> f.size).toMap, record.isReplacing,
+        record.copy(added = Nil, replacement = None))
   }
 
   /** The store's modification times of listed log files, by file name (0: the store keeps none). */

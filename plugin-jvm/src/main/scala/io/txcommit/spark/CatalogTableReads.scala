@@ -68,12 +68,13 @@ final case class CatalogTableSnapshots(session: SparkSession) extends Rule[Logic
         val opts = options.asCaseSensitiveMap().asScala.toMap
         val asOf = ReadRules.asOfOf(opts - ClauseKey, roots, opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
         if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-        else {
-          val snapshot = ReadRules.snapshotOf(session, roots, asOf)
-          // Spark would reuse the relation cached by an earlier query, and its listing with it.
-          if (snapshot.nonEmpty) session.sessionState.catalog.invalidateCachedTable(table.identifier)
-          u.copy(options = new CaseInsensitiveStringMap((opts - ClauseKey + (Key -> snapshot)).asJava))
-        }
+        else ReadRules.tableRead(session, table, opts - ClauseKey, asOf).fold[LogicalPlan](
+          snapshot => {
+            // Spark would reuse the relation cached by an earlier query, and its listing with it.
+            if (snapshot.nonEmpty) session.sessionState.catalog.invalidateCachedTable(table.identifier)
+            u.copy(options = new CaseInsensitiveStringMap((opts - ClauseKey + (Key -> snapshot)).asJava))
+          },
+          identity)
       }
   }
 

@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedRel
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnresolvedDataSource}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.txcommit.conf.TxCommitConf
@@ -56,15 +57,18 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
           throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
         u
       } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-      else u.copy(options = u.options + (Key -> ReadRules.snapshotOf(session, roots, asOf)))
+      else ReadRules.pathRead(session, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
+        .fold[LogicalPlan](snapshot => u.copy(options = u.options + (Key -> snapshot)), r => LogicalRelation(r))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
         if !options.containsKey(Key) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
       val opts = options.asCaseSensitiveMap().asScala.toMap
       val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
       if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
       else {
-        val withSnapshot = opts - ClauseKey + (Key -> ReadRules.snapshotOf(session, Seq(path), asOf))
-        u.copy(options = new CaseInsensitiveStringMap(withSnapshot.asJava))
+        val read = opts - ClauseKey
+        ReadRules.pathRead(session, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
+          snapshot => u.copy(options = new CaseInsensitiveStringMap((read + (Key -> snapshot)).asJava)),
+          r => LogicalRelation(r))
       }
   }
 

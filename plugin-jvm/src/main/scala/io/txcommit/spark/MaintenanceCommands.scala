@@ -7,8 +7,8 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType, StringType}
 
 import io.txcommit.{MaintenanceException, NotATableException, Paths, SparkApp}
-import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties, TableVersions}
-import io.txcommit.maintenance.{History, Restore, Vacuum, VacuumOptions}
+import io.txcommit.log.{CheckpointWriter, LogLayout, TableProperties, TableReads, TableVersions}
+import io.txcommit.maintenance.{History, ReadModeChange, Restore, Vacuum, VacuumOptions}
 import io.txcommit.manifest.ManifestWriter
 import io.txcommit.store.Adapters
 
@@ -125,16 +125,24 @@ final case class AlterCommand(path: String, changes: Seq[(String, String)]) exte
   override def run(spark: SparkSession): Seq[Row] = {
     val (table, conf) = MaintenanceCommands.qualified(spark, path)
     val set = changes.map { case (k, v) => TableProperties.validated(Paths.display(table), k, v) }
+    // `reads` lives in the table's checkpoints, which every read takes anyway (I32).
+    val (reads, properties) = set.partition(_._1 == TableProperties.Reads)
     val repeated = set.groupBy(_._1).collect { case (k, vs) if vs.size > 1 => k }
     if (repeated.nonEmpty) throw new MaintenanceException(s"TXCOMMIT ALTER '${Paths.display(table)}': " +
       s"table property '${repeated.toSeq.sorted.head}' is set twice; set it once. Nothing was changed.")
     MaintenanceCommands.requireTable("TXCOMMIT ALTER", table, conf)
     val store = Adapters.open(table, conf)
-    val now = TableProperties.set(store, LogLayout(table), set.toMap, SparkApp.id)
-    if (now.manifests.contains(true) && set.toMap.get(TableProperties.Manifests).contains("true")) {
+    val mode = reads.headOption.map { case (_, v) =>
+      ReadModeChange.set(table, store, conf, v, SparkApp.id, s"TXCOMMIT ALTER '${Paths.display(table)}'")
+    }.getOrElse(TableReads.current(store, LogLayout(table)))
+    val now =
+      if (properties.isEmpty) TableProperties.read(store, LogLayout(table))
+      else Some(TableProperties.set(store, LogLayout(table), properties.toMap, SparkApp.id))
+    if (now.exists(_.manifests.contains(true)) && properties.toMap.get(TableProperties.Manifests).contains("true")) {
       ManifestWriter.generate(table, store, conf)
     }
-    now.values.toSeq.sortBy(_._1).map { case (k, v) => Row(k, v, now.number) }
+    (now.toSeq.flatMap(p => p.values.toSeq.map { case (k, v) => (k, v, p.number) }) :+
+      ((TableProperties.Reads, mode._1, mode._2))).sortBy(_._1).map { case (k, v, n) => Row(k, v, n) }
   }
 }
 
@@ -157,6 +165,14 @@ final case class RestoreCommand(path: String, to: String) extends LeafRunnableCo
         s"'$path' TO '$to': '$to' is neither a transaction id (as TXCOMMIT HISTORY shows) nor an ISO-8601 time " +
         "(such as 2026-11-27T20:00:00Z); nothing was written"))
     val (version, record) = Restore.toVersion(table, conf, asOf, statement, SparkJobSteps.of(spark))
+    // Derived: the restore is committed whatever the catalog says; a catalog table at the path
+    // gets back the partitions the restore re-filled (Spark dropped those an overwrite emptied).
+    try CatalogPartitions.syncWith(spark, table)
+    catch {
+      case scala.util.control.NonFatal(e) => org.slf4j.LoggerFactory.getLogger(getClass).warn(
+          s"txcommit: ${Paths.display(table)} was restored, but the partitions of catalog tables located " +
+            s"there were not brought in step (${e.getMessage}); run MSCK REPAIR TABLE on them", e)
+    }
     Seq(Row(record.txn, record.sequence.getOrElse(0L), version.number, version.txn, record.removed.size.toLong,
         record.restored.size.toLong))
   }

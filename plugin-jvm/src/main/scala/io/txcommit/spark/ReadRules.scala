@@ -3,19 +3,30 @@ package io.txcommit.spark
 import java.time.Instant
 import java.util.Locale
 
+import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression}
-import org.apache.spark.sql.execution.datasources.{DataSource, FileFormat}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, UnresolvedCatalogRelation}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.datasources.{
+  DataSource,
+  DataSourceUtils,
+  FileFormat,
+  HadoopFsRelation,
+  LogicalRelation
+}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.sql.execution.datasources.v2.FileDataSourceV2
-import org.apache.spark.sql.types.TimestampType
+import org.apache.spark.sql.txcommit.{LogFileIndex, LogRelations}
+import org.apache.spark.sql.types.{StructType, TimestampType}
 
 import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.TableVersions
-import io.txcommit.read.{AsOfOption, LogFirstSnapshot}
+import io.txcommit.read.{AsOfListing, AsOfOption, LogFirstSnapshot, ReadFiles, SnapshotHandle}
 
 /**
  * What the analyzer rules giving reads their log-first snapshot ([[LogFirstReads]],
@@ -49,15 +60,167 @@ private[spark] object ReadRules {
    * The encoded snapshot of the tables `roots` are, or are partition directories of, now or as
    * of `asOf` ("" for none; a past snapshot of no table is an error).
    */
-  def snapshotOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String = {
+  def snapshotOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): String =
+    handleOf(session, roots, asOf).fold("")(_.encode)
+
+  /** [[snapshotOf]], decoded: None when no root is in a txcommit table. */
+  def handleOf(session: SparkSession, roots: Seq[String], asOf: Option[AsOfOption]): Option[SnapshotHandle] = {
     val handle = LogFirstSnapshot.forRoots(roots.map(new Path(_)), session.sessionState.newHadoopConf(), asOf)
     asOf.foreach { a =>
       if (handle.isEmpty) throw refused(roots,
         s"${a.option} '${a.value.text}' asks for a past snapshot, but no " +
           "txcommit table (a directory holding _txcommit/ with a committed transaction) is at or above this path")
     }
-    handle.fold("")(_.encode)
+    handle
   }
+
+  /**
+   * Read options a file index planned from the log does not honour, so Spark's own listing (with
+   * the read filter) reads them: modification-time bounds (a file read from the log carries its
+   * transaction's start time, not the store's), and a read's own hidden-name rule.
+   */
+  private val ListingOnlyOptions = Set("modifiedbefore", "modifiedafter", "ignoredpathsegmentregex")
+
+  /**
+   * A batch read of `paths` in `format` (with `options`, a user's schema; now, or as of `asOf`),
+   * resolved before Spark lists anything (docs/readers.md): Right, the relation
+   * `ResolveDataSource` would build over a [[org.apache.spark.sql.txcommit.LogFileIndex]] of the
+   * files the read's snapshot shows (a plain root's from the one listing Spark would make);
+   * Left, the snapshot option (empty for no table) with which Spark's own listing reads it: a
+   * format Spark reads another way, an option the index does not honour, a glob, a delegate path
+   * filter, a root holding a streaming sink's log, a root that is gone.
+   */
+  def pathRead(session: SparkSession, format: String, paths: Seq[String], options: Map[String, String],
+      userSchema: Option[StructType], asOf: Option[AsOfOption], sqlOnFile: Boolean = false)
+      : Either[String, HadoopFsRelation] = {
+    val pathOption = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
+    val roots = paths ++ pathOption
+    val fileFormat = LogRelations.fileFormat(session, format)
+    if (fileFormat.isEmpty || (pathOption.isDefined && paths.nonEmpty)) Left(snapshotOf(session, roots, asOf))
+    else plan(session, roots, options, asOf).map { p =>
+      // ResolveDataSource moves a single path into the options (SQL on a file keeps it apart).
+      val relationOptions =
+        if (!sqlOnFile && paths.size == 1 && pathOption.isEmpty) options + ("path" -> paths.head) else options
+      val index = new LogFileIndex(session, p.roots, relationOptions, userSchema, p.files, p.retake, p.pastFiles,
+        p.pastFilesThere)
+      LogRelations.relation(session, fileFormat.get, relationOptions + (Key -> p.snapshot), userSchema, index)
+    }
+  }
+
+  /**
+   * A batch read of the catalog table `table` (with the read's `options`; now, or as of `asOf`)
+   * resolved as [[pathRead]]: Right, what `FindDataSourceTable` resolves it to (the table's
+   * schema and partition columns) over a [[org.apache.spark.sql.txcommit.LogFileIndex]]. A read
+   * of now of a table whose partitions the catalog tracks reads the catalog's partitions, as
+   * Spark does; a read of a past snapshot reads the partitions the log holds then (the catalog
+   * knows only today's). Left as [[pathRead]]'s, and for a bucketed table or a partition located
+   * anywhere but its own `k=v` directory of the table.
+   */
+  def tableRead(session: SparkSession, table: CatalogTable, options: Map[String, String],
+      asOf: Option[AsOfOption]): Either[String, LogicalPlan] = {
+    val extra = new CaseInsensitiveStringMap(options.asJava)
+    val conf = session.sessionState.conf
+    val tracked = conf.manageFilesourcePartitions && table.tracksPartitionsInCatalog &&
+      table.partitionColumnNames.nonEmpty && asOf.isEmpty
+    val roots = Seq(table.location.toString)
+    val fileFormat = LogRelations.fileFormat(session, table.provider.getOrElse(""))
+    if (table.bucketSpec.isDefined || fileFormat.isEmpty) Left(snapshotOf(session, roots, asOf))
+    else {
+      val dsOptions = DataSourceUtils.generateDatasourceOptions(extra, table)
+      plan(session, roots, dsOptions, asOf).flatMap { p =>
+        val keep = if (tracked) catalogPartitions(session, table, p.roots.head) else Some((_: Path) => true)
+        keep.toRight(p.snapshot).map { keep =>
+          val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
+          val schema = Some(table.schema).filter(_.nonEmpty)
+          val index =
+            new LogFileIndex(session, p.roots, dsOptions, schema, inCatalog(p.files), () => inCatalog(p.retake()),
+              p.pastFiles, p.pastFilesThere)
+          val relation = LogRelations.relation(session, fileFormat.get, dsOptions + (Key -> p.snapshot), schema, index,
+            table.partitionColumnNames)
+          session.sessionState.catalog.getRelation(table, extra).transform {
+            case _: UnresolvedCatalogRelation => LogicalRelation(relation, table)
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether a directory of the table at `root` is in one of the catalog's partitions of `table`
+   * (at or below its location); None when a partition lies anywhere but its own `k=v` directory
+   * (Spark's listing reads those).
+   */
+  private def catalogPartitions(session: SparkSession, table: CatalogTable, root: Path): Option[Path => Boolean] = {
+    val hadoopConf = session.sessionState.newHadoopConf()
+    val partitions = session.sessionState.catalog.listPartitions(table.identifier).map { p =>
+      val path = new Path(p.location)
+      val default = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.generatePartitionPath(p.spec,
+        table.partitionColumnNames, root)
+      (path.getFileSystem(hadoopConf).makeQualified(path), default)
+    }
+    val locations = partitions.map(_._1)
+    // A partition not at its own `k=v` directory: its files' paths do not say their partition
+    // values, which only the catalog holds. Spark's listing of the catalog's partitions reads it.
+    if (partitions.exists { case (l, default) => l.toString.stripSuffix("/") != default.toString.stripSuffix("/") })
+      None
+    else {
+      val dirs = locations.map(_.toString).toSet
+      Some(dir =>
+        Iterator.iterate(dir)(_.getParent).takeWhile(d => d != null && d.depth >= root.depth)
+          .exists(d => dirs(d.toString)))
+    }
+  }
+
+  /**
+   * A read planned from its snapshot: its qualified roots, its files, how to take them anew
+   * (REFRESH), the snapshot option it carries (empty where it reads no table), a past snapshot's
+   * files a later commit removed and the check that they are still there where a read selects.
+   */
+  private final case class Plan(roots: Seq[Path], files: Seq[FileStatus], retake: () => Seq[FileStatus],
+      snapshot: String, pastFiles: Set[Path], pastFilesThere: Seq[Path] => Unit)
+
+  /** Left: the snapshot option of a read Spark's own listing reads. */
+  private def plan(session: SparkSession, roots: Seq[String], options: Map[String, String],
+      asOf: Option[AsOfOption]): Either[String, Plan] = {
+    val lower = options.keySet.map(_.toLowerCase(Locale.ROOT))
+    val hadoopConf = session.sessionState.newHadoopConfWithOptions(options)
+    val sessionRegex = session.sessionState.conf.getConfString(IgnoredPathSegmentRegex, DefaultIgnoredPathSegments)
+    val delegate = Option(hadoopConf.get(TxCommitConf.DelegateFilter)).exists(_.trim.nonEmpty)
+    if (roots.isEmpty || lower.exists(ListingOnlyOptions) || sessionRegex != DefaultIgnoredPathSegments ||
+      delegate || roots.exists(LogFirstSnapshot.isGlob)) Left(snapshotOf(session, roots, asOf))
+    else {
+      val qualified = roots.map { r =>
+        val p = new Path(r)
+        p.getFileSystem(hadoopConf).makeQualified(p)
+      }
+      def now(): (Option[SnapshotHandle], ReadFiles.Outcome) = ReadFiles.planNow(qualified, hadoopConf)
+      val (handle, outcome) = asOf match {
+        case None => now()
+        case Some(_) =>
+          val h = handleOf(session, roots, asOf)
+          (h, ReadFiles.of(h.get, qualified, hadoopConf))
+      }
+      val snapshot = handle.fold("")(_.encode)
+      outcome match {
+        case ReadFiles.SparkLists => Left(snapshot)
+        case ReadFiles.Files(found, _) =>
+          val retake = () =>
+            if (asOf.isDefined) found
+            else now()._2 match {
+              case ReadFiles.Files(files, _) => files
+              case ReadFiles.SparkLists => found
+            }
+          val past = handle.toSeq.flatMap(AsOfListing.of)
+          val pastFilesThere = (dirs: Seq[Path]) =>
+            past.foreach { case (table, listing) => listing.verify(table, dirs, Nil, hadoopConf) }
+          val pastFiles = past.flatMap { case (table, l) => l.files.map(f => new Path(table, f.path)) }.toSet
+          Right(Plan(qualified, found, retake, snapshot, pastFiles, pastFilesThere))
+      }
+    }
+  }
+
+  private val IgnoredPathSegmentRegex = "spark.sql.files.ignoredPathSegmentRegex"
+  private val DefaultIgnoredPathSegments = "^[._]"
 
   /**
    * The past snapshot a read's options ask for (the option `name` in errors); fails on a

@@ -113,6 +113,7 @@ class CheckTableNestingSuite extends AnyFunSuite {
     Try(CheckTableNesting.run(ctx, (), new StageTimings)).toOption match {
       case None => Some("setup")
       case Some(seen) =>
+        if (seen.createsTable) RecordReadMode.run(ctx, (), new StageTimings)
         StartTransaction.run(ctx, false, new StageTimings)
         before()
         try { RecheckTableNesting.run(ctx, seen, new StageTimings); None }
@@ -134,6 +135,8 @@ class CheckTableNestingSuite extends AnyFunSuite {
     val seenOuter = CheckTableNesting.run(outer, (), new StageTimings)
     val seenInner = CheckTableNesting.run(inner, (), new StageTimings)
     assert(seenOuter.createsTable && seenInner.createsTable)
+    // Each new table is log-only: checkpoint 1 is created in its log before its marker (I32).
+    assert(RecordReadMode.run(outer, (), new StageTimings) && RecordReadMode.run(inner, (), new StageTimings))
     StartTransaction.run(outer, false, new StageTimings)
     StartTransaction.run(inner, false, new StageTimings)
     val refusedInner = intercept[UnsupportedWriteException](RecheckTableNesting.run(inner, seenInner, new StageTimings))
@@ -144,7 +147,7 @@ class CheckTableNestingSuite extends AnyFunSuite {
     // The refused inner write removes the log it created; the outer one then commits alone.
     AbortTransaction.run(inner, Nil, new StageTimings)
     assert(RemoveCreatedLog.run(inner, (), new StageTimings))
-    assert(!Files.exists(t.dir.resolve("k=1/_txcommit")), "the refused write left no log")
+    assert(!Files.exists(t.dir.resolve("k=1/_txcommit")), "the refused write left no log, its checkpoint neither")
     RecheckTableNesting.run(outer, seenOuter, new StageTimings)
   }
 

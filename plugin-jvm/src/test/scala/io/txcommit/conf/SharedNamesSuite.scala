@@ -25,6 +25,7 @@ class SharedNamesSuite extends AnyFunSuite {
     assert(entries("confs") == Map(
       "ReadFilter" -> TxCommitConf.ReadFilter,
       "IgnoreCorruptRecords" -> TxCommitConf.IgnoreCorruptRecords,
+      "NewTableReads" -> TxCommitConf.NewTableReads,
       "CleanupAttempts" -> TxCommitConf.CleanupAttempts,
       "HaltAt" -> TxCommitConf.HaltAt,
       "KeepAbortedFiles" -> TxCommitConf.KeepAbortedFiles,
@@ -46,7 +47,7 @@ class SharedNamesSuite extends AnyFunSuite {
 
   test("commit stages: every stage's name, keyed by its object's name") {
     val stages: Seq[CommitStage[_, _]] = Seq(StartTransaction, CheckTableNesting, RecheckTableNesting,
-      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties,
+      CheckReplaceScope, RemoveCreatedLog, RollForward, RollForwardReplacements, RecordTableProperties, RecordReadMode,
       CollectManifests, CheckWriteId,
       SkipTransaction, CheckConflicts, CheckSchema, PublishData, PublishCommitRecord, PublishReplaceRecord,
       PublishRestoreRecord, CopyReplaceRecord, WriteSuccessSummary, WriteCheckpoint, WriteManifests, CleanupAttempts,
@@ -71,6 +72,7 @@ class SharedNamesSuite extends AnyFunSuite {
       new CommitOutcomeUnknownException("x", cause), new CorruptCommitRecordException("x"),
       new CorruptCheckpointException("x"), new CorruptTablePropertiesException("x"), new TaskFileMissingException("x"),
       new InvalidConfException("k", "v", "x"), new UnsupportedStoreException("x"), new UnsupportedWriteException("x"),
+      new UnsupportedReadException("x"),
       new UnsupportedSparkLineException("x"),
       new WriteIdCommittedException("x"), new MaintenanceException("x"), new NotATableException("x"),
       new ListingChangedException("x", cause), new StorePermissionException("x", cause),

@@ -63,6 +63,25 @@ class TablesSuite extends AnyFunSuite {
         assert(read.sorted == Vectors.elements(visible).map(_.asText()),
           s"read at '$root' (log first: $logFirst): ${c.get("about").asText()}")
       }
+      // Planned from the snapshot (the file index a log-first read gets): a log-only table's
+      // files from its log, any other root listed once and each file judged against the log; a
+      // root in no table is Spark's own listing (above).
+      for ((root, visible) <- reads) {
+        val at = if (root.isEmpty) t.table else new Path(t.table, root)
+        LogFirstSnapshot.forRoots(Seq(at), t.conf).foreach { h =>
+          val planned = ReadFiles.of(h, Seq(at), t.conf) match {
+            case ReadFiles.Files(found, listed) =>
+              // A log-only table (I32) is never listed; any other root is, once.
+              val logOnly = Option(c.get("checkpoints")).toSeq.flatMap(Vectors.elements)
+                .exists(k => Option(k.get("checkpoint").get("reads")).exists(_.asText() == "log"))
+              assert(listed == !logOnly, s"read at '$root' listed: $listed")
+              found.flatMap(st => io.txcommit.Paths.relativize(at, st.getPath)).sorted
+            case other => fail(s"read at '$root' left to Spark's listing: $other")
+          }
+          assert(planned == Vectors.elements(visible).map(_.asText()),
+            s"planned read at '$root': ${c.get("about").asText()}")
+        }
+      }
     }
   }
 }

@@ -204,7 +204,8 @@ class ManifestsSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(manifests(dir).isEmpty)
     val out = spark.sql(s"TXCOMMIT ALTER '$url' SET ('manifests' = 'true')").collect()
       .map(r => (r.getAs[String]("property"), r.getAs[String]("value"), r.getAs[Long]("number"))).toSeq
-    assert(out == Seq(("manifests", "true", 1L)))
+    // `reads` is in force too: a table txcommit creates is log-only, as its checkpoint 1 says.
+    assert(out == Seq(("manifests", "true", 1L), ("reads", "log", 1L)))
     assert(manifests(dir).keySet == Set("k=0", "k=1", "k=2") && listed(dir) == read(url), "whole from the ALTER on")
     // No option, no session switch: the table's property decides.
     rows(10, 2, from = 30).write.mode("append").partitionBy("k").parquet(url)

@@ -69,7 +69,8 @@ object Vectors {
       // absent: a checkpoint from before it carried the schema; null: none of its records carries one
       schema = Option(n.get("schema")).map(m =>
         if (m.isNull) None
-        else Some(SchemaMark(m.get("txn").asText(), m.get("committedAt").asLong(), m.get("ddl").asText()))))
+        else Some(SchemaMark(m.get("txn").asText(), m.get("committedAt").asLong(), m.get("ddl").asText()))),
+      reads = Option(n.get("reads")).map(_.asText()))
   }
 
   /** `removed` (or `restored`) entries: `path`, `size` and, for a file without a txn id, its `modifiedAt`. */

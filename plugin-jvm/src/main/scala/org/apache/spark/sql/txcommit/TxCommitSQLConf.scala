@@ -68,6 +68,14 @@ object TxCommitSQLConf {
       "writer follows. TXCOMMIT GENERATE MANIFEST writes them all.",
     default = false)
 
+  val NEW_TABLE_READS: ConfigEntry[String] = SQLConf.buildConf(TxCommitConf.NewTableReads)
+    .doc("txcommit: how a table txcommit creates (a first write to a directory holding no data file) " +
+      "is read: log (log-only: reads plan from the log and never list data; a file written without " +
+      "txcommit is invisible until a command commits it) or listing (reads list the table and show " +
+      "files written without txcommit). TXCOMMIT ALTER '<path>' SET ('reads' = ...) changes a table.")
+    .version(Since).stringConf.transform(_.trim.toLowerCase(java.util.Locale.ROOT))
+    .checkValues(io.txcommit.log.ReadMode.All).createWithDefault(io.txcommit.log.ReadMode.Log)
+
   val CLEANUP_ATTEMPTS: ConfigEntry[Boolean] = flag(TxCommitConf.CleanupAttempts,
     "after a commit, delete files of the transaction's failed task attempts.", default = true)
 
@@ -120,7 +128,7 @@ object TxCommitSQLConf {
   /** Forces registration (Scala objects initialise lazily). */
   def register(): Unit = {
     Seq(READ_FILTER, LOG_FIRST, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
-      MANIFESTS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
+      MANIFESTS, NEW_TABLE_READS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
       VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY, MAINTENANCE_JOB_THRESHOLD)
     ()
   }

@@ -1,0 +1,78 @@
+package org.apache.spark.sql.txcommit
+
+import java.util.Locale
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.errors.QueryCompilationErrors
+import org.apache.spark.sql.execution.datasources.{DataSource, DataSourceUtils, FileFormat, HadoopFsRelation}
+import org.apache.spark.sql.execution.datasources.v2.FileDataSourceV2
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.SchemaUtils
+
+/**
+ * Builds the relation Spark's `DataSource.resolveRelation` builds for a batch read of a file
+ * source, over a [[LogFileIndex]] instead of Spark's listing: the partition columns the index
+ * infers (or a catalog table's), the data schema the user gave or the format infers from the
+ * files (`FileFormat.inferSchema`, as Spark calls it), made nullable, with Spark's checks. It
+ * lives in Spark's package for Spark's own errors (package-private), so a read that cannot be
+ * planned fails as Spark's would.
+ */
+object LogRelations {
+
+  /**
+   * The V1 file format a read of `format` resolves to, as `ResolveDataSource` picks it; None when
+   * Spark would read it another way (a V2 source, not a file source).
+   */
+  def fileFormat(session: SparkSession, format: String): Option[FileFormat] = {
+    val conf = session.sessionState.conf
+    if (format.toLowerCase(Locale.ROOT) == "hive") None
+    else scala.util.Try {
+      if (DataSource.lookupDataSourceV2(format, conf).isDefined) None
+      else DataSource.lookupDataSource(format, conf).getDeclaredConstructor().newInstance() match {
+        case v2: FileDataSourceV2 => Some(v2.fallbackFileFormat.getDeclaredConstructor().newInstance())
+        case f: FileFormat => Some(f)
+        case _ => None
+      }
+    }.toOption.flatten
+  }
+
+  /**
+   * The relation of a read whose files `index` holds: `options` the read's (they reach the
+   * format's reader as Spark's would), `partitionColumns` a catalog table's (else inferred).
+   */
+  def relation(session: SparkSession, format: FileFormat, options: Map[String, String],
+      userSpecifiedSchema: Option[StructType], index: LogFileIndex, partitionColumns: Seq[String] = Nil,
+      bucketSpec: Option[org.apache.spark.sql.catalyst.catalog.BucketSpec] = None): HadoopFsRelation = {
+    val conf = session.sessionState.conf
+    val equality = conf.resolver
+    val caseInsensitive = CaseInsensitiveMap(options)
+    val partitionSchema =
+      if (partitionColumns.isEmpty || userSpecifiedSchema.isEmpty) index.partitionSchema
+      else StructType(partitionColumns.map { c =>
+        userSpecifiedSchema.flatMap(_.find(f => equality(f.name, c)))
+          .orElse(index.partitionSchema.find(p => equality(p.name, c)))
+          .getOrElse(throw QueryCompilationErrors.partitionColumnNotSpecifiedError(format.toString, c))
+      })
+    val dataSchema = userSpecifiedSchema.map(s =>
+      StructType(s.filterNot(f =>
+          partitionSchema.exists(p => equality(p.name, f.name)))))
+      .orElse(format.inferSchema(session, caseInsensitive - "path", inferFrom(index)))
+      .getOrElse(throw QueryCompilationErrors.dataSchemaNotSpecifiedError(format.toString))
+    // Spark only warns about a data column named like a partition column (existing tables do it).
+    scala.util.Try(SchemaUtils.checkColumnNameDuplication((dataSchema ++ partitionSchema).map(_.name), equality))
+    val relation = HadoopFsRelation(index, partitionSchema, dataSchema.asNullable, bucketSpec, format,
+      caseInsensitive)(session)
+    SchemaUtils.checkSchemaColumnNameDuplication(relation.dataSchema, equality)
+    SchemaUtils.checkSchemaColumnNameDuplication(relation.partitionSchema, equality)
+    DataSourceUtils.verifySchema(relation.fileFormat, relation.dataSchema)
+    relation
+  }
+
+  /** The files the data schema is inferred from: none a past snapshot may have lost, where there are others. */
+  private def inferFrom(index: LogFileIndex): Seq[org.apache.hadoop.fs.FileStatus] = {
+    val all = index.allFiles()
+    val kept = all.filterNot(f => index.pastFiles(f.getPath))
+    if (kept.nonEmpty) kept else all
+  }
+}

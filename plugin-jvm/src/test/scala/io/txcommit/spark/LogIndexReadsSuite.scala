@@ -1,0 +1,133 @@
+package io.txcommit.spark
+
+import java.nio.file.{Files, Path => JPath}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.txcommit.LogFileIndex
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{ReadMode, TxnId}
+import io.txcommit.testing.PluginSessions
+
+/**
+ * Reads of a txcommit table planned from its log (docs/readers.md): the SQL extension resolves
+ * the read to a relation over a [[LogFileIndex]] before Spark lists anything, and what it reads
+ * (rows, schema, partition columns, files) is what Spark's own listing with the read filter
+ * reads of the same snapshot, for every way a read names its files and partitions.
+ */
+class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private lazy val spark = PluginSessions.builder("txcommit-log-index")
+    .config(TxCommitConf.MaxClockSkewMs, "0")
+    .config(TxCommitConf.CheckpointInterval, "0")
+    .getOrCreate()
+
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
+
+  /**
+   * A table partitioned by k (int) and s (string): two commits, a file written without txcommit
+   * in k=1/s=a, and the file of a transaction that never committed in k=2/s=b.
+   */
+  private def table(reads: String = ReadMode.Listing): (JPath, String) = {
+    val dir = Files.createTempDirectory("txcommit-log-index").resolve("t")
+    val url = dir.toUri.toString.stripSuffix("/")
+    def rows(from: Int, n: Int) = spark.range(from.toLong, (from + n).toLong)
+      .selectExpr("id", "cast(id % 3 as int) as k", "if(id % 2 = 0, 'a', 'b') as s")
+    spark.conf.set(TxCommitConf.NewTableReads, reads)
+    try rows(0, 30).write.partitionBy("k", "s").parquet(url)
+    finally spark.conf.unset(TxCommitConf.NewTableReads)
+    rows(100, 12).write.mode("append").partitionBy("k", "s").parquet(url)
+    val plain = Files.createTempDirectory("txcommit-plain").resolve("p").toUri.toString
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.range(1000, 1005).coalesce(1).write.parquet(plain)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    val plainFile = Files.list(java.nio.file.Paths.get(new java.net.URI(plain))).iterator().asScala
+      .find(_.getFileName.toString.endsWith(".parquet")).get
+    Files.copy(plainFile, dir.resolve("k=1/s=a/written-without-txcommit.parquet"))
+    val committed =
+      Files.list(dir.resolve("k=2/s=b")).iterator().asScala.find(_.getFileName.toString.startsWith("part-")).get
+    Files.copy(committed, dir.resolve(s"k=2/s=b/part-00000-tid-${TxnId.generate()}-7-c000.snappy.parquet"))
+    (dir, url)
+  }
+
+  private def indexOf(df: DataFrame): Option[Any] =
+    df.queryExecution.analyzed.collectFirst { case l: LogicalRelation => l.relation }.collect {
+      case r: HadoopFsRelation => r.location
+    }
+
+  /** The same read through Spark's own listing and the read filter (an option the index leaves to it). */
+  private def listed(read: org.apache.spark.sql.DataFrameReader) = read.option("modifiedBefore", "2999-01-01T00:00:00")
+
+  private def same(planned: DataFrame, byListing: DataFrame, what: String): Unit = {
+    assert(indexOf(planned).exists(_.isInstanceOf[LogFileIndex]), s"$what: planned from the log")
+    assert(!indexOf(byListing).exists(_.isInstanceOf[LogFileIndex]), s"$what: the reference read lists")
+    assert(planned.schema == byListing.schema, s"$what: schema")
+    def sorted(df: DataFrame): Seq[Row] = df.collect().toSeq.sortBy(_.toString)
+    assert(sorted(planned) == sorted(byListing), s"$what: rows")
+    // Compared as paths: a local file listed may print as file:///x where the log's is file:/x.
+    def paths(df: DataFrame) = df.inputFiles.map(f => new org.apache.hadoop.fs.Path(f).toUri.getPath).toSet
+    val (a, b) = (paths(planned), paths(byListing))
+    assert(a == b, s"$what: files only planned ${a -- b}, only listed ${b -- a}")
+  }
+
+  for (reads <- Seq(ReadMode.Listing, ReadMode.Log))
+    test(
+      s"a read of a table plans from its log and reads what Spark's own listing reads, every way a read is named ($reads)") {
+      val (_, url) = table(reads)
+      def r = spark.read // a reader keeps the options set on it
+      same(r.parquet(url), listed(spark.read).parquet(url), "the table")
+      assert(r.parquet(url).count() == (if (reads == ReadMode.Log) 42 else 42 + 5),
+        "both commits, and the file written without txcommit where the table is listed")
+      assert(r.parquet(url).inputFiles.count(_.contains("-tid-")) > 0)
+      same(r.parquet(s"$url/k=1"), listed(spark.read).parquet(s"$url/k=1"), "a partition directory")
+      same(r.option("basePath", url).parquet(s"$url/k=1"),
+        listed(spark.read.option("basePath", url)).parquet(s"$url/k=1"), "basePath")
+      same(r.parquet(s"$url/k=1/s=a", s"$url/k=2/s=b"), listed(spark.read).parquet(s"$url/k=1/s=a", s"$url/k=2/s=b"),
+        "two roots")
+      // Spark refuses partition directories of two levels read as roots; so does the index.
+      def error(df: => DataFrame) = scala.util.Try(df.schema).failed.toOption.map(_.getClass.getName)
+      assert(error(r.parquet(s"$url/k=1", s"$url/k=2")).nonEmpty)
+      assert(error(r.parquet(s"$url/k=1", s"$url/k=2")) == error(listed(spark.read).parquet(s"$url/k=1", s"$url/k=2")))
+      same(spark.read.schema("id BIGINT, k STRING, s STRING").parquet(url),
+        listed(spark.read.schema("id BIGINT, k STRING, s STRING")).parquet(url), "a user's schema")
+      same(spark.read.option("pathGlobFilter", "part-*").parquet(url),
+        listed(spark.read.option("pathGlobFilter", "part-*")).parquet(url), "pathGlobFilter")
+      same(spark.read.option("recursiveFileLookup", "true").parquet(url),
+        listed(spark.read.option("recursiveFileLookup", "true")).parquet(url), "recursiveFileLookup")
+      same(spark.sql(s"SELECT * FROM parquet.`$url`"), listed(spark.read).parquet(url), "SQL on a file")
+      val key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+      spark.conf.set(key, "false")
+      try same(spark.read.parquet(url), listed(spark.read).parquet(url), "partition type inference off")
+      finally spark.conf.unset(key)
+      assert(spark.read.parquet(url).schema("k").dataType == org.apache.spark.sql.types.IntegerType)
+    }
+
+  test("a read's files are fixed when it is planned; refresh takes the log anew") {
+    val (_, url) = table()
+    val df = spark.read.parquet(url)
+    val index = indexOf(df).get.asInstanceOf[LogFileIndex]
+    val before = index.files.size
+    spark.range(7).coalesce(1).selectExpr("id", "cast(1 as int) as k", "'a' as s").write.mode("append")
+      .partitionBy("k", "s").parquet(url)
+    assert(df.count() == 47)
+    assert(index.files.size == before)
+    index.refresh()
+    assert(index.files.size == before + 1)
+    assert(spark.read.parquet(url).count() == 54)
+  }
+
+  test("a root holding a streaming sink's log is read through that log, as Spark reads it") {
+    val (dir, url) = table()
+    Files.createDirectories(dir.resolve("_spark_metadata"))
+    Files.write(dir.resolve("_spark_metadata/0"), "v1\n".getBytes("UTF-8"))
+    val df = spark.read.schema("id BIGINT, k INT, s STRING").parquet(url)
+    assert(!indexOf(df).exists(_.isInstanceOf[LogFileIndex]) && df.count() == 0, "the sink's log names no file")
+  }
+}

@@ -1,0 +1,181 @@
+package io.txcommit.spark
+
+import java.nio.file.{Files, Path => JPath}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.FileSourceScanExec
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.txcommit.MaintenanceException
+import io.txcommit.conf.TxCommitConf
+import io.txcommit.log.{CheckpointCodec, ReadMode}
+import io.txcommit.testing.{ListingCountingFileSystem, PluginSessions}
+
+/**
+ * Log-only tables (docs/protocol.md, I32) through Spark: a table txcommit creates is one, its
+ * reads never list its data (partitions pruned in memory), a file written without txcommit into
+ * it is invisible to every reader until a command commits it; a table txcommit adopts is read by
+ * listing; `TXCOMMIT ALTER ... SET ('reads' = ...)` moves a table from one to the other with no
+ * row vanishing or showing twice.
+ */
+class LogOnlyTablesSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private lazy val spark = PluginSessions.builder("txcommit-log-only")
+    .config(TxCommitConf.MaxClockSkewMs, "0")
+    .config(TxCommitConf.CheckpointInterval, "0")
+    .config("spark.hadoop.fs.file.impl", classOf[ListingCountingFileSystem].getName)
+    .config("spark.hadoop.fs.file.impl.disable.cache", "true")
+    .getOrCreate()
+
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
+
+  private def newDir(): (JPath, String) = {
+    val dir = Files.createTempDirectory("txcommit-log-only").resolve("t")
+    (dir, dir.toUri.toString.stripSuffix("/"))
+  }
+
+  /** 100 rows over k = 0..3, written by txcommit into a new directory. */
+  private def created(): (JPath, String) = {
+    val (dir, url) = newDir()
+    spark.range(100).selectExpr("id", "cast(id % 4 as int) as k").write.partitionBy("k").parquet(url)
+    (dir, url)
+  }
+
+  /** A Parquet file of `n` rows (id, no k) written by Spark's own commit protocol, copied to `at`. */
+  private def plainFile(at: JPath, n: Int, from: Long = 1000L): Unit = {
+    val (tmp, tmpUrl) = newDir()
+    spark.conf.set("spark.sql.sources.commitProtocolClass",
+      "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol")
+    try spark.range(from, from + n).coalesce(1).write.parquet(tmpUrl)
+    finally spark.conf.set("spark.sql.sources.commitProtocolClass", TxCommitConf.ProtocolClass)
+    val written = Files.list(tmp).iterator().asScala.find(_.getFileName.toString.endsWith(".parquet")).get
+    Files.createDirectories(at.getParent)
+    Files.copy(written, at)
+  }
+
+  private def modeOf(dir: JPath): Option[String] = {
+    val cps = Files.list(dir.resolve("_txcommit/checkpoints")).iterator().asScala.toSeq.sortBy(_.getFileName.toString)
+    cps.lastOption.map { p =>
+      val n = p.getFileName.toString.stripSuffix(".json").toLong
+      CheckpointCodec.decode(Files.readAllBytes(p), p.toString, n).reads.getOrElse(ReadMode.Listing)
+    }
+  }
+
+  private def alter(url: String, mode: String): Seq[(String, String)] =
+    spark.sql(s"TXCOMMIT ALTER '$url' SET ('reads' = '$mode')").collect().toSeq.map(r =>
+      r.getString(0) -> r.getString(1))
+
+  private def dataListings(url: String)(read: => Any): Int = {
+    val p = new Path(url)
+    ListingCountingFileSystem.watch(p)
+    read
+    ListingCountingFileSystem.dataListings(p)
+  }
+
+  private def filesRead(df: DataFrame): Long = {
+    df.collect()
+    df.queryExecution.executedPlan.collect { case s: FileSourceScanExec => s.metrics("numFiles").value }.sum
+  }
+
+  test("a table txcommit creates is log-only: every read plans from its log, lists no data, prunes in memory") {
+    val (dir, url) = created()
+    assert(modeOf(dir).contains(ReadMode.Log), "checkpoint 1, written before the first commit, says log")
+    assert(dataListings(url)(assert(spark.read.parquet(url).count() == 100)) == 0, "a DataFrame read")
+    assert(dataListings(url)(assert(spark.sql(s"SELECT * FROM parquet.`$url`").count() == 100)) == 0, "SQL on a file")
+    assert(dataListings(url)(assert(spark.read.parquet(s"$url/k=1").count() == 25)) == 0, "a partition directory")
+    // A JVM that has not met the table lists the root once to find its log, and nothing below.
+    io.txcommit.read.TableLogReader.Roots.clear()
+    val p = new Path(url)
+    ListingCountingFileSystem.watch(p)
+    assert(spark.read.parquet(url).count() == 100)
+    assert(
+      ListingCountingFileSystem.listingsByDir(p).keySet.filterNot(_.contains("_txcommit")) ==
+        Set(p.toUri.getPath), "a table this JVM does not know yet: one listing of its root")
+    assert(dataListings(url)(assert(spark.read.parquet(url).count() == 100)) == 0, "then none")
+    val all = spark.read.parquet(url)
+    val pruned = spark.read.parquet(url).where("k = 1")
+    assert(dataListings(url)(assert(filesRead(pruned) * 4 == filesRead(all))) == 0,
+      "a filter on the partition column reads only that partition's files, and lists nothing")
+    spark.sql(s"CREATE TABLE log_only_tracked (id BIGINT, k INT) USING parquet PARTITIONED BY (k) LOCATION '$url'")
+    spark.sql(s"CREATE TABLE log_only_flat (id BIGINT) USING parquet LOCATION '$url/k=2'")
+    try {
+      spark.sql("MSCK REPAIR TABLE log_only_tracked")
+      assert(dataListings(url) {
+          assert(spark.table("log_only_tracked").count() == 100)
+          assert(spark.sql("SELECT * FROM log_only_tracked WHERE k = 3").count() == 25)
+          assert(spark.table("log_only_flat").count() == 25)
+        } == 0, "catalog tables")
+    } finally {
+      spark.sql("DROP TABLE log_only_tracked")
+      spark.sql("DROP TABLE log_only_flat")
+    }
+  }
+
+  test("a file written without txcommit into a log-only table is invisible to every reader until the log names it") {
+    val (dir, url) = created()
+    plainFile(dir.resolve("k=1/written-without-txcommit.parquet"), 5)
+    assert(spark.read.parquet(url).count() == 100, "log first, from the log")
+    spark.conf.set(TxCommitConf.LogFirst, "false")
+    try assert(spark.read.parquet(url).count() == 100, "by the read filter's clock cut")
+    finally spark.conf.unset(TxCommitConf.LogFirst)
+    assert(spark.read.parquet(s"$url/k=*").count() == 100, "through a glob")
+    assert(spark.sql(s"TXCOMMIT FILES '$url'").collect().forall(!_.getString(0).contains("written-without")))
+  }
+
+  test("ALTER moves a table between log-only and listing, no row vanishing or showing twice") {
+    val (dir, url) = created()
+    plainFile(dir.resolve("k=1/written-without-txcommit.parquet"), 5)
+    assert(alter(url, "listing").contains("reads" -> "listing") && modeOf(dir).contains(ReadMode.Listing))
+    assert(spark.read.parquet(url).count() == 105, "listing: the file written without txcommit shows")
+    assert(dataListings(url)(spark.read.parquet(url).count()) > 0, "and the table is listed")
+    val history = spark.sql(s"TXCOMMIT HISTORY '$url'").count()
+    assert(alter(url, "log").contains("reads" -> "log") && modeOf(dir).contains(ReadMode.Log))
+    assert(spark.sql(s"TXCOMMIT HISTORY '$url'").count() == history + 1, "one append commits the file it adopts")
+    assert(dataListings(url)(assert(spark.read.parquet(url).count() == 105)) == 0,
+      "log-only again: the adopted file shows, from the log")
+    spark.conf.set(TxCommitConf.LogFirst, "false")
+    try assert(spark.read.parquet(url).count() == 105, "the read filter agrees")
+    finally spark.conf.unset(TxCommitConf.LogFirst)
+    plainFile(dir.resolve("k=2/written-later.parquet"), 7, from = 2000L)
+    assert(spark.read.parquet(url).count() == 105, "a file written after the switch stays hidden")
+    assert(alter(url, "log").contains("reads" -> "log"), "a switch to the mode in force changes nothing")
+    // An overwrite of a partition hides its adopted file like any other.
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try spark.range(3).selectExpr("id", "cast(1 as int) as k").write.mode("overwrite").partitionBy("k").parquet(url)
+    finally spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    assert(spark.read.parquet(url).count() == 75 + 3)
+  }
+
+  test("a first write to a directory holding data adopts it: read by listing, its files visible") {
+    val (dir, url) = newDir()
+    plainFile(dir.resolve("part-0.parquet"), 5)
+    spark.range(10).write.mode("append").parquet(url)
+    assert(!Files.exists(dir.resolve("_txcommit/checkpoints")), "no log-only checkpoint")
+    assert(spark.read.parquet(url).count() == 15)
+    val (dir2, url2) = newDir()
+    spark.conf.set(TxCommitConf.NewTableReads, "listing")
+    try spark.range(10).write.parquet(url2)
+    finally spark.conf.unset(TxCommitConf.NewTableReads)
+    assert(!Files.exists(dir2.resolve("_txcommit/checkpoints")), s"${TxCommitConf.NewTableReads}=listing")
+  }
+
+  test("switching to log is refused, changing nothing, where a log could not name a visible file") {
+    val (dir, url) = newDir()
+    plainFile(dir.resolve("part-0.parquet"), 5)
+    spark.range(10).write.mode("append").parquet(url)
+    // An overwrite removes part-0.parquet; a plain writer writes that name again.
+    spark.range(20, 23).write.mode("overwrite").parquet(url)
+    Files.delete(dir.resolve("part-0.parquet")) // as VACUUM does once the removal is past its horizon
+    plainFile(dir.resolve("part-0.parquet"), 4, from = 3000L)
+    assert(spark.read.parquet(url).count() == 3 + 4)
+    val e = intercept[MaintenanceException](alter(url, "log"))
+    assert(e.getMessage.contains("part-0.parquet") && e.getMessage.contains("rename") &&
+      e.getMessage.contains("Nothing was changed"))
+    assert(spark.read.parquet(url).count() == 3 + 4 && !Files.exists(dir.resolve("_txcommit/checkpoints")))
+  }
+}
