@@ -33,7 +33,7 @@ WRITE_ID = "txcommit.writeId"
 @pytest.mark.parametrize("store", ["local", "s3"])
 def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     spark, store: str, workdir: Path, request: pytest.FixtureRequest, capsys, monkeypatch
-) -> None:  # noqa: ANN001
+) -> None:
     s3 = request.getfixturevalue("local_s3") if store == "s3" else None
     client = request.getfixturevalue("s3_client") if store == "s3" else None
     table: TableRef = make_table(store, workdir, client)
@@ -41,7 +41,7 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     # No checkpoint by chance: this test writes the table's first one itself.
     spark.conf.set("spark.txcommit.checkpoint.interval", "0")
 
-    def rows(start: int, n: int, parts: int = 2):  # noqa: ANN202
+    def rows(start: int, n: int, parts: int = 2):
         return spark.range(start, start + n, 1, parts).withColumn(
             "k", (F.col("id") % 3).cast("int")
         )

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import txcommit
-from txcommit.testing.local_s3 import DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import LYING_BUCKET, TEST_BUCKET
 from support.servers import READY_MARK, ServerProcess, new_session, server_python
@@ -20,11 +21,11 @@ from support.tables import TableRef, make_table, txn_of
 from support.waiting import wait_for
 
 
-def write(spark, table: TableRef, files: int) -> None:  # noqa: ANN001
+def write(spark, table: TableRef, files: int) -> None:
     spark.range(0, 20_000, 1, files).write.mode("append").parquet(table.url)
 
 
-def requests_during(local_s3: LocalS3, action) -> list[dict]:  # noqa: ANN001
+def requests_during(local_s3: LocalS3, action) -> list[dict]:
     assert local_s3.front is not None
     start = len(local_s3.front.log.since(0))
     action()
@@ -40,10 +41,16 @@ def job_commit_requests(entries: list[dict], table: TableRef, txn: str) -> dict[
     mine = [e for e in entries if key_of(e).startswith(table.prefix + "/")]
     marker = f"/_txcommit/pending/{txn}.json"
     began = next(i for i, e in enumerate(mine) if e["key"].endswith(marker))
-    end = next(i for i, e in enumerate(mine) if i > began and e["op"] == "PUT"
-               and e["key"].endswith("/_SUCCESS"))  # fmt: skip
-    tasks = [i for i, e in enumerate(mine[:end]) if e["op"] != "MULTIPART_COMPLETE"
-             and ("__magic" in e["key"] or "/part-" in e["key"])]  # fmt: skip
+    end = next(
+        i
+        for i, e in enumerate(mine)
+        if i > began and e["op"] == "PUT" and e["key"].endswith("/_SUCCESS")
+    )
+    tasks = [
+        i
+        for i, e in enumerate(mine[:end])
+        if e["op"] != "MULTIPART_COMPLETE" and ("__magic" in e["key"] or "/part-" in e["key"])
+    ]
     return dict(Counter(e["op"] for e in mine[max([began, *tasks]) + 1 : end]))
 
 
@@ -62,7 +69,7 @@ FIRST_WRITE_RECHECK = {"HEAD": 1, "LIST": 2}
 @pytest.mark.parametrize("store", ["s3", "s3-multipart"])
 def test_commit_requests_do_not_grow_with_the_number_of_files(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """Counted at the endpoint: a job commit's requests are the same for 4 and 40 files, except
     one multipart completion per file in `s3-multipart` mode. The `_SUCCESS` summary's count
     is what the endpoint served, less a first write's re-check."""
@@ -88,7 +95,7 @@ def test_commit_requests_do_not_grow_with_the_number_of_files(
 
 def test_conditional_put_job_copies_and_deletes_no_data_object(
     spark, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """Measured at the endpoint, executors included: data files are PUT once where they stay."""
     table = make_table("s3", workdir, s3_client)
     table.prepare(spark)
@@ -97,8 +104,14 @@ def test_conditional_put_job_copies_and_deletes_no_data_object(
     mine = [r for r in seen if r["key"].startswith(table.prefix + "/")]
     data = [r for r in mine if txn_of(r["key"])]
     ops = {r["op"] for r in data}
-    assert ops <= {"PUT", "HEAD", "GET", "MULTIPART_INITIATE", "MULTIPART_PART",
-                   "MULTIPART_COMPLETE"}, ops  # fmt: skip
+    assert ops <= {
+        "PUT",
+        "HEAD",
+        "GET",
+        "MULTIPART_INITIATE",
+        "MULTIPART_PART",
+        "MULTIPART_COMPLETE",
+    }, ops
     assert not [r for r in mine if r["op"] in ("COPY", "MULTIPART_PART_COPY")], "nothing copied"
     assert not [r for r in data if r["op"] in ("DELETE", "DELETE_BULK")], "no data deleted"
     assert sum(r["op"] == "PUT" for r in data) == 8, "each data file written once"
@@ -118,7 +131,7 @@ ONE_FILE = {
 @pytest.mark.parametrize("store", ["s3", "s3-multipart"])
 def test_a_data_file_costs_one_put_and_no_probe(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """Measured at the endpoint, executors included: a data file is one PUT (or one multipart
     upload, completed by the job commit), with no probe before it (no two writes share a name)
     and no HEAD or read after it (its size is the bytes the writer sent, which S3
@@ -180,7 +193,7 @@ def test_a_data_file_costs_one_put_and_no_probe(
 
 def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
     spark, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """While uploads are in flight, or done but not completed by the job commit, a raw listing
     of the table (boto3 here; any tool) shows no data file."""
     import threading
@@ -192,7 +205,7 @@ def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
     table.prepare(spark)
 
     @F.udf(returnType=LongType(), useArrow=False)  # explicit: no lookup via the active session
-    def slow_tail(i):  # noqa: ANN001, ANN202
+    def slow_tail(i):
         import time
 
         if i >= 15_000 and i % 1000 == 0:  # the last tasks run well after the first finished
@@ -234,7 +247,7 @@ def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
     assert spark.read.parquet(table.url).count() == 20_000
 
 
-def test_an_endpoint_that_ignores_if_none_match_is_refused(spark, workdir: Path, lying_s3):  # noqa: ANN001
+def test_an_endpoint_that_ignores_if_none_match_is_refused(spark, workdir: Path, lying_s3):
     url = f"s3a://{LYING_BUCKET}/liar-{workdir.name}"
     txcommit.enable(spark)
     with pytest.raises(Exception) as info:
@@ -254,7 +267,7 @@ def test_an_endpoint_that_ignores_if_none_match_is_refused(spark, workdir: Path,
 @pytest.mark.parametrize("store", ["s3", "s3-multipart"])
 def test_credentials_never_reach_logs_records_or_summaries(
     spark, server: ServerProcess, store: str, workdir: Path, s3_client
-):  # noqa: ANN001
+):
     any_table = make_table(store, workdir, s3_client)
     any_table.prepare(spark)
     spark.range(100).write.parquet(any_table.url)
@@ -272,9 +285,9 @@ def test_credentials_never_reach_logs_records_or_summaries(
 
 
 def test_server_store_s3_quick_start(workdir: Path):
-    """The README's one-machine S3 quick start: `txcommit server --store s3` starts its own
-    local S3 endpoint; a JVM-less client writes and reads s3a://txcommit/ through it."""
-    proc = ServerProcess(workdir / "quick-start", extra_args=["--store", "s3"])
+    """The README's one-machine S3 quick start: `txcommit server --store s3 --local` starts its
+    own local S3 endpoint; a JVM-less client writes and reads s3a://txcommit/ through it."""
+    proc = ServerProcess(workdir / "quick-start", extra_args=["--store", "s3", "--local"])
     proc.start()
     try:
         out = "".join(proc.output)
@@ -288,7 +301,9 @@ def test_server_store_s3_quick_start(workdir: Path):
         proc.stop()
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "s3"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "hadoop-aws-3.5.0.jar" in cli.stdout and "bundle-" in cli.stdout
     assert TEST_BUCKET  # the shared endpoint is untouched by this server

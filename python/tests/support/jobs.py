@@ -23,7 +23,7 @@ class SlowAppend:
     """An append of ids ``start`` to ``start + 99`` to ``table`` in two tasks, run in a thread:
     the first task writes its file at once, the second works on for ``seconds``."""
 
-    def __init__(self, spark, table: TableRef, start: int, seconds: int) -> None:  # noqa: ANN001
+    def __init__(self, spark, table: TableRef, start: int, seconds: int) -> None:
         self.spark, self.table, self.start_id, self.seconds = spark, table, start, seconds
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -35,7 +35,7 @@ class SlowAppend:
         try:
             df = self.spark.range(self.start_id, self.start_id + 100, 1, 2).select(slow.alias("id"))
             df.write.mode("append").parquet(self.table.url)
-        except BaseException as e:  # noqa: BLE001 - the test checks it
+        except BaseException as e:
             self.error = e
         finally:
             self._ended = clock()

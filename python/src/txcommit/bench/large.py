@@ -51,8 +51,9 @@ class HeapSampler:
         """Samples the heap until the block ends; the largest sample is ``peak_mb``."""
         proc = subprocess.Popen(
             ["jstat", "-gc", str(self.pid), str(self.interval_ms)],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
         def read() -> None:
             assert proc.stdout is not None

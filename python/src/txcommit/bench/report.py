@@ -13,7 +13,7 @@ from txcommit._names import (
     PUBLISH_REPLACE_RECORD_STAGE,
 )
 from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
-from txcommit.testing.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
+from txcommit.devkit.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
 #: Request columns of the tables: (heading, operations counted).
 REQUEST_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -104,18 +104,23 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         add(
             f"job commit >= {factor:g}x faster than {other} ({where})",
             None if ratio is None else ratio >= factor,
-            "not measured" if ratio is None
+            "not measured"
+            if ratio is None
             else f"{ratio:.1f}x ({get(other, 'commit_s'):.3f} s vs {tx:.3f} s)",
-        )  # fmt: skip
+        )
     for proto in ("txcommit", "txcommit-mp"):
         for mode in ("append", "overwrite"):
             mine = [r for r in sweep if r["protocol"] == proto and r["mode"] == mode]
             copies = sum(grouped(r["requests"]["counts"])["COPY"] for r in mine)
             deletes = sum(r["requests"]["data_deletes"] for r in mine)
-            why = "" if mode == "append" or not deletes else (
-                "; an overwrite deleted old data during the job (a logical overwrite records "
-                "the removal in replace/ and leaves deletion to VACUUM, docs/protocol.md I14)"
-            )  # fmt: skip
+            why = (
+                ""
+                if mode == "append" or not deletes
+                else (
+                    "; an overwrite deleted old data during the job (a logical overwrite records "
+                    "the removal in replace/ and leaves deletion to VACUUM, docs/protocol.md I14)"
+                )
+            )
             add(
                 f"zero data COPY and DELETE requests ({proto}, every S3 {mode} of the sweep)",
                 None if not mine else copies == 0 and deletes == 0,
@@ -124,10 +129,12 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     out += floor_targets(results)
     out += large_targets(results)
     costs = {
-        r["files"]: {k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items()
-                     if k != "adapter"}
-        for r in sweep if r["protocol"] == "txcommit" and r["mode"] == "append"
-    }  # fmt: skip
+        r["files"]: {
+            k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items() if k != "adapter"
+        }
+        for r in sweep
+        if r["protocol"] == "txcommit" and r["mode"] == "append"
+    }
     distinct = {tuple(sorted(c.items())) for c in costs.values()}
     add(
         "job commit requests independent of file count (conditional-put, _SUCCESS)",
@@ -145,9 +152,10 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         f"filtered read plan <= 1.1x unfiltered {on['state'] if on else 'after vacuum'} "
         f"({most} transactions)",
         None if ratio is None else ratio <= 1.1,
-        "not measured" if ratio is None or on is None or off is None
+        "not measured"
+        if ratio is None or on is None or off is None
         else f"{ratio:.2f}x ({on['plan_s']:.3f} s vs {off['plan_s']:.3f} s)",
-    )  # fmt: skip
+    )
     return out
 
 
@@ -183,8 +191,10 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
     s3 = [r for r in sweep if r["store"] == "s3" and r["mode"] == "append"]
     for proto, primitive, limit in FLOOR_TARGETS:
-        for row in sorted((r for r in s3 if r["protocol"] == proto and r["files"] >= TARGET_FILES),
-                          key=lambda r: r["files"]):  # fmt: skip
+        for row in sorted(
+            (r for r in s3 if r["protocol"] == proto and r["files"] >= TARGET_FILES),
+            key=lambda r: r["files"],
+        ):
             floor = _find(s3, protocol="floor", files=row["files"], run=row.get("run"))
             if floor is None:
                 continue
@@ -197,10 +207,16 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 _why_above_floor(row, floor),
             )
     for proto, primitive, allowed in PER_FILE_TARGETS:
-        rows = sorted((r for r in s3 if r["protocol"] == proto and r.get("requests")),
-                      key=lambda r: r["files"])  # fmt: skip
-        pairs = [(a, b) for a in rows for b in rows
-                 if a["files"] < b["files"] and a.get("run") == b.get("run")]  # fmt: skip
+        rows = sorted(
+            (r for r in s3 if r["protocol"] == proto and r.get("requests")),
+            key=lambda r: r["files"],
+        )
+        pairs = [
+            (a, b)
+            for a in rows
+            for b in rows
+            if a["files"] < b["files"] and a.get("run") == b.get("run")
+        ]
         if not pairs:
             continue
         small, large = max(pairs, key=lambda p: (p[1]["files"] - p[0]["files"], p[1]["files"]))
@@ -220,15 +236,27 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"requests per data file: at most {_kv(allowed)}, no HEAD or LIST (txcommit "
             f"{primitive}, S3, the {small['files']} and {large['files']}-file appends of one run)",
             not over,
-            value + (f" (the job's own: {', '.join(f'{k} {d:+d}' for k, d in own.items())})"
-                     if own else ""),
+            value
+            + (
+                f" (the job's own: {', '.join(f'{k} {d:+d}' for k, d in own.items())})"
+                if own
+                else ""
+            ),
             f"per data file beyond the target: {_kv({k: round(v, 3) for k, v in over.items()})}",
-        )  # fmt: skip
+        )
     mine = [r for r in sweep if r["protocol"] in ("txcommit", "txcommit-mp")]
-    for over in sorted((r for r in mine if r["mode"] == "overwrite"),
-                       key=lambda r: (r["store"], r["protocol"], r["files"])):  # fmt: skip
-        append = _find(mine, store=over["store"], protocol=over["protocol"],
-                       files=over["files"], mode="append", run=over.get("run"))  # fmt: skip
+    for over in sorted(
+        (r for r in mine if r["mode"] == "overwrite"),
+        key=lambda r: (r["store"], r["protocol"], r["files"]),
+    ):
+        append = _find(
+            mine,
+            store=over["store"],
+            protocol=over["protocol"],
+            files=over["files"],
+            mode="append",
+            run=over.get("run"),
+        )
         if append is None:  # measured in different runs: not side by side
             continue
         ratio = over["total_s"] / append["total_s"]
@@ -240,8 +268,14 @@ def floor_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             _why_overwrite(over, append),
         )
     for store, proto in sorted({(r["store"], r["protocol"]) for r in mine}):
-        every = [r for r in mine if r["store"] == store and r["protocol"] == proto
-                 and r["mode"] == "append" and r["commit_s"] is not None]  # fmt: skip
+        every = [
+            r
+            for r in mine
+            if r["store"] == store
+            and r["protocol"] == proto
+            and r["mode"] == "append"
+            and r["commit_s"] is not None
+        ]
         # One run's rows: times of runs under other loads are not side by side.
         by_run: dict[Any, list[dict[str, Any]]] = {}
         for r in every:
@@ -271,6 +305,18 @@ LARGE_COMMIT_S = 2.0
 LARGE_HEAP_GROWTH_MB = 500.0
 
 
+def _large_commit_why(commit: float, stages: dict[str, int]) -> str:
+    """Why a large job's commit took `commit` s when its stages up to the record took less."""
+    named = ", ".join(f"{k} {v} ms" for k, v in stages.items())
+    return (
+        f"its stages up to the record took {sum(stages.values()) / 1000:.2f} s of the "
+        f"{commit:.2f} s ({named}); the rest is outside them: a job's first write to a path "
+        "looks again for tables below it before its record (recheck-table-nesting, one listing "
+        "of the whole tree, which then holds the job's own files; docs/protocol.md I18), and "
+        "derived work after `_SUCCESS` (now and then a checkpoint), each timed in the server log"
+    )
+
+
 def large_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Each large job's commit time and heap growth against their targets."""
     out: list[dict[str, Any]] = []
@@ -278,31 +324,29 @@ def large_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         where = f"{r.get('label', r['protocol'])}, S3, {r['files']} files, append"
         commit = r.get("commit_s")
         stages = (r.get("txcommit") or {}).get("stageDurationsMs") or {}
-        out.append({
-            "target": f"job commit <= {LARGE_COMMIT_S:g} s ({where})",
-            "held": None if commit is None else commit <= LARGE_COMMIT_S,
-            "value": "not measured" if commit is None else f"{commit:.2f} s",
-            # Spark's timer spans all of commitJob; `_SUCCESS` times the stages up to the record.
-            "why": "" if commit is None else (
-                f"its stages up to the record took {sum(stages.values()) / 1000:.2f} s of the "
-                f"{commit:.2f} s ({', '.join(f'{k} {v} ms' for k, v in stages.items())}); the "
-                "rest is outside them: a job's first write to a path looks again for tables "
-                "below it before its record (recheck-table-nesting, one listing of the whole "
-                "tree, which then holds the job's own files; docs/protocol.md I18), and derived "
-                "work after `_SUCCESS` (now and then a checkpoint), each timed in the server log"
-            ),
-        })  # fmt: skip
+        out.append(
+            {
+                "target": f"job commit <= {LARGE_COMMIT_S:g} s ({where})",
+                "held": None if commit is None else commit <= LARGE_COMMIT_S,
+                "value": "not measured" if commit is None else f"{commit:.2f} s",
+                # Spark's timer spans all of commitJob; `_SUCCESS` times the stages up to the
+                # record.
+                "why": "" if commit is None else _large_commit_why(commit, stages),
+            }
+        )
         growth = r["heap_peak_mb"] - r["heap_before_mb"]
-        out.append({
-            "target": f"driver heap growth <= {LARGE_HEAP_GROWTH_MB:g} MB ({where})",
-            "held": growth <= LARGE_HEAP_GROWTH_MB,
-            "value": f"{growth:+.0f} MB ({r['heap_before_mb']:.0f} MB before, "
-                     f"{r['heap_peak_mb']:.0f} MB at the peak)",
-            "why": "the peak is the heap in use, garbage not yet collected included, so it "
-                   "overstates what the job kept; the driver held the manifests of "
-                   f"{r.get('tasks', 0):,} tasks naming {r['files']:,} files and built a commit "
-                   f"record of {r.get('record_bytes', 0) / 1e6:.1f} MB from them",
-        })  # fmt: skip
+        out.append(
+            {
+                "target": f"driver heap growth <= {LARGE_HEAP_GROWTH_MB:g} MB ({where})",
+                "held": growth <= LARGE_HEAP_GROWTH_MB,
+                "value": f"{growth:+.0f} MB ({r['heap_before_mb']:.0f} MB before, "
+                f"{r['heap_peak_mb']:.0f} MB at the peak)",
+                "why": "the peak is the heap in use, garbage not yet collected included, so it "
+                "overstates what the job kept; the driver held the manifests of "
+                f"{r.get('tasks', 0):,} tasks naming {r['files']:,} files and built a commit "
+                f"record of {r.get('record_bytes', 0) / 1e6:.1f} MB from them",
+            }
+        )
     return out
 
 
@@ -312,15 +356,19 @@ def _large_section(rows: list[dict[str, Any]]) -> list[str]:
         stages = (r.get("txcommit") or {}).get("stageDurationsMs") or {}
         reader = r.get("reader") or {}
         on, off = reader.get("on") or {}, reader.get("off") or {}
-        body.append([
-            str(r["files"]), f"{r['total_s']:.1f}", r.get("commit_s"),
-            ", ".join(f"{k} {v}" for k, v in stages.items()),
-            f"{r.get('record_bytes', 0):,}",
-            f"{r['heap_before_mb']:.0f} / {r['heap_peak_mb']:.0f}",
-            f"{on.get('plan_s', 0):.2f} / {off.get('plan_s', 0):.2f}",
-            ", ".join(f"{k} {v}" for k, v in (on.get("log_requests") or {}).items()),
-            r.get("run", ""),
-        ])  # fmt: skip
+        body.append(
+            [
+                str(r["files"]),
+                f"{r['total_s']:.1f}",
+                r.get("commit_s"),
+                ", ".join(f"{k} {v}" for k, v in stages.items()),
+                f"{r.get('record_bytes', 0):,}",
+                f"{r['heap_before_mb']:.0f} / {r['heap_peak_mb']:.0f}",
+                f"{on.get('plan_s', 0):.2f} / {off.get('plan_s', 0):.2f}",
+                ", ".join(f"{k} {v}" for k, v in (on.get("log_requests") or {}).items()),
+                r.get("run", ""),
+            ]
+        )
     return [
         "## The sizes users grow into: a very large job (S3)",
         "",
@@ -333,10 +381,22 @@ def _large_section(rows: list[dict[str, Any]]) -> list[str]:
         "that never read the table, the read filter on / off; *log requests* are the filtered "
         "plan's requests of the table's log.",
         "",
-        table(["files", "total s", "job commit s", "stages (ms)", "record bytes",
-               "heap MB before / peak", "plan s on / off", "log requests (on)", "run"], body),
+        table(
+            [
+                "files",
+                "total s",
+                "job commit s",
+                "stages (ms)",
+                "record bytes",
+                "heap MB before / peak",
+                "plan s on / off",
+                "log requests (on)",
+                "run",
+            ],
+            body,
+        ),
         "",
-    ]  # fmt: skip
+    ]
 
 
 def _requests(row: dict[str, Any]) -> dict[str, int]:
@@ -356,11 +416,11 @@ def _why_above_floor(row: dict[str, Any], floor: dict[str, Any]) -> str:
     what = (
         "a data file is one PUT with no probe and no HEAD (docs/adapters.md), so the requests "
         "are fewer than the floor's; what is left is the job's own work and the machine"
-        if row["protocol"] == "txcommit" else
-        "a multipart upload per data file (initiate and part in the task, the completion at "
+        if row["protocol"] == "txcommit"
+        else "a multipart upload per data file (initiate and part in the task, the completion at "
         "the job commit, 64 at a time: three requests where the conditional put sends one "
         "PUT), the completions being this adapter's commit point (docs/adapters.md)"
-    )  # fmt: skip
+    )
     return (
         f"{sum(mine.values()) / sum(base.values()):.2f}x the floor's requests "
         f"({_delta(mine, base)} at {n} files): {what}. The local endpoint (moto behind the "
@@ -374,9 +434,10 @@ def _why_above_floor(row: dict[str, Any], floor: dict[str, Any]) -> str:
 def _why_overwrite(over: dict[str, Any], append: dict[str, Any]) -> str:
     stages = (over.get("txcommit") or {}).get("stageDurationsMs") or {}
     replacing = ", ".join(
-        f"{k} {v} ms" for k, v in stages.items()
+        f"{k} {v} ms"
+        for k, v in stages.items()
         if k in (CHECK_CONFLICTS_STAGE, PUBLISH_REPLACE_RECORD_STAGE, COPY_REPLACE_RECORD_STAGE)
-    )  # fmt: skip
+    )
     extra = over["total_s"] - append["total_s"]
     commit = (over["commit_s"] or 0) - (append["commit_s"] or 0)
     return (
@@ -442,23 +503,28 @@ def render(
             "names each row's run. Rows of one run are side by side against the same server and "
             "endpoint; rows of different runs are not, so compare them with care.",
             "",
-            table(["run", "date", "minutes", "measured"],
-                  [[r["id"], r["date"], f"{r['elapsed_s'] / 60:.1f}", r["covers"]] for r in runs]),
+            table(
+                ["run", "date", "minutes", "measured"],
+                [[r["id"], r["date"], f"{r['elapsed_s'] / 60:.1f}", r["covers"]] for r in runs],
+            ),
             "",
             f"Machine: {meta['machine']}.",
-        ]  # fmt: skip
+        ]
     else:
         header = [
             "Generated by `txcommit bench` "
             + ("(**--quick smoke run: not a full run**) " if meta.get("quick") else "")
-            + ("(**an interrupted run: only what it measured before it stopped**) "
-               if meta.get("complete") is False else "")
+            + (
+                "(**an interrupted run: only what it measured before it stopped**) "
+                if meta.get("complete") is False
+                else ""
+            )
             + f"on {meta['date']}; the run took {meta['elapsed_s'] / 60:.1f} min. Re-run with "
             "`txcommit bench` (see `txcommit bench --help`); every figure below comes from "
             "that one run, all protocols side by side against the same server and endpoint.",
             "",
             f"Machine: {meta['machine']}.",
-        ]  # fmt: skip
+        ]
     parts = [
         "# Benchmarks",
         "",
@@ -466,10 +532,12 @@ def render(
         "",
         "## Targets",
         "",
-        table(["target", "result", "measured"],
-              [[t["target"], verdict(t["held"]), t["value"]] for t in targets(results)]),
+        table(
+            ["target", "result", "measured"],
+            [[t["target"], verdict(t["held"]), t["value"]] for t in targets(results)],
+        ),
         "",
-    ]  # fmt: skip
+    ]
     parts += _notes_on_targets(results)
     parts += _method(results)
     for store in ("s3", "local"):
@@ -490,7 +558,7 @@ def render(
             "## Running it",
             "",
             "`txcommit bench [options]` (from a checkout with "
-            "`bash .ci/setup` done, or `pip install 'txcommit[server,s3-local,bench]'` "
+            "`bash .ci/setup` done, or `pip install 'txcommit[server,bench]'` "
             "and a JDK 17 with javac):",
             "",
             table(["Option", "Meaning", "Default"], [list(o) for o in options]),
@@ -560,9 +628,11 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
                 "and fewer requests save more): compare ratios within one run only."
             )
         )
-    notes += [f"Missed, {t['target']}: {t['why']}"
-              for t in floor_targets(results) + large_targets(results)
-              if t["held"] is False and t["why"]]  # fmt: skip
+    notes += [
+        f"Missed, {t['target']}: {t['why']}"
+        for t in floor_targets(results) + large_targets(results)
+        if t["held"] is False and t["why"]
+    ]
     reads = results.get("read", [])
     if is_new(reads):
         notes += read_notes(results)
@@ -665,18 +735,30 @@ def _sweep_section(store: str, rows: list[dict[str, Any]]) -> list[str]:
     title = "S3 (moto + latency model)" if store == "s3" else "local file system"
     out = [f"## File-count sweep: {title}", ""]
     # "vs floor" against the floor of the row's own run (merged runs: loads differed)
-    floor = {(r["files"], r["mode"], r.get("run")): r["total_s"] for r in rows
-             if r["protocol"] == "floor"}  # fmt: skip
+    floor = {
+        (r["files"], r["mode"], r.get("run")): r["total_s"]
+        for r in rows
+        if r["protocol"] == "floor"
+    }
     headings = ["files", "mode", "protocol", "total s", "vs floor", "job commit s"]
     runs = any("run" in r for r in rows)
     if store == "s3":
-        headings += [name for name, _ in REQUEST_COLUMNS] + ["other", "bytes copied",
-                                                             "data deleted"]  # fmt: skip
+        headings += [name for name, _ in REQUEST_COLUMNS] + [
+            "other",
+            "bytes copied",
+            "data deleted",
+        ]
     body = []
     for r in sorted(rows, key=lambda r: (r["files"], r["mode"] != "append")):
         ratio = _ratio(r["total_s"], floor.get((r["files"], r["mode"], r.get("run"))))
-        row = [r["files"], r["mode"], r["label"], r["total_s"],
-               None if ratio is None else f"{ratio:.2f}x", r["commit_s"]]  # fmt: skip
+        row = [
+            r["files"],
+            r["mode"],
+            r["label"],
+            r["total_s"],
+            None if ratio is None else f"{ratio:.2f}x",
+            r["commit_s"],
+        ]
         if store == "s3":
             g = grouped(r["requests"]["counts"])
             row += [g[name] for name, _ in REQUEST_COLUMNS] + [g["other"]]
@@ -692,11 +774,23 @@ def _sweep_section(store: str, rows: list[dict[str, Any]]) -> list[str]:
             "timings (ms) and the job commit's requests as counted by the adapter:",
             "",
         ]
-        out += [table(["files", "mode", "protocol", "durationMs", "stages (ms)",
-                       "jobCommitRequests"],
-                      [[r["files"], r["mode"], r["label"], r["txcommit"]["durationMs"],
+        out += [
+            table(
+                ["files", "mode", "protocol", "durationMs", "stages (ms)", "jobCommitRequests"],
+                [
+                    [
+                        r["files"],
+                        r["mode"],
+                        r["label"],
+                        r["txcommit"]["durationMs"],
                         _kv(r["txcommit"]["stageDurationsMs"]),
-                        _kv(r["txcommit"]["jobCommitRequests"])] for r in tx]), ""]  # fmt: skip
+                        _kv(r["txcommit"]["jobCommitRequests"]),
+                    ]
+                    for r in tx
+                ],
+            ),
+            "",
+        ]
     return out
 
 
@@ -718,14 +812,26 @@ def _seed_section(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]
         floor = _find(rows, store=r["store"], protocol="floor")
         ratio = _ratio(r["total_s"], floor["total_s"] if floor else None)
         req = r.get("requests")
-        body.append([r["store"], r["label"], r["total_s"],
-                     None if ratio is None else f"{ratio:.2f}x", r["commit_s"],
-                     req["total"] if req else None,
-                     _mb(req["bytes_copied"]) if req else None]
-                    + ([r.get("run")] if "run" in r else []))  # fmt: skip
-    out += [table(["store", "protocol", "total s", "vs floor", "job commit s", "requests",
-                   "bytes copied"] + (["run"] if rows and "run" in rows[0] else []),
-                  body), ""]  # fmt: skip
+        body.append(
+            [
+                r["store"],
+                r["label"],
+                r["total_s"],
+                None if ratio is None else f"{ratio:.2f}x",
+                r["commit_s"],
+                req["total"] if req else None,
+                _mb(req["bytes_copied"]) if req else None,
+            ]
+            + ([r.get("run")] if "run" in r else [])
+        )
+    out += [
+        table(
+            ["store", "protocol", "total s", "vs floor", "job commit s", "requests", "bytes copied"]
+            + (["run"] if rows and "run" in rows[0] else []),
+            body,
+        ),
+        "",
+    ]
     return out
 
 
@@ -749,12 +855,34 @@ def _read_section(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         off = _find(rows, txns=r["txns"], state=r["state"], filter="off")
         ratio = _ratio(r["plan_s"], off["plan_s"] if off else None)
-        body.append([r["txns"], r["state"], r["filter"], r["plan_s"],
-                     None if ratio is None else f"{ratio:.2f}x", r["files"],
-                     _kv(r["requests"])] + ([r.get("run")] if "run" in r else []))  # fmt: skip
-    out += [table(["transactions", "table", "filter", "plan s", "vs filter off",
-                   "files listed", "requests per plan"]
-                  + (["run"] if rows and "run" in rows[0] else []), body), ""]  # fmt: skip
+        body.append(
+            [
+                r["txns"],
+                r["state"],
+                r["filter"],
+                r["plan_s"],
+                None if ratio is None else f"{ratio:.2f}x",
+                r["files"],
+                _kv(r["requests"]),
+            ]
+            + ([r.get("run")] if "run" in r else [])
+        )
+    out += [
+        table(
+            [
+                "transactions",
+                "table",
+                "filter",
+                "plan s",
+                "vs filter off",
+                "files listed",
+                "requests per plan",
+            ]
+            + (["run"] if rows and "run" in rows[0] else []),
+            body,
+        ),
+        "",
+    ]
     return out
 
 
@@ -765,7 +893,7 @@ def _latency_section() -> list[str]:
         "moto answers in well under a millisecond, which would make a rename (COPY + DELETE "
         "per object) free. The endpoint therefore charges every request what it costs on S3 "
         "(`txcommit local-s3 --latency-model s3`, `LocalS3(latency=s3_model())`, data in "
-        "`python/src/txcommit/latency_model.py`), before moto answers. Only the store is "
+        "`python/src/txcommit/devkit/latency_model.py`), before moto answers. Only the store is "
         "modelled: the JVM, Spark, S3A and the client are real and run on this machine.",
         "",
         table(["operation", "latency ms", "basis"], [[op, ms, why] for op, ms, why in S3_FIGURES]),
