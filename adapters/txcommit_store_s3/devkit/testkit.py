@@ -42,8 +42,11 @@ def lying_s3() -> Iterator[LocalS3]:
 
 @functools.cache
 def client(endpoint: str) -> Any:
-    """A boto3 client of the endpoint: the tests read S3 raw with it, around txcommit."""
+    """A boto3 client of the endpoint: the tests read S3 raw with it, around txcommit. It
+    retries more than boto3's default: moto can answer 500 to a listing that races a
+    deletion, and a test's observer must not fail where S3A (retrying) would not."""
     import boto3
+    from botocore.config import Config
 
     return boto3.client(
         "s3",
@@ -51,6 +54,7 @@ def client(endpoint: str) -> Any:
         region_name=DEFAULT_REGION,
         aws_access_key_id=DUMMY_KEY,
         aws_secret_access_key=DUMMY_SECRET,
+        config=Config(retries={"max_attempts": 10, "mode": "standard"}),
     )
 
 
