@@ -70,12 +70,14 @@ def two_versions(writer, table: TableRef) -> tuple[str, str]:
 
 def is_vacuumed(error: BaseException) -> bool:
     """A read of a past snapshot VACUUM has deleted files of: refused whole (TimeTravelException
-    naming the horizon); failed by a file that went after its listing; or, when VACUUM had
+    naming the horizon, or the files a later commit removed that are no longer there, checked
+    where the read selects them); failed by a file that went after its listing; or, when VACUUM had
     deleted every file of it before the listing, Spark's own error: no file to infer the schema
     from (with a schema given, the refusal)."""
     text = str(error)
     gone = (
         "VACUUM has deleted",
+        "no longer on the store as it had them",
         "FileNotFoundException",
         "does not exist",
         "UNABLE_TO_INFER_SCHEMA",
