@@ -96,7 +96,11 @@ private[spark] object ReadRules {
     val pathOption = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
     val roots = paths ++ pathOption
     val fileFormat = LogRelations.fileFormat(session, format)
-    if (fileFormat.isEmpty || (pathOption.isDefined && paths.nonEmpty)) Left(snapshotOf(session, roots, asOf))
+    // A `path` or `paths` option beside path parameters: Spark refuses the read with its own
+    // error, which it must give before anything is listed (not after a walk of the root).
+    val pathsOption = options.keys.exists(_.equalsIgnoreCase("paths"))
+    if (fileFormat.isEmpty || ((pathOption.isDefined || pathsOption) && paths.nonEmpty))
+      Left(snapshotOf(session, roots, asOf))
     else plan(session, roots, options, asOf).map { p =>
       // ResolveDataSource moves a single path into the options (SQL on a file keeps it apart).
       val relationOptions =
