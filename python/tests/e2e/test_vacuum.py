@@ -92,7 +92,16 @@ def garbage_table(spark, any_table: TableRef, s3_client):
     table = any_table
     table.prepare(spark)
     df = spark.range(300, numPartitions=2).withColumn("k", (F.col("id") % 3).cast("int"))
-    df.write.partitionBy("k").parquet(table.url)
+    # The commit's clean-up of failed attempts runs in the background after the job returns: on
+    # a busy machine it would delete the failed attempt planted below. Off for this write. And
+    # no commit of this table writes a checkpoint (one in ten does, as its txn id decides),
+    # which would make the creation's checkpoint garbage too.
+    spark.conf.set("spark.txcommit.checkpoint.interval", "0")
+    spark.conf.set("spark.txcommit.commit.cleanupAttempts", "false")
+    try:
+        df.write.partitionBy("k").parquet(table.url)
+    finally:
+        spark.conf.unset("spark.txcommit.commit.cleanupAttempts")
     (first,) = table.committed()
     src = sorted(k for k in table.data_files() if k.startswith("k=0/"))[0]
     old_txn = txn_started_hours_ago(72, "aaaaaaaa")
@@ -118,6 +127,7 @@ def garbage_table(spark, any_table: TableRef, s3_client):
         spark.range(5).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
             table.url
         )
+    spark.conf.unset("spark.txcommit.checkpoint.interval")
     committed_txns = set(table.committed())
     # Each write's row count is recorded just after its commit: let it land before the listing.
     assert table.row_counts(committed_txns) == {first: 300, (committed_txns - {first}).pop(): 5}
@@ -410,7 +420,8 @@ def test_vacuum_and_restore_report_their_progress_to_the_client(
     spark = new_session(server.url)
     txcommit.enable(spark)
     table = make_table("local", workdir)
-    spark.range(0, 40, 1, 4).write.parquet(table.url)
+    # 40 files: a check long enough to span several progress reports even on a fast machine.
+    spark.range(0, 40, 1, 40).write.parquet(table.url)
     (first,) = table.committed()
     spark.range(5).write.mode("overwrite").parquet(table.url)
     ticks: list[tuple[int, int]] = []
@@ -420,7 +431,7 @@ def test_vacuum_and_restore_report_their_progress_to_the_client(
 
     spark.registerProgressHandler(seen)
     (row,) = restore(spark, table.url, first).collect()
-    assert row["restoredFiles"] == 4
+    assert row["restoredFiles"] == 40
     assert ticks and max(done for _, done in ticks) >= 1, "the restore's check reported its tasks"
     assert spark.read.parquet(table.url).count() == 40
     spark.clearProgressHandlers()
