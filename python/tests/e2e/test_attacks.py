@@ -387,8 +387,9 @@ def test_a_first_write_and_one_inside_it_racing_leave_one_table(
     any_table: TableRef, open_session, server_of, tmp_path: Path
 ):
     """Job A's setup finds no log on its path and stalls there (a long GC); meanwhile job B
-    writes a table in A's partition directory `k=1`. A then writes its files: it must not
-    commit a table around B's, and leave no log of its own behind."""
+    writes a table in A's partition directory `k=1`. A then goes on: it must not commit a
+    table around B's (its second look, once its own log exists, refuses it before it writes
+    data), and leave no log of its own behind."""
     table = any_table
     server: ServerProcess = server_of(table.store)
     a, b = open_session(table), open_session(table)

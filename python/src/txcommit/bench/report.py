@@ -310,10 +310,9 @@ def _large_commit_why(commit: float, stages: dict[str, int]) -> str:
     named = ", ".join(f"{k} {v} ms" for k, v in stages.items())
     return (
         f"its stages up to the record took {sum(stages.values()) / 1000:.2f} s of the "
-        f"{commit:.2f} s ({named}); the rest is outside them: a job's first write to a path "
-        "looks again for tables below it before its record (recheck-table-nesting, one listing "
-        "of the whole tree, which then holds the job's own files; docs/protocol.md I18), and "
-        "derived work after `_SUCCESS` (now and then a checkpoint), each timed in the server log"
+        f"{commit:.2f} s ({named}); the rest is outside them: the derived work after the "
+        "record (`_SUCCESS`, now and then a checkpoint, manifests where they are on), each "
+        "stage timed in the server log"
     )
 
 
