@@ -67,6 +67,7 @@ JOB_DURING_CLEANUP = "job.duringCleanup"
 JOB_BEFORE_SUCCESS = "job.beforeSuccess"
 STREAMING_BEFORE_SINK_LOG = "streaming.beforeSinkLog"
 STREAMING_BEFORE_RECORD = "streaming.beforeRecord"
+MAINTENANCE_TASK = "maintenance.task"
 #: ``HaltPoint.all``, in the JVM's order.
 HALT_POINTS: tuple[str, ...] = (
     JOB_AFTER_NESTING_CHECK,
@@ -78,6 +79,7 @@ HALT_POINTS: tuple[str, ...] = (
     JOB_BEFORE_SUCCESS,
     STREAMING_BEFORE_SINK_LOG,
     STREAMING_BEFORE_RECORD,
+    MAINTENANCE_TASK,
 )
 
 # Commit stages, as the JVM's logs and `stageDurationsMs` of `_SUCCESS` name them

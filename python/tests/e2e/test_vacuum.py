@@ -34,7 +34,7 @@ from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.jobs import SlowAppend
 from support.races import assert_overlaps, timed
-from support.servers import ServerProcess, free_port, new_session, running
+from support.servers import FAULTS_ALLOWED, ServerProcess, free_port, new_session, running
 from support.tables import (
     FEATURE_STORES,
     TableRef,
@@ -315,14 +315,19 @@ PROMETHEUS = {
 def observed_server(workdir: Path) -> Iterator[tuple[ServerProcess, int]]:
     """A server that does not retry tasks (`local[2]`), serves its metrics to Prometheus (the
     driver UI's `/metrics/prometheus`) and deletes or checks even one file in a Spark job (whose
-    progress its clients see): the server and its UI port."""
+    progress its clients see), each of whose tasks first waits 600 ms, so that the job runs
+    long: the server and its UI port."""
     ui = free_port()
     confs = {
         **PROMETHEUS,
+        **FAULTS_ALLOWED,
         "spark.ui.port": str(ui),
         "spark.txcommit.maintenance.jobThreshold": "1",
-        # Progress every 100 ms (default 2 s): the tests' jobs are short.
+        # Progress every 100 ms (default 2 s), and maintenance jobs of at least 600 ms: a
+        # job shorter than the report interval may end before any report.
         "spark.connect.progress.reportInterval": "100ms",
+        "spark.txcommit.test.pauseAt": "maintenance.task",
+        "spark.txcommit.test.pauseMs": "600",
     }
     server = ServerProcess(workdir / "observed", master="local[2]", confs=confs)
     yield from ((s, ui) for s in running(server))
@@ -420,8 +425,9 @@ def test_vacuum_and_restore_report_their_progress_to_the_client(
     spark = new_session(server.url)
     txcommit.enable(spark)
     table = make_table("local", workdir)
-    # 40 files: a check long enough to span several progress reports even on a fast machine.
-    spark.range(0, 40, 1, 40).write.parquet(table.url)
+    # 250 files: the restore checks them in 3 tasks (100 a task) on 2 cores, so a report comes
+    # while the third runs, after the first two finished.
+    spark.range(0, 250, 1, 250).write.parquet(table.url)
     (first,) = table.committed()
     spark.range(5).write.mode("overwrite").parquet(table.url)
     ticks: list[tuple[int, int]] = []
@@ -431,9 +437,9 @@ def test_vacuum_and_restore_report_their_progress_to_the_client(
 
     spark.registerProgressHandler(seen)
     (row,) = restore(spark, table.url, first).collect()
-    assert row["restoredFiles"] == 40
+    assert row["restoredFiles"] == 250
     assert ticks and max(done for _, done in ticks) >= 1, "the restore's check reported its tasks"
-    assert spark.read.parquet(table.url).count() == 40
+    assert spark.read.parquet(table.url).count() == 250
     spark.clearProgressHandlers()
     run = subprocess.run(
         [
@@ -456,7 +462,7 @@ def test_vacuum_and_restore_report_their_progress_to_the_client(
     assert run.returncode == 0, run.stderr
     assert re.search(r"vacuuming .*: \d+ of \d+ task\(s\) done", run.stderr), run.stderr
     assert re.search(r"deleted [1-9]\d* item", run.stdout), run.stdout
-    assert spark.read.parquet(table.url).count() == 40
+    assert spark.read.parquet(table.url).count() == 250
     spark.stop()
 
 

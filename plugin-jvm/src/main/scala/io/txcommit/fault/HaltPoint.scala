@@ -30,10 +30,12 @@ object HaltPoint {
       "a streaming batch's commit record exists; Spark's _spark_metadata log does not have it yet")
   case object StreamingBeforeRecord extends HaltPoint("streaming.beforeRecord",
       "a streaming batch is claimed by this driver's txn; its commit record is not yet created")
+  case object MaintenanceTask extends HaltPoint("maintenance.task",
+      "a task of a maintenance job (VACUUM's deletes, RESTORE's checks) is about to run its items")
 
   val all: Seq[HaltPoint] =
     Seq(JobAfterNestingCheck, TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
-      JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord)
+      JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord, MaintenanceTask)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 
   private val log = LoggerFactory.getLogger(getClass)
