@@ -1,13 +1,12 @@
 // txcommit build: the core plugin (plugin-jvm: protocol, read filter, local and HDFS adapters)
-// and one module per store adapter with a heavy SDK (adapters/<store>/jvm), compiled against
+// and one module per store adapter with a heavy SDK (adapters/txcommit_store_<name>/jvm), compiled against
 // the SDK and Hadoop without packaging them, like Delta's storage-s3-dynamodb: the core jar
 // stays small and a server puts the SDK on its classpath only if it uses that store.
 //
-// A store's module is its folder alone: the build makes projects for every adapters/<store>/jvm
-// it finds, and what is particular to the store (its dependencies per Spark line, the
-// declarations its jar carries) is described in adapters/<store>/jvm/build/Adapter<Store>.scala
-// (project/StoreModule.scala). Its projects are named from the folder (adapters/my-store:
-// adapterMyStore), its jar is target/txcommit-<store>.jar.
+// The store modules are the one list `storeModules` below; what is particular to a store (its
+// dependencies per Spark line, the declarations its jar carries) is described in its folder,
+// adapters/txcommit_store_<name>/jvm/build/Adapter<Name>.scala (project/StoreModule.scala). Its
+// projects are adapter<Name> (4.3) and adapter<Name><line id>, its jar target/txcommit-<name>.jar.
 //
 // One artifact per Spark line, built from one source tree and named like Iceberg's
 // (iceberg-spark-runtime-4.0_2.13): `txcommit-spark-<line>_2.13` for the plugin and
@@ -34,6 +33,8 @@ lazy val Spark43 = SparkLine("4.3", "4.3.0", fromMaven = false, "2.13.18", "3.5.
 ThisBuild / scalaVersion := Spark43.scala
 ThisBuild / organization := "io.txcommit"
 ThisBuild / version := "0.1.0"
+// Early semver: 0.x releases may break binary compatibility at a minor version.
+ThisBuild / versionScheme := Some("early-semver")
 // Every lint warning on, and every warning an error, on every Spark line, main and test sources
 // (a deliberate exception is a `@nowarn("cat=...")` or a `-Wconf` with its reason on its line).
 ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:_", "-Werror", "-release", "17")
@@ -69,25 +70,26 @@ def sparkSettings(l: SparkLine): Seq[Setting[_]] = Seq(
                              "com.fasterxml.jackson.core" % "jackson-databind" % l.jackson % Provided)),
   Compile / unmanagedJars ++= (if (l.fromMaven) Nil else wheelSparkJars.map(Attributed.blank)),
   pomPostProcess := { (node: scala.xml.Node) =>
-    if (l.fromMaven) node
-    else {
-      import scala.xml._
-      import scala.xml.transform._
-      // scalafmt would split the XML literal's last brace over three lines
-      // format: off
-      def dep(g: String, a: String, v: String): Elem =
-        <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
-      // format: on
-      val provided = Seq(dep("org.apache.spark", "spark-sql_2.13", l.spark),
+    import scala.xml._
+    import scala.xml.transform._
+    // scalafmt would split the XML literal's last brace over three lines
+    // format: off
+    def dep(g: String, a: String, v: String): Elem =
+      <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
+    // format: on
+    val provided =
+      if (l.fromMaven) Nil
+      else Seq(dep("org.apache.spark", "spark-sql_2.13", l.spark),
         dep("org.apache.hadoop", "hadoop-client-api", l.hadoop),
         dep("com.fasterxml.jackson.core", "jackson-databind", l.jackson))
-      new RuleTransformer(new RewriteRule {
-        override def transform(n: Node): Seq[Node] = n match {
-          case e: Elem if e.label == "dependencies" => e.copy(child = e.child ++ provided)
-          case other => other
-        }
-      }).transform(node).head
-    }
+    // A user's build needs none of the tests' own dependencies (ScalaTest, the mini cluster).
+    def forTests(n: Node): Boolean = (n \ "scope").text == "test"
+    new RuleTransformer(new RewriteRule {
+      override def transform(n: Node): Seq[Node] = n match {
+        case e: Elem if e.label == "dependencies" => e.copy(child = e.child.filterNot(forTests) ++ provided)
+        case other => other
+      }
+    }).transform(node).head
   })
 
 /** The shared sources plus the line's own folders (src/<main|test>/scala-spark-<range>). */
@@ -108,18 +110,19 @@ def lineSources(l: SparkLine, moduleDir: String): Seq[Setting[_]] =
       })
   }
 
-/** A line's project folder: the 4.3 projects' is their module's (as before); the other lines'
-  * is <module>/lines/spark-<line>, which holds only their build output. */
+/** A line's project folder: the 4.3 projects' is their module's; the other lines' is
+  * <module>/lines/spark-<line>, which holds only their build output. */
 def lineBase(l: SparkLine, moduleDir: String): File =
   if (l == Spark43) file(moduleDir) else file(moduleDir) / "lines" / s"spark-${l.line}"
 
-/** Packages adapters/<name>/adapter.json as the resource the registry and Python both read. */
-def declarations(names: String*) = Def.task {
-  val base = (ThisBuild / baseDirectory).value / "adapters"
+/** Packages a store folder's declarations (`<folder>/<name>.json`) as the resources the JVM's
+  * registry reads, `txcommit/adapters/<name>/adapter.json`. */
+def declarations(folder: String, names: String*) = Def.task {
+  val base = (ThisBuild / baseDirectory).value / folder
   val out = (Compile / resourceManaged).value / "txcommit" / "adapters"
   names.map { n =>
     val target = out / n / "adapter.json"
-    IO.copyFile(base / n / "adapter.json", target)
+    IO.copyFile(base / s"$n.json", target)
     target
   }
 }
@@ -169,7 +172,8 @@ def pluginModule(
     l: SparkLine) = Project(if (l == Spark43) "pluginJvm" else s"pluginJvm${l.id}", lineBase(l, "plugin-jvm"))
   .settings(
     lineModule(l, "plugin-jvm", s"txcommit-spark-${l.line}", "txcommit-plugin.jar"),
-    Compile / resourceGenerators += declarations("local", "hdfs").taskValue,
+    Compile / resourceGenerators += declarations("adapters/txcommit_store_local", "local").taskValue,
+    Compile / resourceGenerators += declarations("adapters/txcommit_store_hdfs", "hdfs").taskValue,
     // A real NameNode and DataNode for the HDFS suites (one shaded jar; the Hadoop client it
     // runs against is Spark's own hadoop-client-api/-runtime).
     libraryDependencies += "org.apache.hadoop" % "hadoop-client-minicluster" % l.hadoop % Test intransitive (),
@@ -182,18 +186,20 @@ def pluginModule(
       Seq(out)
     }.taskValue)
 
-/** A store's module on line `l`, built as its folder describes (adapters/<name>/jvm/build/,
-  * StoreModule): its jar is txcommit-<name>.jar, its artifact txcommit-spark-<name>-<line>. */
-def storeModule(l: SparkLine, name: String, core: Project) = {
-  val store = StoreModule.load(name)
-  val dir = s"adapters/$name/jvm"
-  val id = StoreModule.projectId(name)
-  Project(if (l == Spark43) id else s"$id${l.id}", lineBase(l, dir))
+/** The stores with a JVM module of their own, each described in its folder (StoreModule). A new
+  * one is its folder and one line here. */
+lazy val storeModules: Seq[StoreModule] = Seq(AdapterAzure, AdapterGcs, AdapterS3)
+
+/** A store's module on line `l`: its jar is txcommit-<name>.jar, its artifact
+  * txcommit-spark-<name>-<line>. */
+def storeModule(l: SparkLine, store: StoreModule, core: Project) = {
+  val dir = s"${store.folder}/jvm"
+  Project(if (l == Spark43) store.projectId else s"${store.projectId}${l.id}", lineBase(l, dir))
     .dependsOn(core % "compile->compile;test->test")
     .settings(
-      lineModule(l, dir, s"txcommit-spark-$name-${l.line}", s"txcommit-$name.jar"),
+      lineModule(l, dir, s"txcommit-spark-${store.name}-${l.line}", s"txcommit-${store.name}.jar"),
       libraryDependencies ++= store.dependencies(l),
-      Compile / resourceGenerators += declarations(store.declarations: _*).taskValue,
+      Compile / resourceGenerators += declarations(store.folder, store.declarations: _*).taskValue,
       // The description (jvm/build/) is the meta-build's, which scalafmtSbt does not read: the
       // store's 4.3 project formats it with its sources.
       Compile / scalafmt / unmanagedSources ++=
@@ -201,14 +207,33 @@ def storeModule(l: SparkLine, name: String, core: Project) = {
       store.settings(l))
 }
 
-/** A Spark line's projects: its plugin, a module for each store found under adapters/ with a
-  * JVM module of its own (StoreModule.found), and line<id>, which aggregates them. */
+lazy val pythonJars =
+  taskKey[Seq[File]]("Packages the line's jars into python/src/txcommit/_jars/spark-<line>/, which the wheel carries")
+
+/** A Spark line's projects: its plugin, a module for each of storeModules, and line<id>, which
+  * aggregates them and copies their jars to where the Python package carries them. */
 def lineProjects(l: SparkLine, plugin: Project) = {
-  val modules = plugin +: StoreModule.found(file(".")).map(storeModule(l, _, plugin))
+  val modules = plugin +: storeModules.map(storeModule(l, _, plugin))
   LineProjects(modules,
     Project(s"line${l.id}", file("target") / "lines" / s"spark-${l.line}")
       .aggregate(modules.map(p => p: ProjectReference): _*)
-      .settings(publish / skip := true, scalaVersion := l.scala))
+      .settings(publish / skip := true, scalaVersion := l.scala,
+        pythonJars := {
+          val jars = modules.map(p => p / Compile / packageBin).join.value
+          val dest = (ThisBuild / baseDirectory).value / "python" / "src" / "txcommit" / "_jars" / s"spark-${l.line}"
+          IO.createDirectory(dest)
+          jars.map { jar =>
+            val target = dest / jar.getName
+            // Replaced by a rename, and only when it changed: a server of a test running beside
+            // this may have the old jar open, and a jar rewritten under a running JVM breaks it.
+            if (!target.exists || !java.util.Arrays.equals(IO.readBytes(jar), IO.readBytes(target))) {
+              val tmp = dest / s".${jar.getName}.tmp"
+              IO.copyFile(jar, tmp)
+              IO.move(tmp, target)
+            }
+            target
+          }
+        }))
 }
 
 lazy val spark43 = lineProjects(Spark43, pluginModule(Spark43))
@@ -222,8 +247,8 @@ lazy val spark40 = lineProjects(Spark40,
         "org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager",
         "org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog"))))
 
-// `root` aggregates the 4.3 line only, so a plain `test` or `package` does what it did before;
-// the other lines are built by name (line40 ...) or all at once by `.ci/lines`.
+// `root` aggregates the 4.3 line only: a plain `test` or `package` builds the line the checkout
+// develops on; the other lines are built by name (line40 ...) or all at once by `.ci/lines`.
 lazy val root = (project in file("."))
   .aggregate(spark43.modules.map(p => p: ProjectReference): _*)
   .settings(publish / skip := true)

@@ -23,16 +23,8 @@ NPM_PREFIX="$CACHE/npm"
 log() { printf '\033[1m[txcommit]\033[0m %s\n' "$*" >&2; }
 die() { printf '[txcommit] ERROR: %s\n' "$*" >&2; exit 1; }
 
-# The stores with a JVM module of their own (adapters/<store>/jvm), one name a line, sorted;
-# sbt names a store's projects after it: `adapter_project s3` is adapterS3 (4.3's; another
-# line's adds its id: adapterS340). local and hdfs live in the plugin jar (plugin-jvm). The
-# build finds the same folders and names them by the same rule (project/StoreModule.scala).
-jvm_adapters() {
-  local dir
-  for dir in "$ROOT"/adapters/*/jvm; do
-    if [ -d "$dir" ]; then basename "$(dirname "$dir")"; fi
-  done
-}
+# The sbt id of a store module's 4.3 project: adapter<Name> for adapters/txcommit_store_<name>
+# (another line's adds its id: adapterS340), as StoreModule.projectId names it.
 adapter_project() {
   local part name="" parts
   IFS=- read -r -a parts <<<"$1"
@@ -51,6 +43,7 @@ spark_jars() { "$ROOT/.venv/bin/python" -c 'import os, pyspark; print(os.path.jo
 # for good: CI's one sbt filled it half way and compiled the older lines' tests interpreted
 # (10 test sources: 290 s against 37 s). It gets the tiered compilers' 240 MB.
 sbt() {
+  # shellcheck disable=SC2086 # the JVM options are words: split on purpose
   COURSIER_CACHE="$CACHE/coursier" TXCOMMIT_SPARK_JARS="$(spark_jars)" \
     java -Xmx2g -Xss4m -XX:ReservedCodeCacheSize=240m \
     ${TXCOMMIT_SBT_JAVA_OPTS--XX:+UseSerialGC -XX:TieredStopAtLevel=1} -Duser.home="$HOME" \
@@ -72,22 +65,6 @@ pyspark_wheel() {
   log "building a wheel of pyspark $1 once (cached in $WHEELHOUSE)"
   "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WHEELHOUSE" \
     --config-settings=--build-option=--compression=stored "pyspark==$1"
-}
-
-# Copies the jars sbt built for Spark line $1 (`sbt line40/package`) to where the Python package
-# carries them: python/src/txcommit/_jars/spark-<line>/ (the 4.3 projects build in their module
-# folders, the other lines' in <module>/lines/spark-<line>).
-package_line_jars() {
-  local line=$1 sub="" dest="$ROOT/python/src/txcommit/_jars/spark-$1"
-  [ "$line" = 4.3 ] || sub="lines/spark-$line/"
-  mkdir -p "$dest"
-  local jar jars=("$ROOT/plugin-jvm/${sub}target/txcommit-plugin.jar") store
-  for store in $(jvm_adapters); do jars+=("$ROOT/adapters/$store/jvm/${sub}target/txcommit-$store.jar"); done
-  for jar in "${jars[@]}"; do
-    # Replaced by a rename, and only when it changed: servers of tests running beside this may
-    # have the old jar open, and a jar rewritten in place under a running JVM breaks it.
-    cmp -s "$jar" "$dest/${jar##*/}" || { cp "$jar" "$dest/.${jar##*/}.$$" && mv "$dest/.${jar##*/}.$$" "$dest/${jar##*/}"; }
-  done
 }
 
 # Phases: `phase NAME CMD...` runs CMD and records how long it took, keeping a copy of its
@@ -119,8 +96,8 @@ phase() {
 }
 print_phases() {
   [ -s "$PHASE_LOG" ] || return 0
-  local name seconds result out _cpu
-  while IFS=$'\t' read -r name seconds result out _cpu; do
+  local name _seconds result out _cpu
+  while IFS=$'\t' read -r name _seconds result out _cpu; do
     if [ "$result" != ok ] && [ -s "$out" ]; then
       printf '\n[txcommit] %s %s; the last 60 lines of its output:\n' "$name" "$result" >&2
       tail -n 60 "$out" >&2

@@ -1,6 +1,6 @@
 """One Spark line's end-to-end smoke, run by `.ci/lines` with the python of a fresh venv that
 holds only pyspark of that line (from the package index) and the txcommit wheel (not the
-checkout): `txcommit server --store s3` (a local S3 endpoint, moto) is started, and a Spark
+checkout): `txcommit server --store s3 --local` (a local S3 endpoint, moto) is started, and a Spark
 Connect client does a transactional append, a failed job that leaves nothing, an overwrite, a
 read, TXCOMMIT HISTORY, a streaming batch, one S3 write and a read of an overwrite committed
 by a driver whose clock runs an hour ahead. First, a server given another line's plugin jar
@@ -23,12 +23,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("localhost", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def check(what: str, ok: bool, detail: object = "") -> None:
@@ -41,19 +42,39 @@ def main(line: str, work: Path) -> None:
     import txcommit
 
     # The wheel, not the checkout: the imported package lives in the venv.
-    check("txcommit comes from the installed wheel", "site-packages" in txcommit.__file__,
-          txcommit.__file__)  # fmt: skip
+    check(
+        "txcommit comes from the installed wheel",
+        "site-packages" in txcommit.__file__,
+        txcommit.__file__,
+    )
     txcommit_bin = Path(sys.executable).parent / "txcommit"
     refuses_another_lines_jar(line, txcommit_bin, work)
     port = free_port()
     log = work / "server.log"
     started = time.monotonic()
     server = subprocess.Popen(
-        [str(txcommit_bin), "server", "--store", "s3", "--port", str(port), "--log-file", str(log),
-         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.catalogImplementation=hive",
-         "--master", "local[2]"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            str(txcommit_bin),
+            "server",
+            "--store",
+            "s3",
+            "--local",
+            "--port",
+            str(port),
+            "--log-file",
+            str(log),
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.sql.catalogImplementation=hive",
+            "--master",
+            "local[2]",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     out: list[str] = []
     try:
         assert server.stdout is not None
@@ -62,8 +83,10 @@ def main(line: str, work: Path) -> None:
             if "ready at sc://" in text:
                 break
         else:
-            raise SystemExit(f"line smoke: the server exited ({server.wait()}):\n{''.join(out)}"
-                             f"\n{log.read_text()[-4000:] if log.exists() else ''}")  # fmt: skip
+            raise SystemExit(
+                f"line smoke: the server exited ({server.wait()}):\n{''.join(out)}"
+                f"\n{log.read_text()[-4000:] if log.exists() else ''}"
+            )
         check("txcommit server started", True, f"{time.monotonic() - started:.0f}s")
         run_client(line, port, work)
     finally:
@@ -86,19 +109,40 @@ def refuses_another_lines_jar(line: str, txcommit_bin: Path, work: Path) -> None
     log = work / "wrong-line.log"
     started = time.monotonic()
     run = subprocess.run(
-        [str(txcommit_bin), "server", "--port", str(free_port()), "--log-file", str(log),
-         "--conf", "spark.ui.enabled=false", "--master", "local[1]", "--timeout", "120"],
+        [
+            str(txcommit_bin),
+            "server",
+            "--port",
+            str(free_port()),
+            "--log-file",
+            str(log),
+            "--conf",
+            "spark.ui.enabled=false",
+            "--master",
+            "local[1]",
+            "--timeout",
+            "120",
+        ],
         env={**os.environ, "TXCOMMIT_PLUGIN_JAR": str(jar)},
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     said = run.stdout + run.stderr + (log.read_text() if log.exists() else "")
-    wanted = (f"this server runs Spark {running}", f"built for Spark {other}", str(jar),
-              f"io.txcommit:txcommit-spark-{line}_2.13:")  # fmt: skip
+    wanted = (
+        f"this server runs Spark {running}",
+        f"built for Spark {other}",
+        str(jar),
+        f"io.txcommit:txcommit-spark-{line}_2.13:",
+    )
     missing = [w for w in wanted if w not in said]
     detail = f"missing {missing}: {said[-3000:]}" if missing else ""
     took = f"{time.monotonic() - started:.0f}s"
-    check(f"the Spark {other} jar refuses to start on Spark {running}",
-          run.returncode != 0 and not missing, detail or took)  # fmt: skip
+    check(
+        f"the Spark {other} jar refuses to start on Spark {running}",
+        run.returncode != 0 and not missing,
+        detail or took,
+    )
 
 
 def run_client(line: str, port: int, work: Path) -> None:
@@ -113,7 +157,7 @@ def run_client(line: str, port: int, work: Path) -> None:
     check(f"the server runs Spark {line}", spark.version.startswith(line + "."), spark.version)
     table = (work / "events").as_uri()
 
-    def history(path: str) -> list:
+    def history(path: str) -> list[Any]:
         """The committed transactions TXCOMMIT HISTORY lists (it also lists aborted ones)."""
         rows = spark.sql(f"TXCOMMIT HISTORY '{path}'").collect()
         return [r for r in rows if r.state == "committed"]
@@ -147,27 +191,36 @@ def run_client(line: str, port: int, work: Path) -> None:
 
     # A streaming query's batch goes through the txcommit sink (its own commit protocol) and
     # its checkpoint through the txcommit checkpoint file manager (docs/streaming.md).
-    for key, cls in (("checkpointFileManagerClass", "TxCommitCheckpointFileManager"),
-                     ("commitProtocolClass", "TxCommitSinkProtocol")):  # fmt: skip
+    for key, cls in (
+        ("checkpointFileManagerClass", "TxCommitCheckpointFileManager"),
+        ("commitProtocolClass", "TxCommitSinkProtocol"),
+    ):
         spark.conf.set(f"spark.sql.streaming.{key}", f"io.txcommit.streaming.{cls}")
     incoming = work / "incoming"
     incoming.mkdir()
     (incoming / "part-0.json").write_text("".join(f'{{"id": {i}}}\n' for i in range(30)))
     sink = (work / "stream").as_uri()
     query = (
-        spark.readStream.schema("id long").json(incoming.as_uri())
-        .writeStream.format("parquet").option("checkpointLocation", (work / "checkpoint").as_uri())
-        .trigger(availableNow=True).start(sink)
-    )  # fmt: skip
+        spark.readStream.schema("id long")
+        .json(incoming.as_uri())
+        .writeStream.format("parquet")
+        .option("checkpointLocation", (work / "checkpoint").as_uri())
+        .trigger(availableNow=True)
+        .start(sink)
+    )
     query.awaitTermination(180)
-    check("a streaming batch is committed by the txcommit sink", len(history(sink)) == 1,
-          query.exception() or "")  # fmt: skip
+    check(
+        "a streaming batch is committed by the txcommit sink",
+        len(history(sink)) == 1,
+        query.exception() or "",
+    )
     check("the streamed rows are read back once", spark.read.parquet(sink).count() == 30)
 
     # Another application's driver, its clock an hour ahead, overwrote a table: a Hive-enabled
     # session reads it at once.
-    check("the sessions are Hive-enabled",
-          spark.conf.get("spark.sql.catalogImplementation") == "hive")  # fmt: skip
+    check(
+        "the sessions are Hive-enabled", spark.conf.get("spark.sql.catalogImplementation") == "hive"
+    )
     ahead = work / "ahead"
     spark.range(0, 100).write.parquet(ahead.as_uri())
     spark.range(0, 7).write.mode("overwrite").parquet(ahead.as_uri())
@@ -180,15 +233,15 @@ def run_client(line: str, port: int, work: Path) -> None:
     # With a clock allowance of an hour the clock cut would keep the overwrite out (the first
     # write is this application's, dated by its own clock): read at once, it was read log first.
     spark.conf.set("spark.txcommit.read.maxClockSkewMs", str(3600 * 1000))
-    rows = spark.read.parquet(ahead.as_uri()).count()
-    check("an overwrite by a driver an hour ahead is read at once, log first", rows == 7, rows)
+    seen = spark.read.parquet(ahead.as_uri()).count()
+    check("an overwrite by a driver an hour ahead is read at once, log first", seen == 7, seen)
     # Where the rule does not run, the clock cut dates that commit by the store's clock: it is
     # read once the allowance has passed, not in an hour.
     spark.conf.set("spark.txcommit.read.logFirst", "false")
     spark.conf.set("spark.txcommit.read.maxClockSkewMs", "1000")
     time.sleep(1.5)
-    rows = spark.read.parquet(ahead.as_uri()).count()
-    check("and by the clock cut, once the clock allowance has passed", rows == 7, rows)
+    seen = spark.read.parquet(ahead.as_uri()).count()
+    check("and by the clock cut, once the clock allowance has passed", seen == 7, seen)
     for key in ("logFirst", "maxClockSkewMs"):
         spark.conf.unset(f"spark.txcommit.read.{key}")
 

@@ -89,10 +89,10 @@ def main() -> int:
     seconds: dict[str, float] = {}
     for report in sorted(args.junit.glob("*.xml")):
         root = ET.parse(report).getroot()
-        for suite in [root] if root.tag == "testsuite" else root.iter("testsuite"):
-            name = suite.get("name", "").rsplit(".", 1)[-1]
-            seconds[name] = seconds.get(name, 0.0) + float(suite.get("time") or 0)
-            for case in suite.iter("testcase"):
+        for node in [root] if root.tag == "testsuite" else root.iter("testsuite"):
+            name = node.get("name", "").rsplit(".", 1)[-1]
+            seconds[name] = seconds.get(name, 0.0) + float(node.get("time") or 0)
+            for case in node.iter("testcase"):
                 ran_suites.add(name)
                 key = (case.get("classname", name).rsplit(".", 1)[-1], case.get("name", ""))
                 problem = case.find("failure")

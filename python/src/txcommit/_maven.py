@@ -1,16 +1,12 @@
-"""The third-party jars a store adapter needs on the server, and the one-machine HDFS its
-emulator runs, fetched once from Maven. Which store needs which is its descriptor's
-(``StorePlugin.connectors``, ``txcommit_store_<name>.plugin``); the coordinates per Spark line are
-here.
+"""Jars from Maven Central, fetched once into ``~/.cache/txcommit/jars`` (or
+``$TXCOMMIT_CACHE/jars``) and checked against Maven's SHA-1, never into a project tree. Which
+jars a store needs is its descriptor's (``StoreDescriptor.connectors``).
 
-Spark's pyspark wheel bundles Hadoop's client but not its cloud connectors. The gcs adapter
-needs Google's Cloud Storage connector (shaded); the Azure adapter needs Hadoop's ABFS
-connector (hadoop-azure) and HdrHistogram. The S3 adapters
-need Hadoop's S3A connector (hadoop-aws) of exactly the Hadoop version pyspark bundles (it
-follows the Spark line: ``SPARK_LINES``), and the AWS SDK bundle that hadoop-aws release was
-built with (mixing versions breaks S3A in
-ways that are hard to diagnose). They are downloaded into ``~/.cache/txcommit/jars`` (or
-``$TXCOMMIT_CACHE/jars``), checked against Maven's SHA-1, and never into a project tree.
+Why not Spark's Ivy (``--packages``) or coursier: a connector goes on every JVM's own classpath
+(``extraClassPath``), so it must be a local file before the server starts, and a JVM-less client
+(``txcommit jars``) fetches it too. What this does not do, resolve a POM's dependencies, the
+stores do not need: each names the few jars it needs, at the versions its Hadoop was built
+with (docs/adapters.md says which).
 """
 
 from __future__ import annotations
@@ -47,38 +43,21 @@ class Artifact:
         return f"{repo.rstrip('/')}/{self.group.replace('.', '/')}/{self.name}/{self.version}/"
 
 
-@dataclass(frozen=True)
-class SparkLine:
-    """A Spark line and the Hadoop its pyspark ships: connectors must be of that Hadoop version,
-    with the AWS SDK bundle (and analytics accelerator) that Hadoop release was built with."""
-
-    line: str
-    hadoop: str
-    aws_sdk: str
-    #: hadoop-aws 3.4.2+ reads S3 through Amazon's analytics accelerator (a compile dependency).
-    analytics_accelerator: str = ""
-
-
-#: The versions each line's hadoop-project POM pins (Spark 4.0 ships Hadoop 3.4.1, 4.1 ships
-#: 3.4.2, 4.2 and 4.3 ship 3.5.0).
-SPARK_LINES: dict[str, SparkLine] = {
-    "4.0": SparkLine("4.0", "3.4.1", "2.24.6"),
-    "4.1": SparkLine("4.1", "3.4.2", "2.29.52", "1.2.1"),
-    "4.2": SparkLine("4.2", "3.5.0", "2.35.4", "1.3.1"),
-    "4.3": SparkLine("4.3", "3.5.0", "2.35.4", "1.3.1"),
-}
+#: The Hadoop each Spark line's pyspark ships (its hadoop-project POM): a store's connectors must
+#: be of that version.
+HADOOP_BY_LINE = {"4.0": "3.4.1", "4.1": "3.4.2", "4.2": "3.5.0", "4.3": "3.5.0"}
 #: The line the checkout develops on (its .venv's pyspark), used when no pyspark is installed.
 DEFAULT_LINE = "4.3"
-HADOOP_VERSION = SPARK_LINES[DEFAULT_LINE].hadoop
+HADOOP_VERSION = HADOOP_BY_LINE[DEFAULT_LINE]
 
 
 def spark_line(version: str) -> str:
     """The line (``4.1``) of a Spark version (``4.1.1``); an error for a line txcommit lacks."""
     line = ".".join(version.split(".")[:2])
-    if line not in SPARK_LINES:
+    if line not in HADOOP_BY_LINE:
         raise ServerStartError(
             f"Spark {version} is not supported: txcommit is built for the Spark lines "
-            f"{', '.join(SPARK_LINES)} (install pyspark of one of them, e.g. "
+            f"{', '.join(HADOOP_BY_LINE)} (install pyspark of one of them, e.g. "
             f"pip install 'pyspark[connect]>=4.0,<4.4')."
         )
     return line
@@ -95,40 +74,6 @@ def installed_spark_line() -> str:
     text = (home / "version.py").read_text()
     found = re.search(r"""__version__[^=]*=\s*["']([^"']+)["']""", text)
     return spark_line(found.group(1)) if found else DEFAULT_LINE
-
-
-def s3_artifacts(line: str) -> tuple[Artifact, ...]:
-    """Hadoop's S3A connector of the line's Hadoop and the AWS SDK it was built with."""
-    spec = SPARK_LINES[line]
-    arts = [
-        Artifact("org.apache.hadoop", "hadoop-aws", spec.hadoop),
-        Artifact("software.amazon.awssdk", "bundle", spec.aws_sdk),
-    ]
-    if spec.analytics_accelerator:
-        arts.append(Artifact("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3",
-                             spec.analytics_accelerator))  # fmt: skip
-    return tuple(arts)
-
-
-def azure_artifacts(line: str) -> tuple[Artifact, ...]:
-    """Hadoop's ABFS connector of the line's Hadoop; HdrHistogram is the one dependency of
-    hadoop-azure that pyspark's jars lack."""
-    return (
-        Artifact("org.apache.hadoop", "hadoop-azure", SPARK_LINES[line].hadoop),
-        Artifact("org.hdrhistogram", "HdrHistogram", "2.1.12"),
-    )
-
-
-S3_ARTIFACTS = s3_artifacts(DEFAULT_LINE)
-AZURE_ARTIFACTS = azure_artifacts(DEFAULT_LINE)
-#: A one-machine HDFS (NameNode and DataNode) for trying and testing the `hdfs` adapter: one
-#: shaded jar; it runs on the Hadoop client pyspark bundles. Servers never need it.
-MINI_HDFS_ARTIFACTS = (Artifact("org.apache.hadoop", "hadoop-client-minicluster", HADOOP_VERSION),)
-#: Google's Cloud Storage connector, shaded (its Google libraries relocated, so they cannot clash
-#: with Spark's guava or jackson): one 40 MB jar, the same for every line. 4.0.4 is the newest
-#: whose shaded jar Maven Central serves; Hadoop 3.5's own hadoop-gcp cannot be pointed at an
-#: emulator.
-GCS_ARTIFACTS = (Artifact("com.google.cloud.bigdataoss", "gcs-connector", "4.0.4", "shaded"),)
 
 
 def cache_dir() -> Path:

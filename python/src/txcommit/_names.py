@@ -69,6 +69,7 @@ STREAMING_BEFORE_SINK_LOG = "streaming.beforeSinkLog"
 STREAMING_BEFORE_RECORD = "streaming.beforeRecord"
 TRANSACTION_BEFORE_DECISION = "transaction.beforeDecision"
 TRANSACTION_AFTER_DECISION = "transaction.afterDecision"
+MAINTENANCE_TASK = "maintenance.task"
 #: ``HaltPoint.all``, in the JVM's order.
 HALT_POINTS: tuple[str, ...] = (
     JOB_AFTER_NESTING_CHECK,
@@ -82,6 +83,7 @@ HALT_POINTS: tuple[str, ...] = (
     STREAMING_BEFORE_RECORD,
     TRANSACTION_BEFORE_DECISION,
     TRANSACTION_AFTER_DECISION,
+    MAINTENANCE_TASK,
 )
 
 # Commit stages, as the JVM's logs and `stageDurationsMs` of `_SUCCESS` name them

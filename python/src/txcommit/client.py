@@ -370,7 +370,7 @@ def close_owned_sessions(timeout: float = CLOSE_TIMEOUT) -> None:
             try:
                 check_reachable(url or "", timeout=1.0)
                 alive[url] = True
-            except Exception:  # noqa: BLE001 - an unreachable server is closed without a request
+            except Exception:  # an unreachable server is closed without a request
                 alive[url] = False
         if alive[url]:
             t = threading.Thread(target=release, args=(session, True), daemon=True)

@@ -92,17 +92,17 @@ class TxCommitError(Exception):
 
     # A server error is also pyspark's exception (see the module doc), whose methods these
     # reach; an error raised on the Python side has no condition.
-    def getCondition(self) -> str | None:  # noqa: N802 - pyspark's name
+    def getCondition(self) -> str | None:  # pyspark's name
         """The error condition (``TXCOMMIT_...``) the server sent, else None."""
         theirs = getattr(super(), "getCondition", None)
         return theirs() if callable(theirs) else None
 
-    def getSqlState(self) -> str | None:  # noqa: N802 - pyspark's name
+    def getSqlState(self) -> str | None:  # pyspark's name
         """The SQLSTATE the server sent, else None."""
         theirs = getattr(super(), "getSqlState", None)
         return theirs() if callable(theirs) else None
 
-    def getMessageParameters(self) -> dict[str, str] | None:  # noqa: N802 - pyspark's name
+    def getMessageParameters(self) -> dict[str, str] | None:  # pyspark's name
         """The message parameters the server sent (``message``: the whole message), else None."""
         theirs = getattr(super(), "getMessageParameters", None)
         return theirs() if callable(theirs) else None
@@ -511,13 +511,14 @@ class _Found(NamedTuple):
 
 
 def _typed_connect(convert: Callable[..., Any]) -> Callable[..., Any]:
-    def convert_exception(info: Any, truncated_message: str, resp: Any = None,
-                          *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+    def convert_exception(
+        info: Any, truncated_message: str, resp: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
         converted = convert(info, truncated_message, resp, *args, **kwargs)
         try:
             found = _in_connect_error(info, truncated_message, resp)
             return converted if found is None else _connect_twin(found, converted)
-        except Exception:  # noqa: BLE001 - never lose pyspark's own exception over ours
+        except Exception:  # never lose pyspark's own exception over ours
             return converted
 
     convert_exception.__wrapped__ = convert  # type: ignore[attr-defined]
@@ -552,9 +553,14 @@ def _in_connect_error(info: Any, truncated_message: str, resp: Any) -> _Found | 
             params = dict(throwable.message_parameters)
             hierarchy = list(error.error_type_hierarchy)
             state = throwable.sql_state if _has(throwable, "sql_state") else None
-            return _Found(CONDITIONS[condition], condition, state,
-                          params.get("message", error.message), params,
-                          hierarchy[0] if hierarchy else None)  # fmt: skip
+            return _Found(
+                CONDITIONS[condition],
+                condition,
+                state,
+                params.get("message", error.message),
+                params,
+                hierarchy[0] if hierarchy else None,
+            )
         index = error.cause_idx if _has(error, "cause_idx") else None
     return None
 
@@ -581,8 +587,10 @@ def _connect_twin(found: _Found, converted: Any) -> Any:
         "display_server_stacktrace": getattr(converted, "_display_stacktrace", False),
         "contexts": converted.getQueryContext(),
     }
-    for name, getter in (("grpc_status_code", "getGrpcStatusCode"),
-                         ("breaking_change_info", "getBreakingChangeInfo")):  # fmt: skip
+    for name, getter in (
+        ("grpc_status_code", "getGrpcStatusCode"),
+        ("breaking_change_info", "getBreakingChangeInfo"),
+    ):
         if hasattr(converted, getter):
             offered[name] = getattr(converted, getter)()
     accepted = inspect.signature(base.__init__).parameters
@@ -596,7 +604,7 @@ def _typed_classic(convert: Callable[..., Any]) -> Callable[..., Any]:
         converted = convert(e)
         try:
             twin = _classic_twin(e)
-        except Exception:  # noqa: BLE001 - never lose pyspark's own exception over ours
+        except Exception:  # never lose pyspark's own exception over ours
             twin = None
         return converted if twin is None else twin
 
@@ -635,8 +643,11 @@ def _twin_class(cls: type[TxCommitError], base: type[BaseException]) -> type[Any
     """A class that is ``cls`` and ``base`` at once, named as ``cls``."""
     twin = _TWINS.get((cls, base))
     if twin is None:
-        body: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                                "__doc__": cls.__doc__}  # fmt: skip
+        body: dict[str, Any] = {
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__doc__": cls.__doc__,
+        }
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             # pyspark's, not ValueError's (InvalidConfError, TimeTravelError are ValueErrors).

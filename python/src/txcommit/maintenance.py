@@ -28,10 +28,23 @@ MANIFEST_COLUMNS = ("partition", "files", "manifest", "deleted")
 PROPERTY_COLUMNS = ("property", "value", "number")
 RESTORE_COLUMNS = ("txn", "sequence", "version", "versionTxn", "removedFiles", "restoredFiles")
 HISTORY_COLUMNS = (
-    "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
-    "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
+    "txn",
+    "state",
+    "startedAt",
+    "committedAt",
+    "operation",
+    "writeId",
+    "files",
+    "bytes",
+    "rows",
+    "removedFiles",
+    "removedBytes",
+    "sequence",
+    "schema",
+    "version",
+    "storeTime",
     "restoredFiles",
-)  # fmt: skip
+)
 
 
 def quote(path: str) -> str:

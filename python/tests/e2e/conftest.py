@@ -1,37 +1,34 @@
 """Fixtures of the end-to-end tests: ONE Connect server (with the plugin) for every test that
-can share it, serving local tables and S3 tables (both S3 adapters), and a standalone cluster.
-Each starts on first use."""
+can share it, serving local, HDFS and S3 tables (both S3 adapters); a server per store whose
+test kit needs its own; a standalone cluster. Each starts on first use."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from txcommit.testing.local_s3 import LocalS3
-from txcommit.testing.lossy_proxy import LossyProxy
-from txcommit_store_azure.emulator import Azurite, abfs_confs
-from txcommit_store_gcs.emulator import FakeGcs
-from txcommit_store_gcs.plugin import gcs_emulator_confs
-from txcommit_store_hdfs.emulator import MiniHdfs
+from txcommit.devkit.lossy_proxy import LossyProxy
+from txcommit.devkit.testkit import store_test_kits
+from txcommit_store_s3.devkit.emulator import LocalS3
 
-from support.cluster import StandaloneCluster, pyspark_home
+from support.cluster import StandaloneCluster
 from support.s3 import LYING_BUCKET
 from support.servers import (
     ServerProcess,
     abandon_sessions,
     new_session,
     running,
+    server_for,
     server_on_cluster,
-    server_with_azure,
-    server_with_gcs,
     server_with_hive,
     server_with_s3,
     with_test_jvm_opts,
 )
-from support.tables import STORES, TableRef, make_table, next_table_name, table_makers
+from support.tables import STORES, TableRef, make_table_of, next_table_name
 
 # Every Spark JVM started from here on (servers, the kit's and the demo's servers, cluster
 # daemons) inherits the tests' JVM options; see TEST_JVM_OPTS.
@@ -50,94 +47,87 @@ def server(workdir: Path, local_s3: LocalS3, lying_s3: LocalS3) -> Iterator[Serv
     yield from running(server_with_s3(workdir / "shared-server", local_s3, liar))
 
 
-@pytest.fixture(scope="session")
-def gcs_front(fake_gcs: FakeGcs) -> Iterator[LossyProxy]:
-    """The way every gs:// server of the tests reaches the shared fake-gcs-server: a proxy
-    that can lose answers (txcommit.testing.lossy_proxy), idle unless a test arms it."""
-    with LossyProxy("127.0.0.1", fake_gcs.port) as proxy:
-        yield proxy
+class StoreServers:
+    """The servers and proxies of the stores whose tables need a server of their own (their
+    test kit's ``own_server``), started on first use and shared by the session: for each, the
+    server that writes its tables, another application that reads them, and a proxy in front of
+    its emulator that can lose answers (``txcommit.devkit.lossy_proxy``, idle unless a test
+    arms it), through which every server of the store reaches it."""
+
+    def __init__(self, workdir: Path, request: pytest.FixtureRequest) -> None:
+        self.workdir, self.request = workdir, request
+        self.started: dict[tuple[str, bool], ServerProcess] = {}
+        self.fronts: dict[str, LossyProxy] = {}
+
+    def emulator(self, store: str) -> Any:
+        fixture = store_test_kits()[store].fixture
+        return self.request.getfixturevalue(fixture) if fixture else None
+
+    def front(self, store: str) -> LossyProxy:
+        """The proxy in front of ``store``'s emulator (its kit names the port)."""
+        kit = store_test_kits()[store]
+        assert kit.front_port is not None, f"the {store} test kit names no port to front"
+        if store not in self.fronts:
+            proxy = LossyProxy("127.0.0.1", kit.front_port(self.emulator(store)))
+            self.fronts[store] = proxy.__enter__()
+        return self.fronts[store]
+
+    def server(self, store: str, *, other: bool = False) -> ServerProcess:
+        key = (store, other)
+        if key not in self.started:
+            kit = store_test_kits()[store]
+            front = self.front(store).host_port if kit.front_port else None
+            name = f"{'other-' if other else ''}{store}-server"
+            server = server_for(store, self.workdir / name, self.emulator(store), front=front)
+            self.started[key] = server.start()
+        return self.started[key]
+
+    def close(self) -> None:
+        for server in self.started.values():
+            server.stop()
+        for proxy in self.fronts.values():
+            proxy.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="session")
-def azure_front(azurite: Azurite) -> Iterator[LossyProxy]:
-    """The same for Azurite."""
-    with LossyProxy("127.0.0.1", azurite.port) as proxy:
-        yield proxy
+def store_servers(workdir: Path, request: pytest.FixtureRequest) -> Iterator[StoreServers]:
+    servers = StoreServers(workdir, request)
+    yield servers
+    servers.close()
 
 
-@pytest.fixture(scope="session")
-def hdfs_front(mini_hdfs: MiniHdfs) -> Iterator[LossyProxy]:
-    """The same for the NameNode's RPC port: a table at ``hdfs://<hdfs_front.host_port>/...``
-    is the same HDFS table, reached through the proxy (data still flows to the DataNode)."""
-    with LossyProxy("127.0.0.1", mini_hdfs.port) as proxy:
-        yield proxy
-
-
-def _gcs_server(workdir: Path, name: str, fake_gcs: FakeGcs, front: LossyProxy) -> ServerProcess:
-    return server_with_gcs(
-        workdir / name, fake_gcs, gcs_emulator_confs(f"http://{front.host_port}")
-    )
-
-
-def _azure_server(workdir: Path, name: str, azurite: Azurite, front: LossyProxy) -> ServerProcess:
-    return server_with_azure(workdir / name, azurite, abfs_confs(front.host_port))
-
-
-@pytest.fixture(scope="session")
-def gcs_server(workdir: Path, fake_gcs: FakeGcs, gcs_front: LossyProxy) -> Iterator[ServerProcess]:
-    """A server with Google's Cloud Storage connector (`--store gcs`) on the shared
-    fake-gcs-server, for gs:// tables; started on first use."""
-    yield from running(_gcs_server(workdir, "gcs-server", fake_gcs, gcs_front))
-
-
-@pytest.fixture(scope="session")
-def azure_server(
-    workdir: Path, azurite: Azurite, azure_front: LossyProxy
-) -> Iterator[ServerProcess]:
-    """A server with Hadoop's ABFS connector (`--store azure`) on the shared Azurite, for
-    abfs:// tables; started on first use."""
-    yield from running(_azure_server(workdir, "azure-server", azurite, azure_front))
-
-
-# --- another Spark application per store: a second server, as a dashboard or a downstream job
-# reading the same table is. Its reads apply the allowance for another application's clock
+# --- another Spark application: a second server, as a dashboard or a downstream job reading the
+# same table is. Its reads apply the allowance for another application's clock
 # (`spark.txcommit.read.maxClockSkewMs`, default). Started on first use.
 
 
 @pytest.fixture(scope="session")
 def other_server(workdir: Path, local_s3: LocalS3) -> Iterator[ServerProcess]:
-    """Another application for local, HDFS and S3 tables."""
+    """Another application for the tables of the shared server's stores."""
     yield from running(server_with_s3(workdir / "other-application", local_s3))
 
 
-@pytest.fixture(scope="session")
-def other_gcs_server(
-    workdir: Path, fake_gcs: FakeGcs, gcs_front: LossyProxy
-) -> Iterator[ServerProcess]:
-    yield from running(_gcs_server(workdir, "other-gcs-application", fake_gcs, gcs_front))
-
-
-@pytest.fixture(scope="session")
-def other_azure_server(
-    workdir: Path, azurite: Azurite, azure_front: LossyProxy
-) -> Iterator[ServerProcess]:
-    yield from running(_azure_server(workdir, "other-azure-application", azurite, azure_front))
-
-
 @pytest.fixture
-def server_of(request: pytest.FixtureRequest):  # noqa: ANN201
+def server_of(request: pytest.FixtureRequest, store_servers: StoreServers):
     """``server_of(store)``: the shared local-mode server that writes ``store``'s tables;
     ``server_of(store, other=True)``: another application that reads them."""
 
     def get(store: str, *, other: bool = False) -> ServerProcess:
-        name = {"gcs": "gcs_server", "azure": "azure_server"}.get(store, "server")
-        return request.getfixturevalue(f"other_{name}" if other else name)
+        if store_test_kits()[store].own_server:
+            return store_servers.server(store, other=other)
+        return request.getfixturevalue("other_server" if other else "server")
 
     return get
 
 
 @pytest.fixture
-def spark(server: ServerProcess):  # noqa: ANN201
+def front_of(store_servers: StoreServers):
+    """``front_of(store)``: the proxy every server of ``store`` reaches its emulator through."""
+    return store_servers.front
+
+
+@pytest.fixture
+def spark(server: ServerProcess):
     session = new_session(server.url)
     yield session
     session.stop()
@@ -170,16 +160,14 @@ def cluster_server(
 
 
 @pytest.fixture
-def store_spark(request: pytest.FixtureRequest, any_table: TableRef):  # noqa: ANN201
-    """A session for `any_table`: S3 tables are written by executors on the cluster, local
-    ones by the shared local-mode server."""
-    name = {
-        "s3": "cluster_server",
-        "s3-multipart": "cluster_server",
-        "gcs": "gcs_server",
-        "azure": "azure_server",
-    }.get(any_table.store, "server")
-    session = new_session(request.getfixturevalue(name).url)
+def store_spark(request: pytest.FixtureRequest, any_table: TableRef, server_of):
+    """A session for `any_table`: tables of a store whose kit says so are written by executors
+    on the cluster, the others by their store's local-mode server."""
+    if store_test_kits()[any_table.store].on_cluster:
+        server = request.getfixturevalue("cluster_server")
+    else:
+        server = server_of(any_table.store)
+    session = new_session(server.url)
     yield session
     session.stop()
 
@@ -193,15 +181,5 @@ def table(workdir: Path) -> Path:
 @pytest.fixture(params=STORES)
 def any_table(request: pytest.FixtureRequest, workdir: Path) -> TableRef:
     """A fresh table on each store (STORES, or the stores a test names), on the emulator its
-    table maker names."""
-    store = request.param
-    fixture = table_makers()[store].fixture
-    return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
-
-
-@pytest.fixture(scope="session")
-def mini_hdfs() -> Iterator[MiniHdfs]:
-    """A real NameNode and DataNode (MiniDFSCluster) in their own JVM, on the Hadoop client of
-    the server side's pyspark; every server reaches it at hdfs://127.0.0.1:<port>."""
-    with MiniHdfs(spark_jars=pyspark_home() / "jars") as hdfs:
-        yield hdfs
+    test kit names."""
+    return make_table_of(request.param, workdir, request)

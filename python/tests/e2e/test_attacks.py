@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from txcommit._names import NEW_TABLE_READS_CONF
+from txcommit.devkit.lossy_proxy import LossyProxy
+from txcommit.devkit.testkit import store_test_kits
 from txcommit.maintenance import vacuum
-from txcommit.testing.lossy_proxy import LossyProxy
 
 from support.jobs import SlowAppend
 from support.races import (
@@ -40,7 +41,11 @@ from support.streams import assert_each_value_once, configure, rate_to_parquet, 
 from support.tables import TableRef, dynamic_overwrite, replace_records, txn_of
 from support.waiting import wait_for
 
-EVERY_STORE = ["local", "s3", "s3-multipart", "hdfs", "gcs", "azure"]
+#: Every store with a test kit (the registry's, txcommit.stores).
+EVERY_STORE = sorted(store_test_kits())
+#: The stores whose kit can lose answers through a proxy in front of their emulator (S3's
+#: emulator loses them itself: test_lost_answers).
+FRONTED = [store for store, kit in store_test_kits().items() if kit.creates is not None]
 GENERATIONS = Generations(parts=8, rows=400)
 #: The reads (of each reader) that must have begun before a commit point and ended after it.
 READ_OVERLAPS = scaled(2, 4)
@@ -50,12 +55,12 @@ BOTH_KINDS = [(s, "log") for s in EVERY_STORE] + [("local", "listing"), ("s3", "
 
 
 @pytest.fixture
-def open_session(server_of):  # noqa: ANN001, ANN201
+def open_session(server_of):
     """``open_session(table, other=False)``: a session for ``table`` on its store's server (or
     on another application's), closed at the end of the test."""
     opened = []
 
-    def get(table: TableRef, *, other: bool = False):  # noqa: ANN202
+    def get(table: TableRef, *, other: bool = False):
         session = new_session(server_of(table.store, other=other).url)
         table.prepare(session)
         opened.append(session)
@@ -72,7 +77,7 @@ def open_session(server_of):  # noqa: ANN001, ANN201
 @pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_readers_here_and_in_another_application_see_whole_generations_during_overwrites(
     any_table: TableRef, reads: str, open_session
-):  # noqa: ANN001
+):
     table = any_table
     writer, here, there = open_session(table), open_session(table), open_session(table, other=True)
     writer.conf.set(NEW_TABLE_READS_CONF, reads)
@@ -87,7 +92,7 @@ def test_readers_here_and_in_another_application_see_whole_generations_during_ov
     def there_sees_generation_0() -> bool:
         try:
             return rows_per_gen(there, table.url) == {0: GENERATIONS.rows}
-        except Exception:  # noqa: BLE001 - UNABLE_TO_INFER_SCHEMA while nothing is visible
+        except Exception:
             return False
 
     wait_for(there_sees_generation_0, 60, "the other application to see the first commit")
@@ -110,43 +115,30 @@ def test_readers_here_and_in_another_application_see_whole_generations_during_ov
 
 
 def through_front(table: TableRef, front: LossyProxy) -> str:
-    """``table``'s URL as a client behind ``front`` reaches it: for HDFS the NameNode's address
-    is in the URL; GCS and Azure servers always go through their front."""
-    url = table.url
-    return url.replace(url.split("/")[2], front.host_port, 1) if table.store == "hdfs" else url
+    """``table``'s URL as a client behind ``front`` reaches it."""
+    return store_test_kits()[table.store].through_front(table.url, front.host_port)
 
 
 def creates(store: str, names: str) -> bytes:
     """A request that creates an object or file whose path ends in a match of ``names`` (a
     regular expression over the path, with `/`), and nothing else."""
-    name = names.encode()
-    if store == "hdfs":
-        # A Hadoop RPC call: its header (method, protocol), then its arguments (for a rename,
-        # the temporary path and the target); never into the next call's header.
-        return rb"rename2?\x12.org\.apache\.hadoop\.hdfs\.protocol\.ClientProtocol" + (
-            rb"(?:(?!ClientProtocol).){0,2000}?/" + name + rb"(?![^\x00-\x1f])"
-        )
-    if store == "azure":  # Put Blob: the blob's path is the request line's
-        return rb"PUT /[^ \r\n?]*/" + name + rb"[ ?]"
-    # GCS's one-request (multipart) upload: the object's name is in its JSON metadata.
-    return (
-        rb"POST /upload/storage/v1/b/[^\r\n]*\r\n(?:(?!(?:GET|HEAD|POST|PUT|DELETE|PATCH) /).)"
-        rb'{0,20000}?"name": ?"[^"]*/' + name + rb'"'
-    )
+    found = store_test_kits()[store].creates
+    assert found is not None, f"the {store} test kit cannot name its create requests"
+    return found(names)
 
 
 #: The path of a commit record.
 RECORD = r"_txcommit/commits/[0-9a-z]{16}\.json"
 
 
-@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+@pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
-    any_table: TableRef, open_session, request: pytest.FixtureRequest
-):  # noqa: ANN001
+    any_table: TableRef, open_session, front_of
+):
     """The store created the record; its answer never came (test_lost_answers has S3). The
     client's retry meets its own record: the job must succeed and commit once."""
     table = any_table
-    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    front: LossyProxy = front_of(table.store)
     url = through_front(table, front)
     spark = open_session(table)
     spark.range(10).write.mode("append").parquet(url)
@@ -162,15 +154,15 @@ def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
 REPLACE_RECORD = r"_txcommit/replace/[0-9]{20}\.json"
 
 
-@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+@pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_once(
-    any_table: TableRef, open_session, request: pytest.FixtureRequest
-):  # noqa: ANN001
+    any_table: TableRef, open_session, front_of
+):
     """The store created the overwrite's `replace/` record (its commit point); its answer never
     came (test_lost_answers has S3's write id). The client's retry meets the record: the job
     must succeed, publish one record, and remove the old rows, never its own."""
     table = any_table
-    front: LossyProxy = request.getfixturevalue(f"{table.store}_front")
+    front: LossyProxy = front_of(table.store)
     url = through_front(table, front)
     spark = open_session(table)
     spark.range(10).write.mode("append").parquet(url)
@@ -182,13 +174,13 @@ def test_an_overwrite_whose_replace_record_answer_was_lost_replaces_the_table_on
     assert len(replace_records(table)) == 1
 
 
-@pytest.mark.parametrize("any_table", ["hdfs", "gcs", "azure"], indirect=True)
+@pytest.mark.parametrize("any_table", FRONTED, indirect=True)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
-    any_table: TableRef, open_session, request: pytest.FixtureRequest
-):  # noqa: ANN001
+    any_table: TableRef, open_session, front_of
+):
     """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
     one answer (test_lost_answers has S3); the query keeps running and every row lands once."""
-    front: LossyProxy = request.getfixturevalue(f"{any_table.store}_front")
+    front: LossyProxy = front_of(any_table.store)
     ckpt, out = any_table.child("checkpoint"), any_table.child("out")
     spark = open_session(any_table)
     configure(spark, any_table.store)
@@ -201,11 +193,11 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
         count=3,
     )
     query = rate_to_parquet(spark, ckpt_url, out_url)
-    if any_table.store == "hdfs":
-        # One connection carries every call of the HDFS client to the NameNode: losing it fails
-        # the calls in flight on it too (a checkpoint's `exists`, say), and Hadoop retries none
-        # of those on a NameNode without HA. Such a query fails; restarted from its checkpoint,
-        # as a supervisor restarts it, it must go on exactly once.
+    if store_test_kits()[any_table.store].one_connection:
+        # One connection carries every call of the store's client (HDFS's to the NameNode):
+        # losing it fails the calls in flight on it too (a checkpoint's `exists`, say), which
+        # the client may not retry. Such a query fails; restarted from its checkpoint, as a
+        # supervisor restarts it, it must go on exactly once.
         for _ in range(4):
             query = restarted_on_io_error(spark, query, ckpt_url, out_url)
     run_until_batch(query, 4)
@@ -214,7 +206,7 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
     assert_each_value_once(spark, out_url)
 
 
-def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):  # noqa: ANN001, ANN201
+def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):
     """``query``, or once it failed on a lost connection, the same query started again."""
     deadline = time.monotonic() + 60
     while query.isActive and time.monotonic() < deadline:
@@ -234,7 +226,7 @@ def restarted_on_io_error(spark, query, ckpt_url: str, out_url: str):  # noqa: A
 @pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_vacuum_with_a_real_horizon_beside_a_running_job_keeps_the_job_and_deletes_old_garbage(
     any_table: TableRef, reads: str, open_session
-):  # noqa: ANN001
+):
     """`VACUUM RETAIN 1 HOURS` (the smallest horizon without FORCE) while a job runs: the job
     shows life younger than the horizon, so VACUUM keeps its files and does not fence it; the
     job commits; what an overwrite removed two hours ago (by its committing driver's clock) is
@@ -281,7 +273,7 @@ VANISHED = "disappeared while it was listed"
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
     any_table: TableRef, open_session, server_of
-):  # noqa: ANN001
+):
     """A plain writer's `_temporary/` (or Hive's staging, or a clean-up tool) comes and goes
     inside the table while each overwrite lists the table to name what it removes: every
     overwrite must remove every visible file, or fail. On the local file system, whose
@@ -307,7 +299,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
                 shutil.rmtree(table.local / "_temporary", ignore_errors=True)
             else:
                 table.write("_temporary/0/_temporary/a/part-0", b"x")
-                if table.store == "hdfs":
+                if store_test_kits()[table.store].directories:
                     table.hdfs.rm(f"{table.root}/_temporary", recursive=True)
                 else:
                     table.delete("_temporary/0/_temporary/a/part-0")
@@ -354,7 +346,7 @@ def test_overwrite_beside_a_vanishing_directory_removes_every_visible_file(
 @pytest.mark.parametrize(("any_table", "reads"), BOTH_KINDS, indirect=["any_table"])
 def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(
     any_table: TableRef, reads: str, open_session
-):  # noqa: ANN001
+):
     """Another application's driver whose clock runs an hour ahead (or VACUUM's fence from
     another server) published a replacing commit; this session's own dynamic overwrite of k=1
     after it must be read at once, and with it what came before."""
@@ -363,7 +355,7 @@ def test_a_replace_dated_an_hour_ahead_hides_no_later_overwrite(
     spark.conf.set(NEW_TABLE_READS_CONF, reads)
     spark.conf.set("spark.txcommit.checkpoint.interval", "1000")  # the records alone decide
 
-    def write(n: int, k: str):  # noqa: ANN202
+    def write(n: int, k: str):
         return spark.range(n).selectExpr("id", f"cast({k} as int) as k").write.partitionBy("k")
 
     write(100, "id % 4").parquet(table.url)
@@ -393,10 +385,11 @@ PAUSED = "at fault point 'job.afterNestingCheck'"
 @pytest.mark.parametrize("any_table", EVERY_STORE, indirect=True)
 def test_a_first_write_and_one_inside_it_racing_leave_one_table(
     any_table: TableRef, open_session, server_of, tmp_path: Path
-):  # noqa: ANN001
+):
     """Job A's setup finds no log on its path and stalls there (a long GC); meanwhile job B
-    writes a table in A's partition directory `k=1`. A then writes its files: it must not
-    commit a table around B's, and leave no log of its own behind."""
+    writes a table in A's partition directory `k=1`. A then goes on: it must not commit a
+    table around B's (its second look, once its own log exists, refuses it before it writes
+    data), and leave no log of its own behind."""
     table = any_table
     server: ServerProcess = server_of(table.store)
     a, b = open_session(table), open_session(table)
@@ -414,7 +407,7 @@ def test_a_first_write_and_one_inside_it_racing_leave_one_table(
         try:
             a.range(1000).selectExpr("id", "id % 4 as k").write.partitionBy("k").parquet(table.url)
             outcome["a"] = None
-        except BaseException as e:  # noqa: BLE001 - checked below
+        except BaseException as e:
             outcome["a"] = e
         finally:
             a_ended.append(clock())

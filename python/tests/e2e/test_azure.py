@@ -1,7 +1,8 @@
-"""Azure Blob Storage on one machine: `txcommit server --store azure` starts Azurite beside the
-Connect server, and a JVM-less client writes abfs:// tables through Hadoop's ABFS with the
-`azure` adapter. The store and streaming checkpoint contracts on Azurite are in
-adapters/azure/jvm (AzureStoreContractSuite, AzureCheckpointManagerSuite, AzureAdapterSuite)."""
+"""Azure Blob Storage on one machine: `txcommit server --store azure --local` starts Azurite
+beside the Connect server, and a JVM-less client writes abfs:// tables through Hadoop's ABFS
+with the `azure` adapter. The store and streaming checkpoint contracts on Azurite are in
+adapters/txcommit_store_azure/jvm (AzureStoreContractSuite, AzureCheckpointManagerSuite,
+AzureAdapterSuite)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pyspark.sql import functions as F
 
 import txcommit
 from txcommit.conformance.protocol import fail_at
-from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY
+from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY
 
 from support.servers import READY_MARK, ServerProcess, new_session, server_python
 from support.tables import check_cli_against_dataset, txn_of
@@ -30,7 +31,7 @@ STARTED = re.compile(
 
 @pytest.fixture(scope="module")
 def azure_server(workdir: Path) -> Iterator[ServerProcess]:
-    proc = ServerProcess(workdir / "azure-server", extra_args=["--store", "azure"])
+    proc = ServerProcess(workdir / "azure-server", extra_args=["--store", "azure", "--local"])
     proc.start()
     try:
         yield proc
@@ -126,6 +127,8 @@ def test_credentials_stay_out_of_the_log_and_azurite_stops_with_the_server(
         assert s.connect_ex(("127.0.0.1", int(found.group(2)))) != 0, "Azurite stopped too"
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "azure"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "hadoop-azure-3.5.0.jar" in cli.stdout and "HdrHistogram-2.1.12.jar" in cli.stdout

@@ -13,7 +13,7 @@ import txcommit
 from support.layout import committed
 
 
-def committed_table(spark, table: Path, rows: int = 500) -> str:  # noqa: ANN001
+def committed_table(spark, table: Path, rows: int = 500) -> str:
     txcommit.enable(spark)
     # These tests damage the commit record; a checkpoint written by the commit (about one in
     # spark.txcommit.checkpoint.interval) would cover it, and readers would never read it.

@@ -26,8 +26,12 @@ def dry_run(*args: str, conf_dir: Path | None = None) -> str:
         env["SPARK_CONF_DIR"] = str(conf_dir)
     out = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "server", "--dry-run", *args],
-        env=env, capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return out.stdout
 
 
@@ -57,14 +61,17 @@ def test_secrets_never_appear_in_what_the_command_prints():
 def test_a_malformed_conf_is_refused_with_its_text():
     out = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "server", "--dry-run", "--conf", "no-equals-sign"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode != 0 and "no-equals-sign" in out.stderr
 
 
 def test_ls_and_log_read_a_table_named_with_a_tab_as_spark_does(
     spark, workdir: Path, capsys
-) -> None:  # noqa: ANN001
+) -> None:
     """Spark writes and reads a table whose directory name has a TAB; `ls` of the directory
     holding it lists the files Spark reads, `log` of the table its two commits."""
     txcommit.enable(spark)

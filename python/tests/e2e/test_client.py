@@ -47,8 +47,11 @@ THREADED = textwrap.dedent(
 def _threaded_client(url: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-c", THREADED, url],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("READY 2"), line + (proc.stderr.read() if proc.stderr else "")
@@ -84,8 +87,10 @@ def test_a_server_without_the_plugin_is_named_alike_everywhere_and_its_death_hol
         for command in ("vacuum", "manifest"):
             run = subprocess.run(
                 [sys.executable, "-m", "txcommit.cli", command, table, "--remote", srv.url],
-                capture_output=True, text=True, timeout=300,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert run.returncode == 1, run.stderr
             assert f"txcommit is not installed on the Spark Connect server at {srv.url}" in (
                 run.stderr
@@ -116,8 +121,10 @@ def test_a_path_that_holds_no_table_exits_2_in_every_command(
     ):
         run = subprocess.run(
             [sys.executable, "-m", "txcommit.cli", *argv],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert run.returncode == 2, (argv, run.stderr)
         assert str(missing) in run.stderr, (argv, run.stderr)
         assert "Traceback" not in run.stderr

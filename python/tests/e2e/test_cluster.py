@@ -81,7 +81,7 @@ class FileWatch:
         self.seen.update(self.table.data_files())
 
 
-def slow_rows(spark, n: int, parts: int, pause_ms: Callable[[int, int], int]):  # noqa: ANN001, ANN201
+def slow_rows(spark, n: int, parts: int, pause_ms: Callable[[int, int], int]):
     """`spark.range(n)` in `parts` tasks as (id, attempt): the row's task attempt number
     (TaskContext.attemptNumber(), >= 1 for a retry or a speculative copy) and, before the
     writer gets each row, a sleep of `pause_ms(partition, attempt)` ms.
@@ -93,12 +93,15 @@ def slow_rows(spark, n: int, parts: int, pause_ms: Callable[[int, int], int]):  
     # A DataType and an explicit arrow choice, not a DDL string and the default: pyspark would
     # look both up through the thread's active session, which may belong to a dead server.
     row = StructType(
-        [StructField("id", LongType()), StructField("attempt", IntegerType()),
-         StructField("pause", LongType())]
-    )  # fmt: skip
+        [
+            StructField("id", LongType()),
+            StructField("attempt", IntegerType()),
+            StructField("pause", LongType()),
+        ]
+    )
 
     @F.udf(returnType=row, useArrow=False)
-    def tag(i):  # noqa: ANN001, ANN202 - hints would make Spark guess an eval type
+    def tag(i):
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
@@ -117,13 +120,13 @@ def slow_rows(spark, n: int, parts: int, pause_ms: Callable[[int, int], int]):  
     )
 
 
-def read_rows(spark, table: TableRef) -> list[tuple[int, int]]:  # noqa: ANN001
+def read_rows(spark, table: TableRef) -> list[tuple[int, int]]:
     rows = spark.read.parquet(table.url).collect()
     return sorted((r["id"], r["attempt"]) for r in rows)
 
 
 def start_write(
-    df,  # noqa: ANN001
+    df,
     table: TableRef,
     span: list[Span] | None = None,
 ) -> tuple[threading.Thread, list[BaseException]]:
@@ -189,7 +192,7 @@ def speculating_server(request: pytest.FixtureRequest, plugin_jar: Path) -> Iter
     yield from own_server(request, "cluster-speculation", plugin_jar, **SPECULATION)
 
 
-def session_on(server: ServerProcess, table: TableRef):  # noqa: ANN201
+def session_on(server: ServerProcess, table: TableRef):
     # The server is shared by a module's tests: once it is gone, each test fails at once
     # instead of waiting out the client's retries against a closed port.
     assert server.jvm_pids(), f"the module's server is not running:\n{server.log_tail()}"
@@ -211,7 +214,7 @@ def running_tasks(server: ServerProcess, app_id: str) -> dict[int, str]:
     return running
 
 
-def rest_json(url: str, attempts: int = 4):  # noqa: ANN201 - parsed JSON
+def rest_json(url: str, attempts: int = 4):
     """GETs the driver's REST API, retrying a timed-out answer: on a loaded 2-core CI machine
     the driver's UI thread can take more than a few seconds to answer while tasks run."""
     for attempt in range(attempts):
@@ -228,7 +231,7 @@ def rest_json(url: str, attempts: int = 4):  # noqa: ANN201 - parsed JSON
 # --- an executor JVM killed while its task is writing ------------------------------------------
 
 
-def run_executor_killed_mid_write(  # noqa: ANN001 - spark: pyspark's connect SparkSession
+def run_executor_killed_mid_write(
     spark, table: TableRef, cluster: StandaloneCluster, server: ServerProcess
 ) -> None:
     # Split 0's first attempt writes for ~30 s after it opens its file, every other attempt
@@ -303,7 +306,7 @@ def test_executor_killed_mid_write_is_rerun_and_its_files_stay_hidden(
 # --- a speculative duplicate wins -------------------------------------------------------------
 
 
-def run_speculative_duplicate(spark, table: TableRef) -> None:  # noqa: ANN001
+def run_speculative_duplicate(spark, table: TableRef) -> None:
     n, parts = 400, 4
     # The first attempt of partition 0 takes 60 s; every other attempt is quick. The job must
     # finish long before (the speculative copy wins): 60 s leaves room for a loaded machine.

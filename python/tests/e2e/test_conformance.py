@@ -23,8 +23,11 @@ def run_kit(argv: list[str], tmp_path: Path) -> tuple[int, dict[str, Any], str]:
     out = tmp_path / "report.json"
     done = subprocess.run(
         [server_python(), "-m", "txcommit.conformance", *argv, "--report", str(out)],
-        capture_output=True, text=True, timeout=900, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
     printed = done.stdout + done.stderr
     return done.returncode, json.loads(out.read_text()) if out.exists() else {}, printed
 

@@ -14,10 +14,25 @@ def test_the_demo_replays_the_papers_table_and_txcommit_is_correct_after_every_f
     tmp_path: Path,
 ) -> None:
     out = subprocess.run(
-        [server_python(), "-m", "txcommit.cli", "demo", "--store", "local", "--rows", "2000",
-         "--fail-delay", "1", "--workdir", str(tmp_path)],
-        capture_output=True, text=True, timeout=900, env=os.environ.copy(),
-    )  # fmt: skip
+        [
+            server_python(),
+            "-m",
+            "txcommit.cli",
+            "demo",
+            "--store",
+            "local",
+            "--rows",
+            "2000",
+            "--fail-delay",
+            "1",
+            "--workdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stdout + out.stderr[-4000:]
     lines = out.stdout.splitlines()
 

@@ -84,8 +84,12 @@ def test_a_client_machine_with_no_java_and_no_spark_home(server: ServerProcess, 
     env = {"PATH": str(client_bin), "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
     out = subprocess.run(
         [sys.executable, "-c", CLIENT_SCRIPT, server.url, str(table)],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"rows": 250, "enabled": True, "version": result["version"]}

@@ -1,7 +1,8 @@
-"""Google Cloud Storage on one machine: `txcommit server --store gcs` starts fake-gcs-server
-beside the Connect server, and a JVM-less client writes gs:// tables through Google's Cloud
-Storage connector and the gcs adapter. The store and checkpoint contracts on the emulator, the
-16-driver race, the probe and a lost answer are in adapters/gcs/jvm (GcsStoreSuites)."""
+"""Google Cloud Storage on one machine: `txcommit server --store gcs --local` starts
+fake-gcs-server beside the Connect server, and a JVM-less client writes gs:// tables through
+Google's Cloud Storage connector and the gcs adapter. The store and checkpoint contracts on the
+emulator, the 16-driver race, the probe and a lost answer are in
+adapters/txcommit_store_gcs/jvm (GcsStoreSuites)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(
 ) -> None:
     """One server: two appends, a job that fails half way, an overwrite; Spark and the Python
     readers see exactly the committed transactions; each commit is one exclusive upload."""
-    proc = ServerProcess(workdir / "gcs-quick-start", extra_args=["--store", "gcs"])
+    proc = ServerProcess(workdir / "gcs-quick-start", extra_args=["--store", "gcs", "--local"])
     proc.start()
     try:
         out = "".join(proc.output)
@@ -82,6 +83,8 @@ def test_server_store_gcs_appends_hides_a_failed_job_and_overwrites(
         assert s.connect_ex(("127.0.0.1", port)) != 0, "the emulator stopped with the server"
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "gcs"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert cli.stdout.strip().endswith("gcs-connector-4.0.4-shaded.jar"), cli.stdout

@@ -1,6 +1,7 @@
-"""HDFS on one machine: `txcommit server --store hdfs` starts a real NameNode and DataNode
-(MiniDFSCluster) beside the Connect server. The fault tests on HDFS are in test_faults.py; the
-store contract on a NameNode is in plugin-jvm (HdfsStoreContractSuite, HdfsRenameSuite)."""
+"""HDFS on one machine: `txcommit server --store hdfs --local` starts a real NameNode and
+DataNode (MiniDFSCluster) beside the Connect server. The fault tests on HDFS are in
+test_faults.py; the store contract on a NameNode is in plugin-jvm (HdfsStoreContractSuite,
+HdfsRenameSuite)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ STARTED = re.compile(
 def test_server_store_hdfs_quick_start(workdir: Path) -> None:
     """A JVM-less client writes and appends to an hdfs:// table through the server; both
     commits are records on the NameNode; the mini cluster stops with the server."""
-    proc = ServerProcess(workdir / "hdfs-quick-start", extra_args=["--store", "hdfs"])
+    proc = ServerProcess(workdir / "hdfs-quick-start", extra_args=["--store", "hdfs", "--local"])
     proc.start()
     try:
         out = "".join(proc.output)
@@ -51,6 +52,8 @@ def test_server_store_hdfs_quick_start(workdir: Path) -> None:
         assert s.connect_ex(("127.0.0.1", nn_port)) != 0, "the NameNode stopped with the server"
     cli = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "hdfs"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert cli.stdout == "" and "needs no jar" in cli.stderr

@@ -24,7 +24,7 @@ from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreErro
 from txcommit.table.view import open_table
 from txcommit.testing.store_contract import StoreContract
 from txcommit.testing.vectors import load
-from txcommit_store_hdfs.emulator import MiniHdfs
+from txcommit_store_hdfs.devkit.emulator import MiniHdfs
 from txcommit_store_hdfs.store import HdfsStore
 
 from support.servers import ServerProcess, new_session
@@ -32,8 +32,9 @@ from support.vectors import table_reads, write_table
 
 
 def fresh(hdfs: MiniHdfs, **options: Any) -> HdfsStore:
-    store = open_store(f"{hdfs.endpoint}/contract-{uuid.uuid4().hex[:12]}",
-                       endpoint=hdfs.webhdfs, **options)  # fmt: skip
+    store = open_store(
+        f"{hdfs.endpoint}/contract-{uuid.uuid4().hex[:12]}", endpoint=hdfs.webhdfs, **options
+    )
     assert isinstance(store, HdfsStore)
     return store
 
@@ -108,8 +109,9 @@ def test_errors_name_the_path_and_what_to_do(mini_hdfs: MiniHdfs) -> None:
     assert "http://127.0.0.1:9/webhdfs/v1" in message and "TXCOMMIT_WEBHDFS_ENDPOINT" in message
     # The cluster's root belongs to the user who started it and is not writable by others.
     with pytest.raises(StoreError, match="HDFS denied user 'nobody-else'"):
-        HdfsStore(f"{mini_hdfs.endpoint}/", endpoint=mini_hdfs.webhdfs,
-                  user="nobody-else").create_exclusive("denied/t1.json", b"1")  # fmt: skip
+        HdfsStore(
+            f"{mini_hdfs.endpoint}/", endpoint=mini_hdfs.webhdfs, user="nobody-else"
+        ).create_exclusive("denied/t1.json", b"1")
     with pytest.raises(UnsupportedStoreError, match="viewfs"):
         open_store("viewfs://cluster/t")
 
@@ -134,9 +136,7 @@ def test_python_readers_show_exactly_what_spark_wrote_on_hdfs(
     """A `--store hdfs` server writes two appends, a job that fails half way and an overwrite;
     after each step `txcommit.dataset`, `txcommit ls` and `txcommit log` (over WebHDFS, no JVM)
     show exactly Spark's rows, files and transactions."""
-    proc = ServerProcess(
-        workdir / "hdfs-readers", extra_args=["--store", "hdfs", "--no-local-hdfs"]
-    )
+    proc = ServerProcess(workdir / "hdfs-readers", extra_args=["--store", "hdfs"])
     proc.start()
     url = f"{mini_hdfs.endpoint}/readers/{uuid.uuid4().hex[:8]}"
     cli = ["--endpoint", mini_hdfs.webhdfs]

@@ -29,16 +29,16 @@ from txcommit.errors import (
 from txcommit.maintenance import vacuum
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, encode_record
-from txcommit_store_hdfs.emulator import MiniHdfs
+from txcommit_store_hdfs.devkit.emulator import MiniHdfs
 
 from support.tables import next_table_name
 
 
-def ids(spark, url: str) -> list[int]:  # noqa: ANN001
+def ids(spark, url: str) -> list[int]:
     return sorted(r.id for r in spark.read.parquet(url).select("id").collect())
 
 
-def partitioned(spark, url: str, ids_from: int = 0) -> None:  # noqa: ANN001
+def partitioned(spark, url: str, ids_from: int = 0) -> None:
     """Ten rows, ``k`` = id % 2: the odd ids in ``k=1``."""
     df = spark.range(ids_from, ids_from + 10).withColumn("k", (F.col("id") % 2).cast("int"))
     df.write.partitionBy("k").parquet(url)
@@ -58,14 +58,20 @@ def nested_log(directory: Path) -> None:
     name = data_file_name("", 0, txn, 1, "-c000.snappy.parquet")
     shutil.copy(sample, directory / name)
     record = CommitRecord(
-        txn=txn, token="t", job_id="j", started_at=1, committed_at=2,
-        added=(AddedFile(name, sample.stat().st_size),), app_id=None, writer="older-version",
-    )  # fmt: skip
+        txn=txn,
+        token="t",
+        job_id="j",
+        started_at=1,
+        committed_at=2,
+        added=(AddedFile(name, sample.stat().st_size),),
+        app_id=None,
+        writer="older-version",
+    )
     (directory / "_txcommit" / "commits").mkdir(parents=True)
     (directory / "_txcommit" / "commits" / f"{txn}.json").write_bytes(encode_record(record))
 
 
-def linked_partition(spark, workdir: Path) -> tuple[Path, Path]:  # noqa: ANN001
+def linked_partition(spark, workdir: Path) -> tuple[Path, Path]:
     """A table ``t`` (by ``partitioned``) and a link ``l`` beside it to its ``k=1``."""
     base = fresh(workdir)
     t, link = base / "t", base / "l"
@@ -77,7 +83,7 @@ def linked_partition(spark, workdir: Path) -> tuple[Path, Path]:  # noqa: ANN001
 
 def test_an_append_through_a_link_into_a_partition_is_refused_and_the_table_keeps_its_rows(
     spark, workdir: Path
-) -> None:  # noqa: ANN001
+) -> None:
     t, link = linked_partition(spark, workdir)
     with pytest.raises(UnsupportedWriteError) as refused, txcommit.transactional(spark):
         spark.range(100, 102).write.mode("append").parquet(str(link))
@@ -94,7 +100,7 @@ def test_an_append_through_a_link_into_a_partition_is_refused_and_the_table_keep
     assert ids(spark, str(t)) == [*range(10), 100, 101]
 
 
-def test_vacuum_through_a_link_into_a_partition_deletes_nothing(spark, workdir: Path) -> None:  # noqa: ANN001
+def test_vacuum_through_a_link_into_a_partition_deletes_nothing(spark, workdir: Path) -> None:
     """A log an older version created through the link: VACUUM of the link cannot tell the
     table's files there from never committed ones, so it refuses and deletes nothing. (Without
     FORCE the same holds once the files pass the horizon: TableLinksContract runs VACUUM hours
@@ -110,7 +116,7 @@ def test_vacuum_through_a_link_into_a_partition_deletes_nothing(spark, workdir: 
 
 def test_vacuum_of_a_table_holding_a_link_into_another_table_keeps_that_tables_rows(
     spark, workdir: Path
-) -> None:  # noqa: ANN001
+) -> None:
     base = fresh(workdir)
     t, u = base / "t", base / "u"
     txcommit.enable(spark)
@@ -126,7 +132,7 @@ def test_vacuum_of_a_table_holding_a_link_into_another_table_keeps_that_tables_r
 
 def test_a_write_to_a_path_with_a_log_directory_is_refused_and_leaves_nothing(
     spark, workdir: Path
-) -> None:  # noqa: ANN001
+) -> None:
     d = fresh(workdir)
     txcommit.enable(spark)
     with pytest.raises(UnsupportedWriteError) as refused, txcommit.transactional(spark):
@@ -143,7 +149,7 @@ def test_a_write_to_a_path_with_a_log_directory_is_refused_and_leaves_nothing(
 
 def test_reads_through_links_are_the_same_in_spark_and_the_python_readers(
     spark, workdir: Path
-) -> None:  # noqa: ANN001
+) -> None:
     base = fresh(workdir)
     t = base / "t"
     txcommit.enable(spark)
@@ -191,9 +197,13 @@ def test_reads_through_links_are_the_same_in_spark_and_the_python_readers(
 def create_symlink(hdfs: MiniHdfs, link: str, target: str) -> None:
     """WebHDFS's CREATESYMLINK, straight to the NameNode."""
     query = urllib.parse.urlencode(
-        {"op": "CREATESYMLINK", "destination": target, "createParent": "true",
-         "user.name": getpass.getuser()}
-    )  # fmt: skip
+        {
+            "op": "CREATESYMLINK",
+            "destination": target,
+            "createParent": "true",
+            "user.name": getpass.getuser(),
+        }
+    )
     request = urllib.request.Request(f"{hdfs.webhdfs}{link}?{query}", method="PUT")
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
@@ -218,7 +228,7 @@ def hdfs_entry(hdfs: MiniHdfs, path: str) -> dict[str, object] | None:
     return next((dict(e) for e in entries if e["pathSuffix"] == name), None)
 
 
-def test_links_on_hdfs(spark, mini_hdfs: MiniHdfs) -> None:  # noqa: ANN001
+def test_links_on_hdfs(spark, mini_hdfs: MiniHdfs) -> None:
     """A NameNode makes links only where its JVM switched them on (MiniDFSCluster does, for
     Hadoop's own tests; a production NameNode answers "Symlinks not supported"), and a Hadoop
     client follows them only where its JVM did (the Connect server's does not: Hadoop's

@@ -16,12 +16,13 @@ import pytest
 from pyspark.sql import functions as F
 
 import txcommit
-from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.scale import SOAK
 from support.streams import assert_each_value_once, configure, rate_to_parquet, run_until_batch
 from support.tables import WRITE_ID, TableRef, make_table, replace_records
+from support.waiting import wait_for
 
 S3_STORES = ["s3", "s3-multipart"]
 
@@ -50,7 +51,7 @@ def log_key(table: TableRef, area: str) -> str:
 @pytest.mark.parametrize("store", S3_STORES)
 def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     table = make_table(store, workdir, s3_client)
     table.prepare(spark)
     spark.range(10).write.mode("append").parquet(table.url)  # the bucket probe, done once
@@ -65,7 +66,7 @@ def test_an_append_whose_record_answer_was_lost_succeeds_and_commits_once(
 @pytest.mark.parametrize("store", S3_STORES)
 def test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """The first run of a write id whose `replace/` record landed unanswered: its resend meets
     the record. Counting it as an earlier run of the write id would remove the job's own files."""
     table = make_table(store, workdir, s3_client)
@@ -88,7 +89,7 @@ def test_a_write_id_run_whose_record_answer_was_lost_keeps_its_own_rows(
 @pytest.mark.parametrize("store", S3_STORES)
 def test_a_commit_whose_answer_and_read_back_failed_is_unknown_and_a_rerun_settles_it(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """The `replace/` record of a write-id run lands, its answer is lost, and every read of it
     fails (`--fail-read-back`): the job cannot tell whether it committed. The client gets
     CommitOutcomeUnknownError (40003), and the re-run the error advises, with the same write
@@ -127,7 +128,7 @@ STREAM_STORES = S3_STORES if SOAK else ["s3"]
 @pytest.mark.parametrize("store", STREAM_STORES)
 def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_once(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """Offsets and commit log files of the checkpoint, and the sink's commit record, each lose
     one answer; the query keeps running and every row lands exactly once."""
     ckpt = make_table(store, workdir, s3_client)
@@ -149,7 +150,7 @@ def test_a_stream_whose_checkpoint_and_record_answers_were_lost_runs_on_exactly_
 @pytest.mark.parametrize("store", ["s3-multipart"])  # the adapter that completes uploads
 def test_a_job_whose_upload_completion_answer_was_lost_succeeds_and_commits_once(
     spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """`s3-multipart` publishes a data file by completing its upload at job commit. S3 applied
     the completion; its answer was lost, and the SDK resends it to an upload that no longer
     exists. The job must commit, once, with every file whole."""
@@ -163,3 +164,36 @@ def test_a_job_whose_upload_completion_answer_was_lost_succeeds_and_commits_once
     assert spark.read.parquet(table.url).count() == 100_010
     assert len(table.committed()) == 2
     assert not table.open_uploads()
+
+
+#: The data requests whose answers are lost: a data file's PUT; a multipart upload's start (its
+#: resend starts a second upload of the key, which must not stay open) and a part.
+DATA_REQUESTS = {"s3": "PUT", "s3-multipart": "(MULTIPART_INITIATE|MULTIPART_PART)"}
+
+
+@pytest.mark.parametrize("store", S3_STORES)
+def test_data_files_whose_answers_were_lost_are_committed_whole_with_their_sizes(
+    spark, store: str, workdir: Path, s3_client, local_s3: LocalS3
+):
+    """A data file's request lands but its answer is lost: S3A's client resends it. The task
+    takes the file's size from the bytes its writer sent, without asking S3 (docs/protocol.md,
+    I19), so what it names must be the object in place, whole: every named file exists with
+    the size the record gives, every row is read once, and no upload is left open."""
+    table = make_table(store, workdir, s3_client)
+    table.prepare(spark)
+    df = spark.range(0, 30_000, 1, 6).withColumn("k", F.col("id") % 3)
+    df.limit(10).write.mode("append").partitionBy("k").parquet(table.url)  # the bucket probe
+    (first,) = table.committed()
+    lost(local_s3)
+    lose(local_s3, rf"{DATA_REQUESTS[store]} {TEST_BUCKET}/{table.prefix}/k=\d/part-", count=3)
+    df.write.mode("append").partitionBy("k").parquet(table.url)
+    assert len(lost(local_s3)) == 3, "the fault was injected"
+    listed = s3_client.list_objects_v2(Bucket=table.bucket, Prefix=table.prefix + "/")
+    sizes = {o["Key"][len(table.prefix) + 1 :]: o["Size"] for o in listed["Contents"]}
+    (record,) = [r for t, r in table.committed().items() if t != first]
+    named = {f["path"]: f["size"] for f in record["added"]}
+    assert len(named) == 18 and all(sizes.get(p) == n for p, n in named.items()), (named, sizes)
+    ids = [r["id"] for r in spark.read.parquet(table.url).collect()]
+    assert sorted(ids) == sorted([*range(10), *range(30_000)])
+    # The job's clean-up, after it returned, aborts the second uploads of resent starts.
+    wait_for(lambda: not table.open_uploads(), 60, "no upload left open")

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from txcommit._names import JOB_AFTER_RECORD
 from txcommit.conformance.protocol import KEEP_JUNK, fail_at
-from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.servers import (
     ServerProcess,

@@ -40,14 +40,14 @@ def remove_tree(table: TableRef) -> None:
             table.delete(key)
 
 
-def k_counts(spark, url: str) -> dict[int, int]:  # noqa: ANN001
+def k_counts(spark, url: str) -> dict[int, int]:
     return {r["k"]: r["count"] for r in spark.read.parquet(url).groupBy("k").count().collect()}
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_write_into_a_partition_directory_is_refused_and_the_table_keeps_its_data(
     store_spark, any_table: TableRef
-):  # noqa: ANN001
+):
     spark, table = store_spark, any_table
     table.prepare(spark)
     spark.range(1000).withColumn("k", F.col("id") % 4).write.partitionBy("k").parquet(table.url)
@@ -67,7 +67,7 @@ def test_a_write_into_a_partition_directory_is_refused_and_the_table_keeps_its_d
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
-def test_a_write_above_a_table_is_refused(store_spark, any_table: TableRef):  # noqa: ANN001
+def test_a_write_above_a_table_is_refused(store_spark, any_table: TableRef):
     spark, table = store_spark, any_table
     table.prepare(spark)
     spark.range(10).write.parquet(f"{table.url}/inner")  # a table one level down
@@ -80,7 +80,7 @@ def test_a_write_above_a_table_is_refused(store_spark, any_table: TableRef):  # 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
     store_spark, any_table: TableRef, request: pytest.FixtureRequest
-):  # noqa: ANN001
+):
     """A log inside a table, as a version without the one-log-per-path check wrote it: Spark
     and the Python readers show the table's own files in that directory and the nested log's
     committed file, not a transaction neither log committed."""
@@ -104,9 +104,15 @@ def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
     table.write(f"k=1/{inner_file}", body)
     table.write(f"k=1/{data_file_name('', 0, lost, 2, '-c000.snappy.parquet')}", body)
     record = CommitRecord(
-        txn=inner, token="t", job_id="j", started_at=1, committed_at=2,
-        added=(AddedFile(inner_file, len(body)),), app_id=None, writer="older-version",
-    )  # fmt: skip
+        txn=inner,
+        token="t",
+        job_id="j",
+        started_at=1,
+        committed_at=2,
+        added=(AddedFile(inner_file, len(body)),),
+        app_id=None,
+        writer="older-version",
+    )
     table.write(f"k=1/_txcommit/commits/{inner}.json", encode_record(record))
     # The nested log's file is judged by the clock cut, which dates another application's
     # commit by the store's time on its record: it is read once the clock allowance
@@ -144,7 +150,7 @@ def test_a_tree_nested_by_an_older_version_loses_no_data_for_readers(
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_table_deleted_and_written_again_in_its_partition_is_checked_again(
     store_spark, any_table: TableRef
-):  # noqa: ANN001
+):
     """The server checked the table's path when it wrote it; after the table is deleted and a
     new table written in its old partition directory, an append to the old path would put a
     log above that table: refused, though the same path passed before."""

@@ -1,5 +1,5 @@
 """A store from outside txcommit: the ``txcommit-store-example`` distribution
-(``out_of_tree_store/``) brings its declaration, Python mirror, JVM adapter jar and descriptor,
+(``out_of_tree_store/``) brings its declaration, Python store, JVM adapter jar and descriptor,
 and is found through the ``txcommit.adapters`` entry point alone. Built here as a third party
 builds it (javac + jar against the plugin jar and pyspark's jars, then pip), it is certified
 by ``txcommit conformance`` at Level 1 and Level 2, and a Connect server started with
@@ -29,8 +29,9 @@ def _jvm_classpath() -> list[str]:
         "import pyspark, txcommit.server as s; "
         "print(s.find_plugin_jar()); print(pyspark.__path__[0])"
     )
-    out = subprocess.run([server_python(), "-c", probe], capture_output=True, text=True,
-                         check=True, env=_env(None)).stdout.split("\n")  # fmt: skip
+    out = subprocess.run(
+        [server_python(), "-c", probe], capture_output=True, text=True, check=True, env=_env(None)
+    ).stdout.split("\n")
     jars = Path(out[1]) / "jars"
     needed = ("hadoop-client-api-", "scala-library-")
     return [out[0], *(str(p) for p in sorted(jars.glob("*.jar")) if p.name.startswith(needed))]
@@ -51,19 +52,43 @@ def build_and_install(tmp: Path) -> Path:
     shutil.copytree(DISTRIBUTION, dist)
     package = dist / "txcommit_store_example"
     classes = tmp / "classes"
-    sources = sorted(str(p) for p in (dist / "jvm" / "src").rglob("*.java"))
-    subprocess.run(["javac", "--release", "17", "-d", str(classes), "-cp",
-                    os.pathsep.join(_jvm_classpath()), *sources], check=True)  # fmt: skip
-    shutil.copytree(dist / "jvm" / "resources", classes, dirs_exist_ok=True)
+    sources = sorted(str(p) for p in (package / "jvm" / "src").rglob("*.java"))
+    subprocess.run(
+        [
+            "javac",
+            "--release",
+            "17",
+            "-d",
+            str(classes),
+            "-cp",
+            os.pathsep.join(_jvm_classpath()),
+            *sources,
+        ],
+        check=True,
+    )
+    shutil.copytree(package / "jvm" / "resources", classes, dirs_exist_ok=True)
     # The JVM adapter reads its declaration from its own jar.
     declaration = classes / "txcommit" / "adapters" / "example" / "adapter.json"
     declaration.parent.mkdir(parents=True)
-    shutil.copy(package / "adapter.json", declaration)
+    shutil.copy(package / "example.json", declaration)
     subprocess.run(["jar", "cf", str(package / JAR), "-C", str(classes), "."], check=True)
     site = tmp / "site"
     uv = Path(server_python()).parent / "uv"  # the server venv's uv (txcommit[dev])
-    subprocess.run([str(uv), "pip", "install", "--quiet", "--no-deps", "--python",
-                    server_python(), "--target", str(site), str(dist)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            str(uv),
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--python",
+            server_python(),
+            "--target",
+            str(site),
+            str(dist),
+        ],
+        check=True,
+    )
     assert (site / "txcommit_store_example" / JAR).is_file()
     return site
 
@@ -79,8 +104,12 @@ def test_a_store_of_another_distribution_is_certified_and_commits_appends(tmp_pa
     argv = ["--store", f"example://{root}", "--level", "all", "--halt-points", "none"]
     done = subprocess.run(
         [server_python(), "-m", "txcommit.conformance", *argv, "--report", str(report)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+    )
     printed = done.stdout + done.stderr
     assert done.returncode == 0, printed
     got = json.loads(report.read_text())
@@ -94,8 +123,11 @@ def test_a_store_of_another_distribution_is_certified_and_commits_appends(tmp_pa
     # A Connect server with --store example: Spark writes example:// through the jar's file
     # system, and the commit record is published by the jar's adapter.
     table = f"example://{root}/t"
-    server = ServerProcess(tmp_path / "server", extra_args=["--store", "example"],
-                           env={"PYTHONPATH": env["PYTHONPATH"]})  # fmt: skip
+    server = ServerProcess(
+        tmp_path / "server",
+        extra_args=["--store", "example"],
+        env={"PYTHONPATH": env["PYTHONPATH"]},
+    )
     server.start()
     try:
         spark = new_session(server.url)

@@ -40,7 +40,7 @@ HOUR_MS = 3600 * 1000
 
 
 @pytest.fixture
-def sessions(server: ServerProcess, any_table: TableRef):  # noqa: ANN201
+def sessions(server: ServerProcess, any_table: TableRef):
     """Two sessions for ``any_table`` on the shared server, closed at the end of the test."""
     opened = [new_session(server.url), new_session(server.url)]
     for s in opened:
@@ -59,7 +59,7 @@ def newest_append(table: TableRef, before: set[str]) -> str:
     return txn
 
 
-def two_versions(writer, table: TableRef) -> tuple[str, str]:  # noqa: ANN001
+def two_versions(writer, table: TableRef) -> tuple[str, str]:
     """Writes generation 0, then overwrites it with generation 1; their transactions."""
     GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
     (first,) = table.committed()
@@ -70,12 +70,14 @@ def two_versions(writer, table: TableRef) -> tuple[str, str]:  # noqa: ANN001
 
 def is_vacuumed(error: BaseException) -> bool:
     """A read of a past snapshot VACUUM has deleted files of: refused whole (TimeTravelException
-    naming the horizon); failed by a file that went after its listing; or, when VACUUM had
+    naming the horizon, or the files a later commit removed that are no longer there, checked
+    where the read selects them); failed by a file that went after its listing; or, when VACUUM had
     deleted every file of it before the listing, Spark's own error: no file to infer the schema
     from (with a schema given, the refusal)."""
     text = str(error)
     gone = (
         "VACUUM has deleted",
+        "no longer on the store as it had them",
         "FileNotFoundException",
         "does not exist",
         "UNABLE_TO_INFER_SCHEMA",
@@ -93,7 +95,7 @@ AS_OF_OVERLAPS = scaled(2, 4)
 @pytest.mark.parametrize("any_table", STORES, indirect=True)
 def test_reads_as_of_a_version_show_it_whole_or_fail_while_writes_and_vacuum_race(
     sessions, any_table: TableRef
-):  # noqa: ANN001
+):
     """Each round overwrites the table (generation 10g), appends to it (10g + 1) and runs
     `VACUUM RETAIN 0 HOURS FORCE`, which deletes what the round before committed; a reader
     reads as of the round before's last version in a loop. Each read shows exactly that
@@ -122,14 +124,17 @@ def test_reads_as_of_a_version_show_it_whole_or_fail_while_writes_and_vacuum_rac
         try:
             df = reader.read.option("txcommit.asOf", txn).parquet(table.url)
             return gen, {r["gen"]: r["count"] for r in df.groupBy("gen").count().collect()}
-        except Exception as e:  # noqa: BLE001 - a refusal is an outcome, checked below
+        except Exception as e:
             if not is_vacuumed(e):
                 raise
             return gen, None
 
     raced = race(write, scaled(3, 6), [read_as_of], table, floor=AS_OF_OVERLAPS, vacuums=True)
-    wrong = [(gen, seen) for gen, seen in raced.seen(0)
-             if seen is not None and seen != {gen: rows, gen + 1: rows}]  # fmt: skip
+    wrong = [
+        (gen, seen)
+        for gen, seen in raced.seen(0)
+        if seen is not None and seen != {gen: rows, gen + 1: rows}
+    ]
     assert not wrong, f"reads as of a version that showed another, or part of one: {wrong}"
     assert any(seen is not None for _, seen in raced.seen(0)), "no read showed its version"
     raced.assert_overlaps(0, "reads as of a version")
@@ -144,7 +149,7 @@ RESTORE_OVERLAPS = 1
 @pytest.mark.parametrize("any_table", STORES, indirect=True)
 def test_restores_racing_appends_keep_each_append_committed_after_them_whole(
     sessions, any_table: TableRef
-):  # noqa: ANN001
+):
     """Appends commit in a loop while the table is restored, again and again, to its first
     version and to its second. The table ends as the last restore's target, with every append
     that committed after that restore began whole and none that committed before it."""
@@ -169,7 +174,7 @@ def test_restores_racing_appends_keep_each_append_committed_after_them_whole(
                     )
                 appends[gen] = newest_append(table, before)
                 gen += 1
-        except BaseException as e:  # noqa: BLE001 - re-raised below
+        except BaseException as e:
             errors.append(e)
 
     def commit_points() -> dict[int, Span]:
@@ -219,7 +224,7 @@ def test_restores_racing_appends_keep_each_append_committed_after_them_whole(
 @pytest.mark.parametrize("any_table", ONE_STORE, indirect=True)
 def test_a_restore_during_an_overwrite_wins_and_the_overwrite_fails_whole(
     sessions, any_table: TableRef
-):  # noqa: ANN001
+):
     """A slow overwrite (its task sleeps) is running when a restore to the first version
     commits: the overwrite must fail with a conflict naming the restore, and the table show
     the restore's target, none of the overwrite."""
@@ -237,7 +242,7 @@ def test_a_restore_during_an_overwrite_wins_and_the_overwrite_fails_whole(
             with spanning(overwrite):
                 df.write.mode("overwrite").partitionBy("k").parquet(table.url)
             outcome.append(None)
-        except BaseException as e:  # noqa: BLE001 - checked below
+        except BaseException as e:
             outcome.append(e)
 
     thread = threading.Thread(target=slow_overwrite, daemon=True)
@@ -261,7 +266,7 @@ def test_a_restore_during_an_overwrite_wins_and_the_overwrite_fails_whole(
 @pytest.mark.parametrize("any_table", ONE_STORE, indirect=True)
 def test_restores_beside_vacuum_with_its_horizon_keep_every_restored_file(
     sessions, any_table: TableRef
-):  # noqa: ANN001
+):
     """VACUUM (`RETAIN 1 HOURS`, no FORCE) runs in a loop while the table is restored back and
     forth between two versions whose files were removed minutes ago: VACUUM deletes only the
     garbage older than its horizon (what an overwrite removed two hours ago), never a file a

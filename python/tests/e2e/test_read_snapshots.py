@@ -37,7 +37,7 @@ COMMITS = scaled(4, 8)
 OVERLAPS = scaled(2, 4)
 
 
-def open_sessions(url: str, table: TableRef):  # noqa: ANN201
+def open_sessions(url: str, table: TableRef):
     """A writer session and a reader session on the server at ``url``; the reader lists in a
     Spark job."""
     writer, reader = new_session(url), new_session(url)
@@ -48,7 +48,7 @@ def open_sessions(url: str, table: TableRef):  # noqa: ANN201
 
 
 @pytest.fixture
-def sessions(server: ServerProcess, any_table: TableRef):  # noqa: ANN201
+def sessions(server: ServerProcess, any_table: TableRef):
     writer, reader = open_sessions(server.url, any_table)
     yield writer, reader
     writer.stop()
@@ -58,7 +58,7 @@ def sessions(server: ServerProcess, any_table: TableRef):  # noqa: ANN201
 @pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
 def test_dynamic_partition_overwrites_in_a_loop_are_read_as_one_whole_generation(
     sessions, any_table: TableRef
-):  # noqa: ANN001
+):
     # (Plain overwrites in a loop: test_attacks, on every store.)
     writer, reader = sessions
     # Every commit also writes a checkpoint, so reads meet checkpoints published while they list.
@@ -77,7 +77,7 @@ def test_dynamic_partition_overwrites_in_a_loop_are_read_as_one_whole_generation
     GENERATIONS.assert_whole(raced, 0, one_generation=True, who="the reader")
 
 
-def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
+def appends_race(writer, reader, table: TableRef) -> None:
     GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
 
     def write(gen: int) -> None:
@@ -89,7 +89,7 @@ def appends_race(writer, reader, table: TableRef) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
-def test_appends_over_many_partitions_are_read_all_or_nothing(sessions, any_table: TableRef):  # noqa: ANN001
+def test_appends_over_many_partitions_are_read_all_or_nothing(sessions, any_table: TableRef):
     writer, reader = sessions
     appends_race(writer, reader, any_table)
 
@@ -112,7 +112,7 @@ def date_an_hour_ahead(table: TableRef) -> None:
 @pytest.mark.parametrize("any_table", SNAPSHOT_STORES, indirect=True)
 def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
     sessions, any_table: TableRef
-):  # noqa: ANN001
+):
     """No writer's clock decides what a read holds. A writer whose clock is an hour ahead
     overwrites in a loop while two readers read (listing in a Spark job): one lists the log
     first, the other reads through a glob, which no log-first snapshot reaches and which dates
@@ -161,7 +161,7 @@ def test_commits_of_a_driver_an_hour_ahead_are_read_whole_and_at_once(
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)
-def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, any_table: TableRef):  # noqa: ANN001
+def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, any_table: TableRef):
     """``spark.table`` and SQL on a catalog table over a txcommit table read log-first too: a
     partitioned table whose partitions the catalog tracks, and one over a partition directory.
     While a writer whose clock is an hour ahead overwrites in a loop, every read of the catalog
@@ -173,8 +173,10 @@ def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, a
     GENERATIONS.of(writer, 0).write.partitionBy("k").parquet(table.url)
     date_an_hour_ahead(table)
     name = f"snapshots_{abs(hash(table.url)) % 100_000}"
-    reader.sql(f"CREATE TABLE {name} (id BIGINT, gen INT, k INT) USING parquet PARTITIONED BY (k) "
-               f"LOCATION '{table.url}'")  # fmt: skip
+    reader.sql(
+        f"CREATE TABLE {name} (id BIGINT, gen INT, k INT) USING parquet PARTITIONED BY (k) "
+        f"LOCATION '{table.url}'"
+    )
     reader.sql(f"MSCK REPAIR TABLE {name}")
     reader.sql(
         f"CREATE TABLE {name}_k1 (id BIGINT, gen INT) USING parquet LOCATION '{table.url}/k=1'"
@@ -201,7 +203,9 @@ def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, a
         assert table_rows == {last: rows, last + 1: rows}
         in_k1 = rows // GENERATIONS.parts
         assert per_gen(f"SELECT gen, count(*) AS n FROM {name}_k1 GROUP BY gen") == {
-            last: in_k1, last + 1: in_k1}  # fmt: skip
+            last: in_k1,
+            last + 1: in_k1,
+        }
     finally:
         reader.sql(f"DROP TABLE IF EXISTS {name}")
         reader.sql(f"DROP TABLE IF EXISTS {name}_k1")
@@ -209,7 +213,7 @@ def test_catalog_tables_are_read_log_first_by_a_driver_an_hour_ahead(sessions, a
 
 def test_executors_of_a_cluster_list_one_cut(
     cluster_server: ServerProcess, workdir: Path, s3_client
-):  # noqa: ANN001
+):
     # The listing tasks run on the cluster's executors, each in its own JVM: they agree on
     # the read's snapshot through the driver (the plugin's RPC channel).
     table = make_table("s3", workdir, s3_client)
@@ -232,7 +236,7 @@ CLOCK_CUT_STORES = sorted({"s3", *SNAPSHOT_STORES}) if SOAK else ["s3"]
 BATCH_OVERLAPS = 1
 
 
-def spans_of_batches(query) -> list[Span]:  # noqa: ANN001 - a StreamingQuery
+def spans_of_batches(query) -> list[Span]:
     """Each micro-batch of ``query`` that ran, from its trigger to its end, on ``clock`` (Spark
     reports wall-clock times; server and test share this machine's clock)."""
     offset = time.time() - clock()
@@ -285,13 +289,14 @@ def test_clock_cut_reads_of_another_application_listing_on_executors_see_whole_g
             GENERATIONS.of(writer, gen).write.mode("overwrite").partitionBy("k").parquet(table.url)
 
         query = (
-            streaming.readStream.schema("id LONG, gen INT, k INT").parquet(table.url)
+            streaming.readStream.schema("id LONG, gen INT, k INT")
+            .parquet(table.url)
             .select("gen")
             .writeStream.format("parquet")
             .option("checkpointLocation", stream.child("checkpoint").url)
             .option("path", stream.child("out").url)
             .start()
-        )  # fmt: skip
+        )
         asked_before = cluster_server.log_count(EXECUTORS_AGREE)
         raced = race(
             write,
@@ -317,7 +322,7 @@ def test_clock_cut_reads_of_another_application_listing_on_executors_see_whole_g
         def ingested() -> set[int]:
             try:
                 return {r["gen"] for r in writer.read.parquet(out).select("gen").collect()}
-            except Exception:  # noqa: BLE001 - no batch written yet: nothing to infer from
+            except Exception:
                 return set()
 
         # The stream ingests every generation, the last once the clock allowance has passed.

@@ -33,7 +33,7 @@ WRITE_ID = "txcommit.writeId"
 @pytest.mark.parametrize("store", ["local", "s3"])
 def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     spark, store: str, workdir: Path, request: pytest.FixtureRequest, capsys, monkeypatch
-) -> None:  # noqa: ANN001
+) -> None:
     s3 = request.getfixturevalue("local_s3") if store == "s3" else None
     client = request.getfixturevalue("s3_client") if store == "s3" else None
     table: TableRef = make_table(store, workdir, client)
@@ -41,7 +41,7 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     # No checkpoint by chance: this test writes the table's first one itself.
     spark.conf.set("spark.txcommit.checkpoint.interval", "0")
 
-    def rows(start: int, n: int, parts: int = 2):  # noqa: ANN202
+    def rows(start: int, n: int, parts: int = 2):
         return spark.range(start, start + n, 1, parts).withColumn(
             "k", (F.col("id") % 3).cast("int")
         )
@@ -83,12 +83,13 @@ def test_readers_see_overwrites_and_write_id_reruns_as_spark_does(
     # A checkpoint folds all six commits in; Spark and every reader outside it see the same.
     row = checkpoint(spark, table.url).collect()[0]
     written = (row["written"], row["checkpoint"], row["transactions"], row["through"])
-    assert written == (True, 1, 6, 4)
+    # Checkpoint 1 is the one that made the table log-only when it was created (I32).
+    assert written == (True, 2, 6, 4)
     assert checkpoint(spark, table.url).collect()[0]["written"] is False  # up to date
     # A damaged newer checkpoint is skipped by every reader (it only summarises the records).
     table.write(
-        f"_txcommit/checkpoints/{2:020d}.json",
-        (table.read(f"_txcommit/checkpoints/{1:020d}.json") or b"")[:60],
+        f"_txcommit/checkpoints/{3:020d}.json",
+        (table.read(f"_txcommit/checkpoints/{2:020d}.json") or b"")[:60],
     )
     df = spark.read.parquet(table.url)
     assert sorted((r["id"], r["k"]) for r in df.collect()) == spark_rows

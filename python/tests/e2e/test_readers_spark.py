@@ -37,14 +37,14 @@ from support.tables import (
 )
 
 
-def write_mixed_history(spark, table: TableRef) -> None:  # noqa: ANN001
+def write_mixed_history(spark, table: TableRef) -> None:
     """Two committed appends (a failed attempt's file left in the second), one aborted job
     whose committed tasks' files stay on disk, and one never-committed copy of a file."""
     table.prepare(spark)
     for k, v in KEEP_JUNK.items():
         spark.conf.set(k, v)
 
-    def frame(start: int, end: int, parts: int):  # noqa: ANN202
+    def frame(start: int, end: int, parts: int):
         return spark.range(start, end, 1, parts).withColumn("k", (F.col("id") % 3).cast("int"))
 
     frame(0, 300, 3).write.mode("append").partitionBy("k").parquet(table.url)
@@ -72,7 +72,7 @@ def test_readers_outside_spark_see_exactly_what_spark_sees(
     request: pytest.FixtureRequest,
     capsys,
     monkeypatch,
-) -> None:  # noqa: ANN001
+) -> None:
     """On both kinds of table (docs/protocol.md, I32): a log-only one, where a file written
     without txcommit is hidden, and one read by listing, where it shows."""
     s3 = request.getfixturevalue("local_s3") if store == "s3" else None
@@ -111,7 +111,7 @@ def test_readers_outside_spark_see_exactly_what_spark_sees(
 
 def test_a_directory_of_tables_each_table_and_a_partition_read_alike(
     spark, workdir: Path, capsys
-) -> None:  # noqa: ANN001
+) -> None:
     """``events`` holds two tables: ``date=1`` written (10 rows) then overwritten (5 rows),
     ``date=2`` written (7 rows); both partitioned by k. Spark reads 12 rows at ``events``, and
     so must every reader outside Spark, listing no file the overwrite removed."""

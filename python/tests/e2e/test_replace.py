@@ -28,17 +28,17 @@ from support.tables import (
 )
 
 
-def by_k(spark, table: TableRef) -> dict[int, int]:  # noqa: ANN001
+def by_k(spark, table: TableRef) -> dict[int, int]:
     df = spark.read.parquet(table.url)
     return {r["k"]: r["count"] for r in df.groupBy("k").count().collect()}
 
 
-def rows(spark, n: int, start: int = 0, parts: int = 2):  # noqa: ANN001, ANN201
+def rows(spark, n: int, start: int = 0, parts: int = 2):
     return spark.range(start, start + n, 1, parts).withColumn("k", (F.col("id") % 3).cast("int"))
 
 
 @pytest.fixture
-def tx(spark, any_table: TableRef):  # noqa: ANN001, ANN201
+def tx(spark, any_table: TableRef):
     any_table.prepare(spark)
     return spark
 
@@ -132,7 +132,7 @@ def test_dynamic_partition_overwrite_replaces_the_partitions_written(tx, any_tab
 )
 def test_driver_death_during_an_overwrite_shows_old_or_new_in_full(
     store: str, point: str, new_visible: bool, server: ServerProcess, workdir: Path, request
-):  # noqa: ANN001
+):
     client = request.getfixturevalue("s3_client") if store != "local" else None
     table = make_table(store, workdir, client)
     local_s3 = request.getfixturevalue("local_s3")
@@ -143,7 +143,7 @@ def test_driver_death_during_an_overwrite_shows_old_or_new_in_full(
         rows(spark, 900).write.partitionBy("k").parquet(table.url)
         spark.conf.set("spark.txcommit.test.haltAt", point)
 
-        def overwrite(spark=spark) -> None:  # noqa: ANN001
+        def overwrite(spark=spark) -> None:
             with contextlib.suppress(Exception):
                 new = rows(spark, 30, start=5000).write.mode("overwrite").partitionBy("k")
                 new.parquet(table.url)
@@ -261,7 +261,7 @@ def test_eight_concurrent_appends_all_land(server: ServerProcess, any_table: Tab
         try:
             with spanning(jobs):
                 s.range(200).withColumn("b", F.lit(b)).write.mode("append").parquet(table.url)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             s.stop()
@@ -304,7 +304,7 @@ def test_racing_overwrites_of_one_partition_one_wins(server: ServerProcess, any_
             with spanning(spans[label]):
                 df.write.mode("overwrite").partitionBy("k").parquet(table.url)
             outcome[label] = None
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             outcome[label] = exc
         finally:
             s.stop()

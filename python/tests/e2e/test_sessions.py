@@ -16,11 +16,11 @@ PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
 FORMATS = ["parquet", "json", "csv", "orc"]
 
 
-def frame(spark, n: int = 1000):  # noqa: ANN001, ANN201
+def frame(spark, n: int = 1000):
     return spark.range(n).withColumn("k", (F.col("id") % 3).cast("int"))
 
 
-def read(spark, fmt: str, path: Path):  # noqa: ANN001, ANN201
+def read(spark, fmt: str, path: Path):
     reader = spark.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true").schema("id BIGINT, k INT")
@@ -139,11 +139,14 @@ def test_streaming_file_source_sees_committed_files_only(spark, table: Path, wor
     plant_uncommitted_copy(table)
     name = f"stream_{table.name}"
     query = (
-        spark.readStream.schema("id BIGINT, k INT").parquet(str(table))
-        .writeStream.format("memory").queryName(name)
+        spark.readStream.schema("id BIGINT, k INT")
+        .parquet(str(table))
+        .writeStream.format("memory")
+        .queryName(name)
         .option("checkpointLocation", str(workdir / "checkpoints" / name))
-        .trigger(availableNow=True).start()
-    )  # fmt: skip
+        .trigger(availableNow=True)
+        .start()
+    )
     query.awaitTermination(120)
     assert spark.table(name).count() == 1000
 

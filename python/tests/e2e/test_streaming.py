@@ -23,14 +23,14 @@ import pytest
 from pyspark.sql import functions as F
 
 import txcommit
+from txcommit.devkit.testkit import store_test_kits
 
 from support.races import CommitWatch, Span, assert_overlaps, clock, note
 from support.scale import SOAK
 from support.servers import (
     ServerProcess,
     new_session,
-    server_with_azure,
-    server_with_gcs,
+    server_for,
     server_with_s3,
 )
 from support.streams import configure
@@ -46,7 +46,7 @@ ADOPTED = "was committed before as txn"
 STREAM_STORES = os.environ.get("TXCOMMIT_TEST_STREAMING_STORES", "local,s3,hdfs").split(",")
 
 
-def start_query(spark, ckpt: TableRef, out: TableRef):  # noqa: ANN001, ANN201
+def start_query(spark, ckpt: TableRef, out: TableRef):
     rate = (
         spark.readStream.format("rate")
         .option("rowsPerSecond", ROWS_PER_SECOND)
@@ -73,7 +73,7 @@ def start_query(spark, ckpt: TableRef, out: TableRef):  # noqa: ANN001, ANN201
     )
 
 
-def wait_for_batches(query, after: int, where: str, timeout: float = 120) -> int:  # noqa: ANN001
+def wait_for_batches(query, after: int, where: str, timeout: float = 120) -> int:
     """Waits until the query has finished a batch numbered above `after`; returns it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -86,7 +86,7 @@ def wait_for_batches(query, after: int, where: str, timeout: float = 120) -> int
     raise AssertionError(f"{where}: no batch after {after} within {timeout} s: {query.status}")
 
 
-def wait_for_windows(spark, out: TableRef, rows: int, where: str, timeout: float = 120) -> None:  # noqa: ANN001
+def wait_for_windows(spark, out: TableRef, rows: int, where: str, timeout: float = 120) -> None:
     """Waits until the windows in the output (Spark's view) cover the rate source's first
     `rows` values: a window is emitted only once the watermark passed its end, so a query that
     ran a batch or two may have emitted almost nothing yet."""
@@ -95,7 +95,7 @@ def wait_for_windows(spark, out: TableRef, rows: int, where: str, timeout: float
     while time.monotonic() < deadline:
         try:
             got = spark.read.parquet(out.url).agg(F.max("hi").alias("hi")).collect()[0]["hi"]
-        except Exception:  # noqa: BLE001 - no file in the sink log yet: nothing to infer from
+        except Exception:
             got = None
         covered = 0 if got is None else got + 1
         if covered >= rows:
@@ -166,11 +166,10 @@ class Stream:
 
 
 #: Which server runs which stores' queries: a `--store s3` server serves local, S3 and HDFS
-#: tables; GCS and Azure tables need servers with their connectors.
+#: tables; a store whose test kit needs a server of its own (GCS, Azure) gets one.
 STREAM_SERVERS = {
-    "s3": [s for s in STREAM_STORES if s not in ("gcs", "azure")],
-    "gcs": ["gcs"],
-    "azure": ["azure"],
+    "s3": [s for s in STREAM_STORES if not store_test_kits()[s].own_server],
+    **{s: [s] for s, kit in store_test_kits().items() if kit.own_server},
 }
 #: Random kills that must have cut a micro-batch short (its offsets written, its commit not):
 #: the random rounds go on (at most two more than KILLS) until they have.
@@ -178,10 +177,10 @@ CUT_SHORT = 1
 
 
 def stream_server(kind: str, workdir: Path, request: pytest.FixtureRequest) -> ServerProcess:
-    if kind == "gcs":
-        return server_with_gcs(workdir, request.getfixturevalue("fake_gcs"))
-    if kind == "azure":
-        return server_with_azure(workdir, request.getfixturevalue("azurite"))
+    kit = store_test_kits()[kind]
+    if kit.own_server:
+        emulator = request.getfixturevalue(kit.fixture) if kit.fixture else None
+        return server_for(kind, workdir, emulator)
     return server_with_s3(workdir, request.getfixturevalue("local_s3"))
 
 
@@ -262,8 +261,10 @@ def test_stateful_queries_killed_at_random_are_exactly_once(
             for spark in sessions:
                 txcommit.abandon(spark)
             # A batch in flight at the kill left its offsets without its commit.
-            in_flight = [offsets > commits for offsets, commits in map(check_checkpoint, (
-                st.ckpt for st in streams))]  # fmt: skip
+            in_flight = [
+                offsets > commits
+                for offsets, commits in map(check_checkpoint, (st.ckpt for st in streams))
+            ]
             if round_ > 0 and any(in_flight):
                 cut_short += 1
         finally:
@@ -277,7 +278,7 @@ def server_log(server: ServerProcess) -> list[str]:
     return Path(path).read_text(errors="replace").splitlines()
 
 
-def no_copies(local_s3, streams: list[Stream]) -> None:  # noqa: ANN001
+def no_copies(local_s3, streams: list[Stream]) -> None:
     """On S3 no checkpoint or sink-log file was ever renamed (copied) into place: it was PUT
     (or its upload completed) exactly where it belongs."""
     for st in streams:
@@ -285,13 +286,14 @@ def no_copies(local_s3, streams: list[Stream]) -> None:  # noqa: ANN001
             continue
         prefixes = (st.ckpt.prefix + "/", st.out.prefix + "/_spark_metadata/")
         ops = [
-            e["op"] for e in local_s3.front.log.since(0)
+            e["op"]
+            for e in local_s3.front.log.since(0)
             if e["bucket"] == st.ckpt.bucket and e["key"].startswith(prefixes)
-        ]  # fmt: skip
+        ]
         assert "PUT" in ops and "COPY" not in ops, sorted(set(ops))
 
 
-def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # noqa: ANN001
+def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:
     check_checkpoint(ckpt)
     # Spark's view: _spark_metadata (the sink log).
     spark_rows = [(r["n"], r["lo"], r["hi"]) for r in spark.read.parquet(out.url).collect()]
@@ -308,15 +310,18 @@ def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # 
     if extra_txns:
         # The sink log names a batch <n>, or <n>.compact every 10th batch (Spark's compaction).
         sink_batches = [
-            int(name.removesuffix(".compact")) for name in
-            (k.rsplit("/", 1)[-1] for k in out.objects() if k.startswith("_spark_metadata/"))
+            int(name.removesuffix(".compact"))
+            for name in (
+                k.rsplit("/", 1)[-1] for k in out.objects() if k.startswith("_spark_metadata/")
+            )
             if name.removesuffix(".compact").isdigit()
-        ]  # fmt: skip
+        ]
         # Batch claims: _txcommit/streaming/<batch>/<k>.json, each naming its txn.
         claimed = {
             json.loads(out.read(k) or b"{}").get("txn"): int(k.split("/")[2].removesuffix(".json"))
-            for k in out.objects() if k.startswith("_txcommit/streaming/")
-        }  # fmt: skip
+            for k in out.objects()
+            if k.startswith("_txcommit/streaming/")
+        }
         batch = claimed.get(extra_txns.pop())
         assert batch == max(sink_batches) + 1, (where, batch, sink_batches)
     # Spark reading the directory through the txcommit filter (not through _spark_metadata).
@@ -326,14 +331,14 @@ def verify_output(spark, ckpt: TableRef, out: TableRef, where: str) -> None:  # 
     assert set(spark_rows) <= set(filtered), f"{where}: the filtered view holds Spark's"
 
 
-#: A stalled driver on every store: the same server pair serves them all (no new server).
-ZOMBIE_STORES = sorted({*STREAM_STORES, "s3-multipart", "hdfs", "gcs", "azure"})
+#: A stalled driver on every store (every store with a test kit).
+ZOMBIE_STORES = sorted(store_test_kits())
 
 
 @pytest.mark.parametrize("any_table", ZOMBIE_STORES, indirect=True)
 def test_a_stalled_driver_and_its_replacement_commit_each_batch_once(
     any_table: TableRef, server_of, tmp_path: Path
-):  # noqa: ANN001
+):
     """Driver A stalls between claiming batch 0 and creating its record (a long GC, a frozen
     VM); driver B starts the same query from the same checkpoint and runs batch 0 again. B must
     take the batch over and commit it; A, when it wakes, must fail instead of committing the

@@ -136,12 +136,15 @@ def test_classic_jobs_on_the_cluster_get_the_plugin_from_packages_or_spark_defau
     packaged.mkdir()
     (packaged / "spark-defaults.conf").write_text(DEFAULTS_SNIPPET)
     packages = [
-        "--packages", f"io.txcommit:txcommit-spark-s3-4.3_2.13:{VERSION}",
-        "--repositories", repo.as_uri(),
-    ]  # fmt: skip
+        "--packages",
+        f"io.txcommit:txcommit-spark-s3-4.3_2.13:{VERSION}",
+        "--repositories",
+        repo.as_uri(),
+    ]
     ivy = {"spark.jars.ivy": str(base / "ivy")}
-    out = submit(base, [*packages, "write", str(table)], conf_dir=packaged,
-                 confs={**on_cluster, **ivy})  # fmt: skip
+    out = submit(
+        base, [*packages, "write", str(table)], conf_dir=packaged, confs={**on_cluster, **ivy}
+    )
     assert out.returncode == 0, out.stderr[-4000:]
     assert f"io.txcommit#txcommit-spark-4.3_2.13;{VERSION}" in out.stderr
     [first] = committed(table)
@@ -160,8 +163,9 @@ def test_classic_jobs_on_the_cluster_get_the_plugin_from_packages_or_spark_defau
         "spark.txcommit.test.keepAbortedFiles": "true",
         HALT_AT_CONF: "job.beforeRecord",
     }
-    halted = submit(base, ["fail-then-halt", str(table)], conf_dir=defaults,
-                    confs={**on_cluster, **faults})  # fmt: skip
+    halted = submit(
+        base, ["fail-then-halt", str(table)], conf_dir=defaults, confs={**on_cluster, **faults}
+    )
     assert "JOB FAILED: bad record 999" in halted.stdout, halted.stdout[-2000:]
     # The classic job's own read, after its failed job: the failed job's files stay hidden.
     assert rows_seen(halted) == 1000
@@ -182,13 +186,20 @@ def check_published_poms(repo: Path) -> None:
     assert connectors <= s3_pom["provided"]
     plugin_pom = pom(repo, "txcommit-spark-4.3_2.13")
     assert plugin_pom["runtime"] == set()
-    assert {"org.apache.spark:spark-sql_2.13:4.3.0", "org.apache.hadoop:hadoop-client-api:3.5.0",
-            "org.scala-lang:scala-library:2.13.18"} <= plugin_pom["provided"]  # fmt: skip
+    assert {
+        "org.apache.spark:spark-sql_2.13:4.3.0",
+        "org.apache.hadoop:hadoop-client-api:3.5.0",
+        "org.scala-lang:scala-library:2.13.18",
+    } <= plugin_pom["provided"]
     jackson = "com.fasterxml.jackson.core:jackson-databind:"
     assert any(c.startswith(jackson) for c in plugin_pom["provided"])
     for kind in ("sources", "javadoc"):
-        assert (repo / "io/txcommit/txcommit-spark-4.3_2.13" / VERSION /
-                f"txcommit-spark-4.3_2.13-{VERSION}-{kind}.jar").is_file()  # fmt: skip
+        assert (
+            repo
+            / "io/txcommit/txcommit-spark-4.3_2.13"
+            / VERSION
+            / f"txcommit-spark-4.3_2.13-{VERSION}-{kind}.jar"
+        ).is_file()
 
 
 def publish_m2(home: Path) -> Path:
@@ -197,9 +208,13 @@ def publish_m2(home: Path) -> Path:
     home.mkdir()
     cmd = "bash .ci/sbt pluginJvm/publishM2 adapterS3/publishM2"
     out = subprocess.run(
-        ["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=600,
+        ["bash", "-c", cmd],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "HOME": str(home), "TXCOMMIT_CACHE": str(cache_root())},
-    )  # fmt: skip
+    )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     return home / ".m2" / "repository"
 

@@ -23,7 +23,8 @@ from txcommit.errors import TimeTravelError
 from txcommit.maintenance import history as txcommit_history
 from txcommit.maintenance import restore, vacuum
 from txcommit.table.names import generate_txn
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.tables import TableRef, dynamic_overwrite, parquet_bytes, reader_target
 
@@ -32,7 +33,7 @@ EXPECTED = [[0, 1, 2, 3], [0, 1, 2, 3, 10, 11, 12], [1, 3, 11, 20]]
 
 
 def iso(ms: int) -> str:
-    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -64,7 +65,7 @@ def write_three_versions(spark: Any, table: TableRef) -> None:
 @pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
 def test_every_version_reads_as_committed_by_txn_and_by_store_time(
     spark, any_table: TableRef, local_s3: LocalS3
-):  # noqa: ANN001
+):
     table = any_table
     table.prepare(spark)
     write_three_versions(spark, table)
@@ -80,9 +81,10 @@ def test_every_version_reads_as_committed_by_txn_and_by_store_time(
         assert ids(spark.sql(f"SELECT * FROM parquet.`{table.url}` VERSION AS OF '{txn}'")) == rows
         assert ids(spark.sql(f"SELECT * FROM parquet.`{table.url}` TIMESTAMP AS OF '{at}'")) == rows
     # The append's driver said an hour later; the store's time names it all the same.
-    assert ids(spark.read.option("txcommit.asOf", iso(history[2]["storeTime"] - 1)).parquet(
-        table.url
-    )) == EXPECTED[1]  # fmt: skip
+    assert (
+        ids(spark.read.option("txcommit.asOf", iso(history[2]["storeTime"] - 1)).parquet(table.url))
+        == EXPECTED[1]
+    )
 
     unknown = generate_txn()
     with (
@@ -124,7 +126,7 @@ def test_every_version_reads_as_committed_by_txn_and_by_store_time(
 @pytest.mark.parametrize("any_table", ["local", "s3"], indirect=True)
 def test_a_past_snapshot_holds_a_name_written_anew_by_identity_and_is_never_read_short(
     spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
-):  # noqa: ANN001
+):
     """A writer without txcommit writes ``k=2/x.parquet``; an overwrite removes it; the writer
     writes another ``x.parquet``; an append (version 2); a dynamic overwrite of ``k=2`` removes
     the second file; VACUUM ``RETAIN 0 HOURS FORCE`` deletes it. Version 2 held that file:

@@ -51,7 +51,7 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
             with spanning(slow if delay else []):
                 df.write.mode("overwrite").partitionBy("k").parquet(url)
             outcome[label] = None
-        except BaseException as exc:  # noqa: BLE001 - asserted below
+        except BaseException as exc:
             outcome[label] = exc
         finally:
             s.stop()
@@ -84,7 +84,7 @@ def test_racing_overwrites_raise_a_commit_conflict(server: ServerProcess, table:
     assert str(loser).startswith("txcommit: ") and "conflict" in str(loser)
 
 
-def test_a_committed_write_id_with_policy_fail_is_typed(spark, table: Path) -> None:  # noqa: ANN001
+def test_a_committed_write_id_with_policy_fail_is_typed(spark, table: Path) -> None:
     url = str(table)
     txcommit.enable(spark)
     spark.range(3).write.option(WRITE_ID, "load-1").parquet(url)
@@ -157,8 +157,12 @@ def test_a_classic_job_gets_the_typed_errors_too(workdir: Path, table: Path) -> 
     env["SPARK_HOME"] = str(pyspark_home())
     run = subprocess.run(
         [server_python(), str(script), str(table)],
-        capture_output=True, text=True, timeout=300, env=env, cwd=workdir,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=workdir,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert (
         "TYPED TXCOMMIT_WRITE_ID_COMMITTED 23505 True io.txcommit.WriteIdCommittedException True"

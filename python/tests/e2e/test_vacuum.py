@@ -30,11 +30,11 @@ import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.conformance.protocol import fail_first_attempt_at
 from txcommit.maintenance import HISTORY_COLUMNS, committed_files, history, restore, vacuum
-from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.jobs import SlowAppend
 from support.races import assert_overlaps, timed
-from support.servers import ServerProcess, free_port, new_session, running
+from support.servers import FAULTS_ALLOWED, ServerProcess, free_port, new_session, running
 from support.tables import (
     FEATURE_STORES,
     TableRef,
@@ -87,12 +87,21 @@ def plant(table: TableRef, src: str, txn: str, attempt: str | None = None) -> st
 
 
 @pytest.fixture
-def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN201
+def garbage_table(spark, any_table: TableRef, s3_client):
     """The table described in the module docstring; returns (table, expected garbage)."""
     table = any_table
     table.prepare(spark)
     df = spark.range(300, numPartitions=2).withColumn("k", (F.col("id") % 3).cast("int"))
-    df.write.partitionBy("k").parquet(table.url)
+    # The commit's clean-up of failed attempts runs in the background after the job returns: on
+    # a busy machine it would delete the failed attempt planted below. Off for this write. And
+    # no commit of this table writes a checkpoint (one in ten does, as its txn id decides),
+    # which would make the creation's checkpoint garbage too.
+    spark.conf.set("spark.txcommit.checkpoint.interval", "0")
+    spark.conf.set("spark.txcommit.commit.cleanupAttempts", "false")
+    try:
+        df.write.partitionBy("k").parquet(table.url)
+    finally:
+        spark.conf.unset("spark.txcommit.commit.cleanupAttempts")
     (first,) = table.committed()
     src = sorted(k for k in table.data_files() if k.startswith("k=0/"))[0]
     old_txn = txn_started_hours_ago(72, "aaaaaaaa")
@@ -118,14 +127,19 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
         spark.range(5).withColumn("k", F.lit(1)).write.mode("overwrite").partitionBy("k").parquet(
             table.url
         )
+    spark.conf.unset("spark.txcommit.checkpoint.interval")
     committed_txns = set(table.committed())
     # Each write's row count is recorded just after its commit: let it land before the listing.
     assert table.row_counts(committed_txns) == {first: 300, (committed_txns - {first}).pop(): 5}
     expected = {
-        failed_attempt, old_file, aborted_file, magic,
-        f"_txcommit/pending/{old_txn}.json", f"_txcommit/aborted/{aborted_txn}.json",
+        failed_attempt,
+        old_file,
+        aborted_file,
+        magic,
+        f"_txcommit/pending/{old_txn}.json",
+        f"_txcommit/aborted/{aborted_txn}.json",
         *(f"_txcommit/pending/{t}.json" for t in committed_txns),
-    }  # fmt: skip
+    }
     if upload_key is not None:
         expected.add(upload_key[len(table.prefix) + 1 :])
     return GarbageTable(table, expected, young_file, mid)
@@ -133,7 +147,7 @@ def garbage_table(spark, any_table: TableRef, s3_client):  # noqa: ANN001, ANN20
 
 def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
     spark, garbage_table: GarbageTable, server: ServerProcess
-):  # noqa: ANN001
+):
     g = garbage_table
     table, expected, young_file = g.table, g.expected, g.young_file
     rows_before = spark.read.parquet(table.url).count()
@@ -187,7 +201,7 @@ def test_vacuum_deletes_exactly_the_garbage_past_the_horizon(
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
-def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  # noqa: ANN001
+def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):
     table, young_file = garbage_table.table, garbage_table.young_file
     df = history(spark, table.url)
     assert tuple(df.columns) == HISTORY_COLUMNS
@@ -205,29 +219,54 @@ def test_history_lists_every_transaction(spark, garbage_table: GarbageTable):  #
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)  # the CLI is store-agnostic
-def test_cli_vacuum_dry_run_prints_a_table(garbage_table: GarbageTable, server: ServerProcess):  # noqa: ANN001
+def test_cli_vacuum_dry_run_prints_a_table(garbage_table: GarbageTable, server: ServerProcess):
     table, expected = garbage_table.table, garbage_table.expected
     out = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
-         "--dry-run", "--force", "--retain-hours", f"{garbage_table.retain_hours():.8f}"],
-        capture_output=True, text=True, timeout=300, env=os.environ.copy(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            table.url,
+            "--remote",
+            server.url,
+            "--dry-run",
+            "--force",
+            "--retain-hours",
+            f"{garbage_table.retain_hours():.8f}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr
     assert "would delete" in out.stdout and "reason" in out.stdout
     for path in expected:
         assert path in out.stdout
     assert set(table.objects()) >= expected, "a dry run deletes nothing"
     bad = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
-         "--retain-hours", "0"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            table.url,
+            "--remote",
+            server.url,
+            "--retain-hours",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 1 and "FORCE" in bad.stderr
 
 
 def test_vacuum_beside_a_running_job_fences_it_and_no_reader_sees_part_of_it(
     store_spark, any_table: TableRef, request: pytest.FixtureRequest
-):  # noqa: ANN001
+):
     """`VACUUM RETAIN 0 HOURS FORCE` while a job runs (its first task has written its file, the
     second is still working): VACUUM takes the job for dead, fences it and deletes its file.
     The job's commit must then lose to the fence and fail, and readers see none of it; without
@@ -276,14 +315,19 @@ PROMETHEUS = {
 def observed_server(workdir: Path) -> Iterator[tuple[ServerProcess, int]]:
     """A server that does not retry tasks (`local[2]`), serves its metrics to Prometheus (the
     driver UI's `/metrics/prometheus`) and deletes or checks even one file in a Spark job (whose
-    progress its clients see): the server and its UI port."""
+    progress its clients see), each of whose tasks first waits 600 ms, so that the job runs
+    long: the server and its UI port."""
     ui = free_port()
     confs = {
         **PROMETHEUS,
+        **FAULTS_ALLOWED,
         "spark.ui.port": str(ui),
         "spark.txcommit.maintenance.jobThreshold": "1",
-        # Progress every 100 ms (default 2 s): the tests' jobs are short.
+        # Progress every 100 ms (default 2 s), and maintenance jobs of at least 600 ms: a
+        # job shorter than the report interval may end before any report.
         "spark.connect.progress.reportInterval": "100ms",
+        "spark.txcommit.test.pauseAt": "maintenance.task",
+        "spark.txcommit.test.pauseMs": "600",
     }
     server = ServerProcess(workdir / "observed", master="local[2]", confs=confs)
     yield from ((s, ui) for s in running(server))
@@ -339,8 +383,13 @@ def test_operators_scrape_commits_stages_reads_and_vacuum_from_prometheus(
     commit counted and timed by stage, the log requests each read took, what VACUUM deleted."""
     server, ui = observed_server
     before = scrape(ui)
-    names = {"commits_Count", "conflicts_Count", "stage_publish_commit_record_Count",
-             "read_logRequests_Count", "vacuum_deletedFiles_Count"}  # fmt: skip
+    names = {
+        "commits_Count",
+        "conflicts_Count",
+        "stage_publish_commit_record_Count",
+        "read_logRequests_Count",
+        "vacuum_deletedFiles_Count",
+    }
     assert names <= set(before), sorted(before)
     spark = new_session(server.url)
     txcommit.enable(spark)
@@ -376,36 +425,51 @@ def test_vacuum_and_restore_report_their_progress_to_the_client(
     spark = new_session(server.url)
     txcommit.enable(spark)
     table = make_table("local", workdir)
-    spark.range(0, 40, 1, 4).write.parquet(table.url)
+    # 250 files: the restore checks them in 3 tasks (100 a task) on 2 cores, so a report comes
+    # while the third runs, after the first two finished.
+    spark.range(0, 250, 1, 250).write.parquet(table.url)
     (first,) = table.committed()
     spark.range(5).write.mode("overwrite").parquet(table.url)
     ticks: list[tuple[int, int]] = []
 
-    def seen(stages=None, inflight_tasks=0, operation_id=None, done=False):  # noqa: ANN001, ANN202
+    def seen(stages=None, inflight_tasks=0, operation_id=None, done=False):
         ticks.extend((s.num_tasks, s.num_completed_tasks) for s in stages or [])
 
     spark.registerProgressHandler(seen)
     (row,) = restore(spark, table.url, first).collect()
-    assert row["restoredFiles"] == 4
+    assert row["restoredFiles"] == 250
     assert ticks and max(done for _, done in ticks) >= 1, "the restore's check reported its tasks"
-    assert spark.read.parquet(table.url).count() == 40
+    assert spark.read.parquet(table.url).count() == 250
     spark.clearProgressHandlers()
     run = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", "vacuum", table.url, "--remote", server.url,
-         "--retain-hours", "0", "--force", "--progress"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            table.url,
+            "--remote",
+            server.url,
+            "--retain-hours",
+            "0",
+            "--force",
+            "--progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert re.search(r"vacuuming .*: \d+ of \d+ task\(s\) done", run.stderr), run.stderr
     assert re.search(r"deleted [1-9]\d* item", run.stdout), run.stdout
-    assert spark.read.parquet(table.url).count() == 40
+    assert spark.read.parquet(table.url).count() == 250
     spark.stop()
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
     spark, any_table: TableRef, local_s3: LocalS3
-):  # noqa: ANN001
+):
     """An overwrite removes `part-0.parquet`, written without txcommit; VACUUM deletes it; a
     plain writer writes `part-0.parquet` again. The new file is not the one the overwrite
     removed: Spark and the readers outside Spark show it, and VACUUM keeps it."""
@@ -435,7 +499,7 @@ def test_a_removed_name_written_anew_is_another_file_shown_and_kept(
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_history_log_and_success_show_the_rows_spark_counted(
     spark, any_table: TableRef, local_s3: LocalS3, capsys, monkeypatch
-):  # noqa: ANN001
+):
     """Each committed write's rows, as Spark counted them (a retried task's rows once), are in
     TXCOMMIT HISTORY, `txcommit log` and `_SUCCESS`; a transaction Spark counted no rows for
     says so in the log instead of a bare dash."""

@@ -105,19 +105,32 @@ class StandaloneCluster:
             self._spawn(
                 "master",
                 "org.apache.spark.deploy.master.Master",
-                "--host", "127.0.0.1", "--port", str(self.master_port),
-                "--webui-port", str(self.webui_port),
-            )  # fmt: skip
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.master_port),
+                "--webui-port",
+                str(self.webui_port),
+            )
             self._wait(lambda state: True, "the master to answer")
             for i, host in enumerate(self.worker_hosts()):
                 work = self.workdir / f"worker-{i}"
                 work.mkdir(exist_ok=True)
                 self._spawn(
                     f"worker-{i}",
-                    "org.apache.spark.deploy.worker.Worker", self.master_url,
-                    "--host", host, "--cores", str(self.cores), "--memory", self.worker_memory,
-                    "--webui-port", "0", "--work-dir", str(work),
-                )  # fmt: skip
+                    "org.apache.spark.deploy.worker.Worker",
+                    self.master_url,
+                    "--host",
+                    host,
+                    "--cores",
+                    str(self.cores),
+                    "--memory",
+                    self.worker_memory,
+                    "--webui-port",
+                    "0",
+                    "--work-dir",
+                    str(work),
+                )
             self._wait(
                 lambda state: state.get("aliveworkers") == self.workers,
                 f"{self.workers} workers to register",
@@ -144,12 +157,16 @@ class StandaloneCluster:
         with (self.workdir / f"{name}.log").open("wb") as log:
             proc = subprocess.Popen(
                 [str(self.home / "bin" / "spark-class"), cls, *args],
-                cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
+                cwd=self.workdir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.procs.append(proc)
 
-    def _wait(self, ready, what: str, timeout: float = START_TIMEOUT_S) -> dict:  # noqa: ANN001
+    def _wait(self, ready, what: str, timeout: float = START_TIMEOUT_S) -> dict:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             dead = [p for p in self.procs if p.poll() is not None]

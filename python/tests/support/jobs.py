@@ -12,10 +12,10 @@ from support.tables import TableRef, txn_of
 from support.waiting import wait_for
 
 #: The keys showing that a task of a store wrote its output, where they are not its data
-#: files: s3-multipart stages its upload (the `.pending` file S3A leaves under the magic path
-#: when the task's writer closes).
+#: files: s3-multipart leaves each file as an open upload (its last part sent when the task's
+#: writer closes it).
 TASK_OUTPUT: dict[str, Callable[[TableRef], list[str]]] = {
-    "s3-multipart": lambda t: [k for k in t.objects() if k.endswith(".pending")],
+    "s3-multipart": TableRef.open_uploads,
 }
 
 
@@ -23,7 +23,7 @@ class SlowAppend:
     """An append of ids ``start`` to ``start + 99`` to ``table`` in two tasks, run in a thread:
     the first task writes its file at once, the second works on for ``seconds``."""
 
-    def __init__(self, spark, table: TableRef, start: int, seconds: int) -> None:  # noqa: ANN001
+    def __init__(self, spark, table: TableRef, start: int, seconds: int) -> None:
         self.spark, self.table, self.start_id, self.seconds = spark, table, start, seconds
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -35,15 +35,14 @@ class SlowAppend:
         try:
             df = self.spark.range(self.start_id, self.start_id + 100, 1, 2).select(slow.alias("id"))
             df.write.mode("append").parquet(self.table.url)
-        except BaseException as e:  # noqa: BLE001 - the test checks it
+        except BaseException as e:
             self.error = e
         finally:
             self._ended = clock()
 
     def start(self, known_txns: set[str]) -> SlowAppend:
         """Starts the job; returns once its first task has written its file (a transaction not
-        in ``known_txns``), or on s3-multipart staged its upload (the `.pending` file S3A leaves
-        under the magic path when the task's writer closes)."""
+        in ``known_txns``), or on s3-multipart left its upload open."""
         self._began = clock()
         self._thread.start()
 

@@ -121,8 +121,14 @@ def note(what: str, count: int, floor: int, operations: int, points: int) -> Non
     if not path:
         return
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
-    entry = {"test": test, "what": what, "overlaps": count, "floor": floor,
-             "operations": operations, "points": points}  # fmt: skip
+    entry = {
+        "test": test,
+        "what": what,
+        "overlaps": count,
+        "floor": floor,
+        "operations": operations,
+        "points": points,
+    }
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
 
@@ -178,7 +184,7 @@ class CommitWatch:
                 if stopping:
                     return
                 self._stop.wait(self.interval)
-        except BaseException as e:  # noqa: BLE001 - re-raised by points()
+        except BaseException as e:
             self._error.append(e)
 
     def __exit__(self, *exc: object) -> None:
@@ -278,7 +284,7 @@ def race(
                 warm[i].set()
                 if last:
                     return
-        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+        except BaseException as e:
             errors.append(e)
         finally:
             warm[i].set()
@@ -326,7 +332,7 @@ class Generations:
     parts: int
     rows: int
 
-    def of(self, spark, gen: int):  # noqa: ANN001, ANN201 - Connect session and DataFrame
+    def of(self, spark, gen: int):
         return (
             spark.range(0, self.rows, 1, 4)
             .withColumn("k", (F.col("id") % self.parts).cast("int"))
@@ -346,7 +352,7 @@ class Generations:
         race.assert_overlaps(reader, who)
 
 
-def rows_per_gen(spark, url: str) -> dict[int, int]:  # noqa: ANN001
+def rows_per_gen(spark, url: str) -> dict[int, int]:
     return {r["gen"]: r["count"] for r in spark.read.parquet(url).groupBy("gen").count().collect()}
 
 

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from txcommit._names import ALLOW_FAULT_INJECTION_CONF
-from txcommit.testing.local_s3 import LocalS3, s3a_confs
+from txcommit.devkit.testkit import store_test_kits
+from txcommit_store_s3 import s3a_confs
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.stores import server_args
 
 if TYPE_CHECKING:
-    from txcommit_store_azure.emulator import Azurite
-    from txcommit_store_gcs.emulator import FakeGcs
-
     from support.cluster import StandaloneCluster
 
 READY_MARK = "ready at sc://"
@@ -177,9 +176,15 @@ class ServerProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.jvm = None
         args = [
-            server_python(), "-m", "txcommit.cli", "server",
-            "--port", str(self.port), "--master", self.master,
-        ]  # fmt: skip
+            server_python(),
+            "-m",
+            "txcommit.cli",
+            "server",
+            "--port",
+            str(self.port),
+            "--master",
+            self.master,
+        ]
         confs = {
             "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
             **TEST_SERVER_CONFS,
@@ -190,9 +195,14 @@ class ServerProcess:
         args += self.extra_args
         env = {**os.environ, "PYSPARK_PYTHON": server_python(), **self.env}
         self.proc = subprocess.Popen(
-            args, cwd=self.workdir, env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            args,
+            cwd=self.workdir,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -304,7 +314,7 @@ FAULTS_ALLOWED = {ALLOW_FAULT_INJECTION_CONF: "true"}
 _SESSIONS: list[Any] = []
 
 
-def new_session(url: str, *, one_clock: bool = False):  # noqa: ANN201 - a connect SparkSession
+def new_session(url: str, *, one_clock: bool = False):
     """A session on the server at ``url``. With ``one_clock`` it reads tables that another
     server of this machine has just written: they share one clock, so it reads without the
     allowance for another application's clock (protocol I16) and sees their commits at once."""
@@ -329,10 +339,13 @@ def _give_up_sooner(session: Any) -> None:
 
     client = session.client
     client.set_retry_policies(
-        [DefaultPolicy(max_retries=_MAX_RETRIES, max_backoff=_MAX_BACKOFF_MS)
-         if isinstance(p, DefaultPolicy) else p
-         for p in client.get_retry_policies()]
-    )  # fmt: skip
+        [
+            DefaultPolicy(max_retries=_MAX_RETRIES, max_backoff=_MAX_BACKOFF_MS)
+            if isinstance(p, DefaultPolicy)
+            else p
+            for p in client.get_retry_policies()
+        ]
+    )
 
 
 def abandon_sessions() -> None:
@@ -366,28 +379,22 @@ def server_with_s3(
     )
 
 
-def server_with_gcs(
-    workdir: Path, fake_gcs: FakeGcs, confs: dict[str, str] | None = None, **kwargs: Any
+def server_for(
+    store: str,
+    workdir: Path,
+    emulator: Any,
+    *,
+    front: str | None = None,
+    confs: dict[str, str] | None = None,
+    **kwargs: Any,
 ) -> ServerProcess:
-    """A `txcommit server --store gcs` that reaches the shared fake-gcs-server."""
-    from txcommit_store_gcs.plugin import gcs_emulator_confs
-
+    """A `txcommit server --store <store>` that reaches ``emulator`` (the one its test kit's
+    fixture gives), through the proxy at ``front`` (``host:port``) if given."""
+    kit = store_test_kits()[store]
     return ServerProcess(
         workdir,
-        confs={**FAULTS_ALLOWED, **gcs_emulator_confs(fake_gcs.endpoint), **(confs or {})},
-        extra_args=server_args("gcs"),
-        **kwargs,
-    )
-
-
-def server_with_azure(
-    workdir: Path, azurite: Azurite, confs: dict[str, str] | None = None, **kwargs: Any
-) -> ServerProcess:
-    """A `txcommit server --store azure` that reaches the shared Azurite through ABFS."""
-    return ServerProcess(
-        workdir,
-        confs={**FAULTS_ALLOWED, **azurite.abfs_confs(), **(confs or {})},
-        extra_args=server_args("azure"),
+        confs={**FAULTS_ALLOWED, **kit.server_confs(emulator, front), **(confs or {})},
+        extra_args=server_args(store),
         **kwargs,
     )
 
@@ -398,8 +405,10 @@ def server_with_hive(workdir: Path, local_s3: LocalS3) -> ServerProcess:
     local S3 endpoint through Hadoop's S3A: another engine, for the tables txcommit wrote."""
     listed = subprocess.run(
         [server_python(), "-m", "txcommit.cli", "jars", "--store", "s3"],
-        check=True, capture_output=True, text=True,
-    ).stdout.split()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     s3a = ":".join(line for line in listed if line.endswith(".jar"))
     return ServerProcess(
         workdir,
@@ -419,7 +428,7 @@ def server_with_hive(workdir: Path, local_s3: LocalS3) -> ServerProcess:
     )
 
 
-def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:  # noqa: ANN001
+def run_until_the_server_dies(crashing: ServerProcess, spark, write) -> None:
     """Runs `write` in a thread and returns once the server JVM is dead.
 
     After a server dies, pyspark's client retries for up to ~10 minutes; the test does not

@@ -1,18 +1,17 @@
-"""What the tests ask a store's descriptor (txcommit.adapters.plugin) instead of naming the
-store: the server arguments that pick it, and the session confs that pick its adapter."""
+"""What the tests ask a store's descriptor (txcommit.stores) instead of naming the store: the
+server arguments that pick it, and the session confs that pick its adapter."""
 
 from __future__ import annotations
 
 from txcommit._names import adapter_conf
 from txcommit.adapters.declarations import declaration_named, known_adapters
-from txcommit.adapters.plugin import store_plugin
+from txcommit.stores import store_descriptor
 
 
 def server_args(store: str) -> list[str]:
-    """``txcommit server`` arguments for ``store`` reached at an emulator the tests share:
-    ``--store s3 --no-local-s3`` (the server starts no emulator of its own)."""
-    emulator = store_plugin(store).emulator
-    return ["--store", store, *([emulator.flag] if emulator else [])]
+    """``txcommit server`` arguments for ``store`` reached at an emulator the tests share: the
+    server starts no emulator of its own (no ``--local``)."""
+    return ["--store", store_descriptor(store).name]
 
 
 def session_confs(store: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ MANAGER = "io.txcommit.streaming.TxCommitCheckpointFileManager"
 SINK_PROTOCOL = "io.txcommit.streaming.TxCommitSinkProtocol"
 
 
-def configure(spark, store: str) -> None:  # noqa: ANN001 - a Connect SparkSession
+def configure(spark, store: str) -> None:
     """Per-session confs, as a JVM-less client sets them."""
     spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", MANAGER)
     spark.conf.set("spark.sql.streaming.commitProtocolClass", SINK_PROTOCOL)
@@ -20,20 +20,22 @@ def configure(spark, store: str) -> None:  # noqa: ANN001 - a Connect SparkSessi
         spark.conf.set(key, value)
 
 
-def rate_to_parquet(spark, ckpt_url: str, out_url: str):  # noqa: ANN001, ANN201 - a StreamingQuery
+def rate_to_parquet(spark, ckpt_url: str, out_url: str):
     """A query copying the rate source's values (0, 1, 2, ...) to Parquet files at ``out_url``."""
     return (
-        spark.readStream.format("rate").option("rowsPerSecond", 50).load()
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", 50)
+        .load()
         .select("value")
         .writeStream.format("parquet")
         .option("checkpointLocation", ckpt_url)
         .option("path", out_url)
         .trigger(processingTime="500 milliseconds")
         .start()
-    )  # fmt: skip
+    )
 
 
-def run_until_batch(query, batch: int, timeout: float = 120) -> None:  # noqa: ANN001
+def run_until_batch(query, batch: int, timeout: float = 120) -> None:
     """Waits until ``query`` has run ``batch``, failing at once if the query failed."""
     deadline = time.monotonic() + timeout
     try:
@@ -48,7 +50,7 @@ def run_until_batch(query, batch: int, timeout: float = 120) -> None:  # noqa: A
         query.stop()
 
 
-def assert_each_value_once(spark, out_url: str) -> None:  # noqa: ANN001
+def assert_each_value_once(spark, out_url: str) -> None:
     """Every value the rate source produced is in the output exactly once, none missing."""
     values = Counter(r["value"] for r in spark.read.parquet(out_url).collect())
     assert values and all(n == 1 for n in values.values()), "every row exactly once"

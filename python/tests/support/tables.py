@@ -3,20 +3,19 @@
 Local tables are read with the file system, S3 tables with boto3 straight from the endpoint
 (a raw listing, as any tool would do), HDFS tables through the NameNode's WebHDFS API, GCS
 tables with gcsfs on the emulator's JSON API:
-independent of the plugin's and the Python mirror's code, so the tests check the store's real
+independent of the plugin's and the Python store's code, so the tests check the store's real
 contents.
 """
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,9 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit.devkit.testkit import store_test_kits
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.scale import SOAK
 from support.stores import session_confs
@@ -220,7 +221,7 @@ class TableRef:
         return dst
 
     # ------------------------------------------------------------------ sessions
-    def prepare(self, spark) -> None:  # noqa: ANN001 - a Connect SparkSession
+    def prepare(self, spark) -> None:
         """Switch txcommit on for this table's store in `spark`."""
         txcommit.enable(spark)
         for key, value in session_confs(self.store).items():
@@ -230,11 +231,15 @@ class TableRef:
         if self.local is not None:
             return TableRef(self.store, f"{self.url}/{name}", local=self.local / name)
         return TableRef(
-            self.store, f"{self.url}/{name}", s3=self.s3, bucket=self.bucket,
-            prefix=f"{self.prefix}/{name}", hdfs=self.hdfs,
+            self.store,
+            f"{self.url}/{name}",
+            s3=self.s3,
+            bucket=self.bucket,
+            prefix=f"{self.prefix}/{name}",
+            hdfs=self.hdfs,
             fs_root=f"{self.fs_root}/{name}" if self.fs_root else "",
             folder_markers=self.folder_markers,
-        )  # fmt: skip
+        )
 
 
 # ---------------------------------------------------------------------- readers outside Spark
@@ -245,7 +250,7 @@ def parquet_bytes(ids: list[int]) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def spark_files(df, table: TableRef) -> set[str]:  # noqa: ANN001 - a Connect DataFrame
+def spark_files(df, table: TableRef) -> set[str]:
     """The data files Spark (with the txcommit read filter) reads for ``df``, relative to the
     table."""
     return {
@@ -294,8 +299,8 @@ def check_cli_against_dataset(
     url: str,
     options: dict[str, Any],
     table_prefix: str,
-    capsys,  # noqa: ANN001 - pytest's fixtures
-    monkeypatch,  # noqa: ANN001
+    capsys,
+    monkeypatch,
 ) -> dict[str, int]:
     """``txcommit ls`` lists exactly the files ``txcommit.dataset`` reads (paths relative to
     the table, whose key prefix is ``table_prefix``); returns how many transactions
@@ -311,8 +316,8 @@ def cli_history(
     url: str,
     options: dict[str, Any],
     files: set[str],
-    capsys,  # noqa: ANN001 - pytest's fixtures
-    monkeypatch,  # noqa: ANN001
+    capsys,
+    monkeypatch,
 ) -> list[dict[str, Any]]:
     """``txcommit ls --json`` lists exactly ``files``; the history ``txcommit log --json``
     prints. The CLI takes S3 credentials from the environment only."""
@@ -327,7 +332,7 @@ def cli_history(
 
 
 @contextmanager
-def dynamic_overwrite(spark) -> Iterator[None]:  # noqa: ANN001 - a Connect SparkSession
+def dynamic_overwrite(spark) -> Iterator[None]:
     """Within the block, an overwrite of a partitioned table replaces only the partitions it
     writes (Spark's dynamic partition overwrite mode)."""
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
@@ -345,40 +350,18 @@ def next_table_name() -> str:
     return f"t{next(_names)}"
 
 
-@dataclass(frozen=True)
-class TableMaker:
-    """How a test table is laid out on a store's emulator and read raw around txcommit."""
-
-    #: The session fixture the store's tables live on (conftest.py), None for local files.
-    fixture: str | None
-    #: (store, table name, workdir, what ``fixture`` gives) -> a fresh table.
-    make: Callable[[str, str, Path, Any], TableRef]
-
-
-def table_makers() -> dict[str, TableMaker]:
-    """Every store's ``TABLE_MAKERS``, from its folder (``adapters/<name>/python/
-    store_tests_<name>.py``, importable: conftest.py puts the folders on the path)."""
-    if not _MAKERS:
-        root = Path(__file__).resolve().parents[3]
-        for binding in sorted(root.glob("adapters/*/python/store_tests_*.py")):
-            _MAKERS.update(importlib.import_module(binding.stem).TABLE_MAKERS)
-    return _MAKERS
-
-
-_MAKERS: dict[str, TableMaker] = {}
-
-
 def make_table(store: str, workdir: Path, on: Any = None) -> TableRef:
-    """A fresh table on ``store``, on what its maker's fixture gives (``on``): a directory
-    below ``workdir`` (local), a prefix of the test bucket read through an S3 client, a
-    directory on a MiniHdfs, a prefix of a FakeGcs' bucket or of an Azurite's container."""
-    return table_makers()[store].make(store, next_table_name(), workdir, on)
+    """A fresh table on ``store``, laid out by its test kit on what its emulator fixture gives
+    (``on``): a directory below ``workdir`` (local), a prefix of a bucket or container, a
+    directory on a MiniHdfs."""
+    kit = store_test_kits()[store]
+    return TableRef(store, **kit.table(store, next_table_name(), workdir, on))
 
 
 def make_table_of(store: str, workdir: Path, request: Any) -> TableRef:
-    """A fresh table on ``store``, on the emulator its maker's fixture (asked of pytest's
+    """A fresh table on ``store``, on the emulator its kit's fixture (asked of pytest's
     ``request``) gives."""
-    fixture = table_makers()[store].fixture
+    fixture = store_test_kits()[store].fixture
     return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
 
 

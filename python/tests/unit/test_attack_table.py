@@ -251,10 +251,22 @@ def collected() -> dict[str, set[str]]:
     tests with CI's settings (no soak)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TXCOMMIT_TEST_")}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "python/tests/e2e"],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "python/tests/e2e",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     tests: dict[str, set[str]] = {}
     for line in out.splitlines():
         m = re.fullmatch(r"python/tests/e2e/(test_\w+\.py::\w+)(?:\[(.*)\])?", line.strip())

@@ -83,21 +83,40 @@ def test_log_requests_are_split_by_area():
         {"op": "GET", "key": "run/t/part-00000-tid-x-0-c000.snappy.parquet"},
     ]
     assert [log_area(e) for e in entries] == [
-        "probe", "probe", "replace", "commits", "checkpoints", None, None,
-    ]  # fmt: skip
+        "probe",
+        "probe",
+        "replace",
+        "commits",
+        "checkpoints",
+        None,
+        None,
+    ]
     ops, log = count_requests(entries)
     assert ops == {"GET": 3, "HEAD": 1, "LIST": 3}
-    assert log == {"GET checkpoints": 1, "GET commits": 1, "HEAD probe": 1, "LIST probe": 1,
-                   "LIST replace": 1}  # fmt: skip
+    assert log == {
+        "GET checkpoints": 1,
+        "GET commits": 1,
+        "HEAD probe": 1,
+        "LIST probe": 1,
+        "LIST replace": 1,
+    }
 
 
 def _row(case, txns, dirs, ckpt, temp, filt, plan_s, requests, log=None, files=None, **extra):
     return {
-        "case": case, "txns": txns, "dirs": dirs, "checkpoint": ckpt, "temp": temp,
-        "filter": filt, "plan_s": plan_s, "samples": [plan_s] * (1 if temp == "cold" else 3),
-        "files": files if files is not None else (txns or dirs), "requests": requests,
-        "log_requests": log or {}, **extra,
-    }  # fmt: skip
+        "case": case,
+        "txns": txns,
+        "dirs": dirs,
+        "checkpoint": ckpt,
+        "temp": temp,
+        "filter": filt,
+        "plan_s": plan_s,
+        "samples": [plan_s] * (1 if temp == "cold" else 3),
+        "files": files if files is not None else (txns or dirs),
+        "requests": requests,
+        "log_requests": log or {},
+        **extra,
+    }
 
 
 def _results() -> dict:
@@ -125,8 +144,17 @@ def _results() -> dict:
         ]
     rows += [
         _row("txcommit", 10000, 1, False, "cold", "off", 1.0, off),
-        _row("txcommit", 10000, 1, False, "cold", "on", 300.0, {"GET": 10000, **off},
-             {"GET commits": 10000}),
+        _row(
+            "txcommit",
+            10000,
+            1,
+            False,
+            "cold",
+            "on",
+            300.0,
+            {"GET": 10000, **off},
+            {"GET commits": 10000},
+        ),
         _row("txcommit", 10000, 1, False, "warm", "off", 1.0, off),
         _row("txcommit", 10000, 1, False, "warm", "on", 0.5, off),
         _row("plain", None, 1000, False, "cold", "off", 1.0, off),
@@ -140,36 +168,88 @@ def _results() -> dict:
         _row("partitioned", None, 1000, False, "cold", "off", 1.0, off),
         _row("partitioned", None, 1000, False, "cold", "on", 0.45, {"GET": 1, "LIST": 4}),
         _row("partitioned", None, 1000, False, "warm", "off", 1.0, off),
-        _row("partitioned", None, 1000, False, "warm", "on", 0.3, {"LIST": 3},
-             {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1}),
-        _row("partitioned", None, 1000, False, "warm", "pruned-off", 2.0, {"GET": 2, "LIST": 2},
-             files=1),
-        _row("partitioned", None, 1000, False, "warm", "pruned", 0.6, {"GET": 2, "LIST": 3},
-             {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1}, files=1),
-    ]  # fmt: skip
+        _row(
+            "partitioned",
+            None,
+            1000,
+            False,
+            "warm",
+            "on",
+            0.3,
+            {"LIST": 3},
+            {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1},
+        ),
+        _row(
+            "partitioned",
+            None,
+            1000,
+            False,
+            "warm",
+            "pruned-off",
+            2.0,
+            {"GET": 2, "LIST": 2},
+            files=1,
+        ),
+        _row(
+            "partitioned",
+            None,
+            1000,
+            False,
+            "warm",
+            "pruned",
+            0.6,
+            {"GET": 2, "LIST": 3},
+            {"LIST checkpoints": 1, "LIST commits": 1, "LIST replace": 1},
+            files=1,
+        ),
+    ]
     return {
-        "meta": {"date": "d", "elapsed_s": 60, "machine": "m", "master": "local[4]",
-                 "hadoop_cloud": "h.jar", "stores": ["s3"],
-                 "sizes": {"partitions": 10, "overwrite_files": [], "rows_per_file": 10,
-                           "seed_rows": 0, "seed_partitions": 1, "repeats": 3}},
-        "sweep": [], "seed": [], "read": rows,
-        "read_info": {"checkpoint": "written", "repeats": 3, "server_start_s": [20.0, 21.0],
-                      "synthesis": {"objects": 20202, "seconds": 70.0}},
-    }  # fmt: skip
+        "meta": {
+            "date": "d",
+            "elapsed_s": 60,
+            "machine": "m",
+            "master": "local[4]",
+            "hadoop_cloud": "h.jar",
+            "stores": ["s3"],
+            "sizes": {
+                "partitions": 10,
+                "overwrite_files": [],
+                "rows_per_file": 10,
+                "seed_rows": 0,
+                "seed_partitions": 1,
+                "repeats": 3,
+            },
+        },
+        "sweep": [],
+        "seed": [],
+        "read": rows,
+        "read_info": {
+            "checkpoint": "written",
+            "repeats": 3,
+            "server_start_s": [20.0, 21.0],
+            "synthesis": {"objects": 20202, "seconds": 70.0},
+        },
+    }
 
 
 def test_read_targets_say_held_or_missed_with_the_figures():
     found = {t["target"]: t for t in targets(_results())}
-    big = found["10,000 commits with a checkpoint (log-only): plan <= 0.5x the unfiltered listing, "
-                "cold and warm"]  # fmt: skip
+    big = found[
+        "10,000 commits with a checkpoint (log-only): plan <= 0.5x the unfiltered listing, "
+        "cold and warm"
+    ]
     assert big["held"] is False and "cold 2.00x (2.000 s vs 1.000 s)" in big["value"], "cold 2x"
     log = [t for t in found.values() if t["target"].startswith("log requests per plan <= 4")]
     assert log[0]["held"] is True and "at 100, 10,000 commits" in log[0]["target"]
-    part = found["log-only table of 1000 partition directories: plan <= 0.5x the unfiltered "
-                 "listing, cold and warm"]  # fmt: skip
+    part = found[
+        "log-only table of 1000 partition directories: plan <= 0.5x the unfiltered "
+        "listing, cold and warm"
+    ]
     assert part["held"] is True
-    plain = found["plain table (1000 directories, no log): plan <= 1.02x the unfiltered listing, "
-                  "cold and warm"]  # fmt: skip
+    plain = found[
+        "plain table (1000 directories, no log): plan <= 1.02x the unfiltered listing, "
+        "cold and warm"
+    ]
     assert plain["held"] is False and "warm 1.03x" in plain["value"]
     extra = found["plain table: no extra request, cold and warm"]
     assert extra["held"] is False and "warm: +1 LIST" in extra["value"]
@@ -188,8 +268,9 @@ def test_the_time_travel_target_compares_a_read_as_of_now_with_the_read_of_now()
     results["read"].append(_row("txcommit", 10000, 1, True, "warm", "as-of", 0.31, as_of))
     [held] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
     assert held["held"] is True and "0.310 s vs now 0.300 s (1.03x)" in held["value"]
-    results["read"][-1] = _row("txcommit", 10000, 1, True, "warm", "as-of", 0.3,
-                               {"HEAD": 1, "LIST": 4})  # fmt: skip
+    results["read"][-1] = _row(
+        "txcommit", 10000, 1, True, "warm", "as-of", 0.3, {"HEAD": 1, "LIST": 4}
+    )
     [more] = [t for t in targets(results) if t["target"].startswith("a time-travel read")]
     assert more["held"] is False, "one request more than the read of now"
 
@@ -208,8 +289,16 @@ def test_read_section_renders_txcommit_on_and_off_side_by_side():
 
 def test_a_read_only_run_merges_its_read_section_into_an_earlier_run():
     earlier = _results()
-    earlier["read"] = [{"txns": 1, "state": "after vacuum", "filter": "on", "plan_s": 1.0,
-                        "files": 1, "requests": {}}]  # fmt: skip
+    earlier["read"] = [
+        {
+            "txns": 1,
+            "state": "after vacuum",
+            "filter": "on",
+            "plan_s": 1.0,
+            "files": 1,
+            "requests": {},
+        }
+    ]
     earlier.pop("read_info")
     merged = merge(earlier, _results())
     assert {r["run"] for r in merged["read"]} == {"B"}

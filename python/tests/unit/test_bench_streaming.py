@@ -20,13 +20,21 @@ def test_requests_are_attributed_to_checkpoint_areas_and_nothing_else():
 
 
 def test_table_shows_requests_per_batch_with_multipart_and_deletes_folded():
-    counts = Counter({"PUT": 10, "HEAD": 5, "MULTIPART_INITIATE": 2, "MULTIPART_COMPLETE": 2,
-                      "DELETE": 1, "DELETE_BULK": 1})  # fmt: skip
+    counts = Counter(
+        {
+            "PUT": 10,
+            "HEAD": 5,
+            "MULTIPART_INITIATE": 2,
+            "MULTIPART_COMPLETE": 2,
+            "DELETE": 1,
+            "DELETE_BULK": 1,
+        }
+    )
     table = format_table([Result("m", 5, counts)])
     assert table.splitlines()[2] == "| m | 2.0 | 0.0 | 1.0 | 0.0 | 0.0 | 0.4 | 0.8 | 4.2 |"
 
 
-def test_unknown_manager_is_refused_with_the_known_ones(capsys):  # noqa: ANN001
+def test_unknown_manager_is_refused_with_the_known_ones(capsys):
     assert main(["--managers", "nope"]) == 2
     err = capsys.readouterr().err
     assert "nope" in err and "txcommit-s3" in err and "spark-filecontext" in err

@@ -22,8 +22,9 @@ from txcommit.conformance.runner import scrub
 from txcommit.errors import StoreError
 from txcommit.table.properties import TableProperties, encode_properties
 from txcommit.table.records import encode_record
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
 from txcommit.testing.vectors import load
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.vectors import logical
@@ -172,17 +173,23 @@ def test_an_s3_key_with_a_control_character_is_an_error_naming_it(local_s3: Loca
     import boto3
 
     client = boto3.client(
-        "s3", endpoint_url=local_s3.endpoint, region_name="us-east-1",
-        aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
-    )  # fmt: skip
+        "s3",
+        endpoint_url=local_s3.endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=DUMMY_KEY,
+        aws_secret_access_key=DUMMY_SECRET,
+    )
     prefix = f"tabs-{os.getpid()}-{time.monotonic_ns()}"
     client.put_object(Bucket=TEST_BUCKET, Key=f"{prefix}/{TABBED}/_txcommit/x.json", Body=b"{}")
     env = {**os.environ, "AWS_ACCESS_KEY_ID": DUMMY_KEY, "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET}
     for path in (f"s3://{TEST_BUCKET}/{prefix}", f"s3://{TEST_BUCKET}/{prefix}/{TABBED}"):
         done = subprocess.run(
             [sys.executable, "-m", "txcommit.cli", "ls", path, "--endpoint", local_s3.endpoint],
-            capture_output=True, text=True, timeout=120, env=env,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         assert done.returncode == 1, done
         assert f"{prefix}/a\\tb" in done.stderr and "control character" in done.stderr, done
         assert "Spark" in done.stderr and "reachable" not in done.stderr, done.stderr

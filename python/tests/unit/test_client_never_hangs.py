@@ -52,10 +52,19 @@ def test_connect_refuses_a_port_that_is_no_spark_connect_server(wrong_port: int)
 @pytest.mark.parametrize("command", ["vacuum", "manifest"])
 def test_remote_commands_exit_1_naming_the_port(wrong_port: int, command: str) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", command, "/tmp/some-table",
-         "--remote", f"sc://127.0.0.1:{wrong_port}"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            command,
+            "/tmp/some-table",
+            "--remote",
+            f"sc://127.0.0.1:{wrong_port}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 1, run.stderr
     assert "is no Spark Connect server" in run.stderr
     assert "_MultiThreadedRendezvous" not in run.stderr and "Traceback" not in run.stderr
@@ -66,7 +75,17 @@ def test_nothing_listening_exits_1_too() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
     run = subprocess.run(
-        [sys.executable, "-m", "txcommit.cli", "vacuum", "/tmp/t", "--remote", f"sc://127.0.0.1:{port}"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "txcommit.cli",
+            "vacuum",
+            "/tmp/t",
+            "--remote",
+            f"sc://127.0.0.1:{port}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 1 and "no Spark Connect server answers" in run.stderr, run.stderr

@@ -15,9 +15,11 @@ import requests
 from txcommit.adapters import open_store
 from txcommit.cli import main as txcommit_main
 from txcommit.conformance import CHECKS, FAIL, NOT_DECLARED, PASS, main, run_level1
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
-from txcommit_store_azure.emulator import EMULATOR_ACCOUNT, EMULATOR_KEY, Azurite
-from txcommit_store_gcs.emulator import FakeGcs
+from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY
+from txcommit_store_azure.devkit.emulator import Azurite
+from txcommit_store_gcs.devkit.emulator import FakeGcs
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 from txcommit_store_s3.store import S3Store
 
 BUCKET = "conformance"
@@ -261,8 +263,11 @@ def test_what_fake_gcs_server_does_with_if_generation_match(fake_gcs: FakeGcs) -
         second[upload_type] = _gcs_upload(fake_gcs.endpoint, name, upload_type, b"two")
     assert second == {"multipart": 412, "media": 200, "resumable": 200}
     # the XML API (obstore's GCS client) is not served
-    xml = requests.put(f"{fake_gcs.endpoint}/conformance/probe/xml", data=b"x",
-                       headers={"x-goog-if-generation-match": "0"})  # fmt: skip
+    xml = requests.put(
+        f"{fake_gcs.endpoint}/conformance/probe/xml",
+        data=b"x",
+        headers={"x-goog-if-generation-match": "0"},
+    )
     assert xml.status_code >= 400
 
 
@@ -301,7 +306,7 @@ def test_azure_blob_through_azurite_is_certified_at_level_1(
 
 
 def test_level_2_is_not_available_without_a_jvm_adapter() -> None:
-    """Every shipped adapter with a Python mirror has a JVM adapter too; one without would get
+    """Every shipped adapter with a Python store has a JVM adapter too; one without would get
     "not available" on every Level 2 row (never a pass), saying why."""
     from dataclasses import replace
 

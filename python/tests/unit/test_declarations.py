@@ -1,4 +1,4 @@
-"""Adapter declarations (adapters/<name>/adapter.json) and the registry that picks an
+"""Adapter declarations (<name>.json in each store's folder) and the registry that picks an
 adapter for a URL."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from txcommit.adapters import (
     adapter_for,
     declaration_named,
     known_adapters,
-    load_declarations,
+    load_declaration,
     open_store,
     overrides_from_conf,
     parse_declaration,
@@ -30,8 +30,8 @@ from txcommit.errors import (
     UnknownAdapterError,
     UnsupportedStoreError,
 )
-from txcommit.testing.local_s3 import LocalS3
 from txcommit_store_hdfs.store import HdfsStore
+from txcommit_store_s3.devkit.emulator import LocalS3
 from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import fresh_s3_url, s3_options
@@ -90,7 +90,7 @@ def test_the_declared_implementations_match_what_each_side_ships() -> None:
     """A declaration says where the adapter exists: the Python registry has exactly the
     adapters declaring ``python``, and sbt packages exactly those declaring ``jvm`` (the
     plugin's in build.sbt, a store module's in its folder's build description)."""
-    from txcommit.adapters.plugin import python_stores
+    from txcommit.stores import python_stores
 
     declared = {d.name: d for d in known_adapters()}
     assert sorted(python_stores()) == sorted(n for n, d in declared.items() if d.in_python)
@@ -100,7 +100,8 @@ def test_the_declared_implementations_match_what_each_side_ships() -> None:
         for build in builds
         for group in re.findall(r"declarations(?: = Seq)?\((\"[^)]*)\)", build.read_text())
     ]
-    in_sbt = sorted(n.strip().strip('"') for group in packaged for n in group.split(","))
+    names = (n.strip().strip('"') for group in packaged for n in group.split(","))
+    in_sbt = sorted(n for n in names if "/" not in n)  # a folder is not a declaration
     assert in_sbt == sorted(n for n, d in declared.items() if d.on_jvm)
     assert declared["gcs"].on_jvm and declared["azure"].on_jvm
 
@@ -118,7 +119,7 @@ def test_the_declared_implementations_match_what_each_side_ships() -> None:
         ({"format": "other"}, "'format' must be 'txcommit-adapter'"),
         ({"exclusiveCreate": "yes"}, "'exclusiveCreate' is missing or not true/false"),
         ({"title": None}, "'title' is missing or not a string (found nothing)"),
-        ({"name": "y"}, "'name' is 'y' but the declaration's directory is 'x'"),
+        ({"name": "y"}, "'name' is 'y' but its store's descriptor names 'x'"),
         ({"notes": 5}, "'notes' must be a string"),
         ({"implementations": []}, "'implementations' is empty"),
         ({"implementations": ["go"]}, "unknown implementation 'go'"),
@@ -139,22 +140,15 @@ def test_a_declaration_that_is_not_json_is_refused_naming_the_file() -> None:
     assert parse_declaration(declaration_json(), WHERE).summary == "x (rename; schemes x)"
 
 
-def test_loading_declarations_validates_each_file_and_skips_other_directories(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "x").mkdir()
-    (tmp_path / "x" / "adapter.json").write_text(declaration_json())
-    (tmp_path / "x" / "jvm").mkdir()  # an adapter's JVM sources live next to its declaration
-    (tmp_path / "x" / "jvm" / "X.scala").write_text("object X")
-    (tmp_path / "docs").mkdir()
-    assert [d.name for d in load_declarations(tmp_path)] == ["x"]
-    (tmp_path / "y").mkdir()
-    (tmp_path / "y" / "adapter.json").write_text(declaration_json(name="y", primitive="warp"))
+def test_a_declaration_is_read_from_the_file_its_descriptor_names(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text(declaration_json())
+    assert load_declaration(tmp_path / "x.json", "x").name == "x"
+    (tmp_path / "y.json").write_text(declaration_json(name="y", primitive="warp"))
     with pytest.raises(InvalidDeclarationError) as caught:
-        load_declarations(tmp_path)
-    assert "adapters/y/adapter.json" in str(caught.value) and "'warp'" in str(caught.value)
-    with pytest.raises(InvalidDeclarationError, match="holds no"):
-        load_declarations(tmp_path / "docs")
+        load_declaration(tmp_path / "y.json", "y")
+    assert "y.json" in str(caught.value) and "'warp'" in str(caught.value)
+    with pytest.raises(InvalidDeclarationError, match="its store's descriptor names 'z'"):
+        load_declaration(tmp_path / "x.json", "z")
 
 
 # --- registry -------------------------------------------------------------------------------
@@ -214,8 +208,9 @@ def test_open_store_builds_the_adapters_python_mirror(tmp_path: Path, local_s3: 
     assert multipart.declaration.primitive == "multipart-complete"
     hdfs = open_store("hdfs://nn:8020/t")
     assert isinstance(hdfs, HdfsStore) and hdfs.endpoint == "http://nn:9870/webhdfs/v1"
-    jvm_only = dataclasses.replace(declaration_named("hdfs"), name="jvm-only",
-                                   implementations=("jvm",))  # fmt: skip
+    jvm_only = dataclasses.replace(
+        declaration_named("hdfs"), name="jvm-only", implementations=("jvm",)
+    )
     with pytest.raises(UnsupportedStoreError, match="'jvm-only' \\(rename\\) has no Python"):
         implementation(jvm_only)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from txcommit.cli.demo import main
+from txcommit.bench.demo import main
 
 
 @pytest.mark.parametrize("flag", ["--rows", "--files"])

@@ -1,4 +1,4 @@
-"""The local adapter's Python mirror beyond the store contract."""
+"""The local adapter's Python store beyond the store contract."""
 
 from __future__ import annotations
 

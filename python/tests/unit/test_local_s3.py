@@ -1,4 +1,4 @@
-"""The local S3 endpoint (moto behind :class:`~txcommit.testing.local_s3.S3Front`) serves an
+"""The local S3 endpoint (moto behind :class:`~txcommit_store_s3.devkit.emulator.S3Front`) serves an
 object as S3 does while it is replaced: the old object or the new one, whole, never an error or
 a mix. The read attacks run readers beside writers on it; a fault of the endpoint would fail
 them for the wrong reason."""
@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from txcommit.testing.local_s3 import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 
@@ -19,7 +19,7 @@ SIZE = 6 << 20  # large enough that moto is still reading an object when the nex
 SECONDS = 8
 
 
-def test_a_read_while_the_object_is_replaced_gets_one_version_whole(s3_client) -> None:  # noqa: ANN001
+def test_a_read_while_the_object_is_replaced_gets_one_version_whole(s3_client) -> None:
     key = f"replaced-while-read/{uuid.uuid4().hex}"
     versions = (b"a" * SIZE, b"b" * SIZE)
     s3_client.put_object(Bucket=TEST_BUCKET, Key=key, Body=versions[0])
@@ -35,7 +35,7 @@ def test_a_read_while_the_object_is_replaced_gets_one_version_whole(s3_client) -
         while time.monotonic() < stop:
             try:
                 got = s3_client.get_object(Bucket=TEST_BUCKET, Key=key)["Body"].read()
-            except Exception as e:  # noqa: BLE001 - every failure is reported below
+            except Exception as e:
                 wrong.append(repr(e)[:200])
                 continue
             reads[0] += 1
@@ -56,7 +56,7 @@ def test_a_read_while_the_object_is_replaced_gets_one_version_whole(s3_client) -
 
 def test_a_lost_answer_with_a_failing_read_back_leaves_the_writer_unable_to_tell(
     s3_client, local_s3: LocalS3
-) -> None:  # noqa: ANN001
+) -> None:
     """`--fail-read-back`: the write lands, its answer is lost (the client's resend is
     answered), and every read of that key fails until the fault is armed again; other keys
     read as usual."""

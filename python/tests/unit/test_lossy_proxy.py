@@ -10,21 +10,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from txcommit.testing.lossy_proxy import LossyProxy
+from txcommit.devkit.lossy_proxy import LossyProxy
 
 
 class _Store(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     created: list[str] = []
 
-    def do_PUT(self) -> None:  # noqa: N802 - http.server's naming
+    def do_PUT(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         _Store.created.append(f"{self.path}={body.decode()}")
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         payload = ",".join(_Store.created).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(payload)))

@@ -40,7 +40,8 @@ from txcommit.table.records import (
     encode_record,
 )
 from txcommit.table.view import open_table
-from txcommit.testing.local_s3 import DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import TEST_BUCKET
 from support.tables import TableRef
@@ -143,9 +144,13 @@ def build(ref: TableRef, url: str, options: dict[str, Any]) -> Built:
     # D: dynamic overwrite of k=1 (sequence 1): removes A's k=1 file and old-legacy.
     d1 = data(f"k=1/{name(T['D'], 5)}", [10, 11])
     rec_d = record(
-        T["D"], [d1], operation="overwrite-partitions", sequence=1, scope=("k=1",),
+        T["D"],
+        [d1],
+        operation="overwrite-partitions",
+        sequence=1,
+        scope=("k=1",),
         removed=removals(a1, old),
-    )  # fmt: skip
+    )
     ref.write(f"_txcommit/replace/{replace_record_name(1)}", encode_record(rec_d))
     ref.write(f"_txcommit/commits/{T['D']}.json", encode_record(rec_d))
     # E: append with write id "daily" (sequence 2); F re-runs it (sequence 3) and replaces
@@ -193,9 +198,12 @@ def built(request: pytest.FixtureRequest, tmp_path: Path) -> Built:
         s3: LocalS3 = request.getfixturevalue("local_s3")
         prefix = f"readers/t{n}"
         ref = TableRef(
-            "s3", f"s3://{TEST_BUCKET}/{prefix}", s3=request.getfixturevalue("s3_client"),
-            bucket=TEST_BUCKET, prefix=prefix,
-        )  # fmt: skip
+            "s3",
+            f"s3://{TEST_BUCKET}/{prefix}",
+            s3=request.getfixturevalue("s3_client"),
+            bucket=TEST_BUCKET,
+            prefix=prefix,
+        )
         made = build(ref, ref.url, s3_options(s3))
     return add_checkpoint(made) if checkpoint else made
 
@@ -401,25 +409,49 @@ def test_txcommit_log_shows_the_history(
     rows = {r["txn"]: r for r in json.loads(capsys.readouterr().out)}
     assert list(rows) == sorted(rows, reverse=True)  # newest first
     assert {t: r["state"] for t, r in rows.items()} == {
-        T["A"]: "committed", T["B"]: "pending", T["C"]: "aborted", T["D"]: "committed",
-        T["E"]: "committed", T["F"]: "committed",
-    }  # fmt: skip
+        T["A"]: "committed",
+        T["B"]: "pending",
+        T["C"]: "aborted",
+        T["D"]: "committed",
+        T["E"]: "committed",
+        T["F"]: "committed",
+    }
     d = rows[T["D"]]
     assert (d["operation"], d["sequence"], d["removedFiles"], d["files"]) == (
-        "overwrite-partitions", 1, 2, 1,
-    )  # fmt: skip
+        "overwrite-partitions",
+        1,
+        2,
+        1,
+    )
     f = rows[T["F"]]
     assert (f["operation"], f["writeId"], f["sequence"], f["removedFiles"]) == (
-        "write-id", "daily", 3, 1,
-    )  # fmt: skip
+        "write-id",
+        "daily",
+        3,
+        1,
+    )
     assert rows[T["A"]]["operation"] == "append" and rows[T["A"]]["removedFiles"] == 0
     assert rows[T["B"]]["startedAt"] == BASE_MS + 7 and rows[T["B"]]["files"] is None
     assert all(r["rows"] is None for r in rows.values())
     assert set(d) == {
-        "txn", "state", "startedAt", "committedAt", "operation", "writeId", "files", "bytes",
-        "rows", "removedFiles", "removedBytes", "sequence", "schema", "version", "storeTime",
-        "restoredFiles", "transaction",
-    }  # fmt: skip
+        "txn",
+        "state",
+        "startedAt",
+        "committedAt",
+        "operation",
+        "writeId",
+        "files",
+        "bytes",
+        "rows",
+        "removedFiles",
+        "removedBytes",
+        "sequence",
+        "schema",
+        "version",
+        "storeTime",
+        "restoredFiles",
+        "transaction",
+    }
     # Committed transactions are numbered in commit order: A, the first, is version 1 (I30).
     assert sorted((r["version"], t) for t, r in rows.items() if r["state"] == "committed")[0] == (
         1,
@@ -468,9 +500,15 @@ def test_txcommit_doctor_on_a_clean_table_and_on_paths_that_are_not_one(
     a1 = f"k=1/{name(T['A'], 1)}"
     ref.write(a1, parquet([1]))
     record = CommitRecord(
-        T["A"], "tok", "job", BASE_MS, BASE_MS + 1, (AddedFile(a1, len(ref.read(a1) or b"")),),
-        None, "test",
-    )  # fmt: skip
+        T["A"],
+        "tok",
+        "job",
+        BASE_MS,
+        BASE_MS + 1,
+        (AddedFile(a1, len(ref.read(a1) or b"")),),
+        None,
+        "test",
+    )
     ref.write(f"_txcommit/commits/{T['A']}.json", encode_record(record))
     assert doctor_main([str(table), "--check", "--no-progress"]) == 0
     assert "exactly what txcommit readers see" in capsys.readouterr().out

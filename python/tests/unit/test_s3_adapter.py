@@ -1,4 +1,4 @@
-"""The S3 adapters' Python mirror beyond the store contract: conditional PUTs as the endpoint
+"""The S3 stores' Python code beyond the store contract: conditional PUTs as the endpoint
 sees them, the If-None-Match probe, request counts and credentials."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from txcommit.errors import (
     StoreError,
     UnsupportedStoreError,
 )
-from txcommit.testing.local_s3 import DUMMY_KEY, LocalS3, fetch_requests
+from txcommit_store_s3 import DUMMY_KEY
+from txcommit_store_s3.devkit.emulator import LocalS3, fetch_requests
 from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import LYING_BUCKET, fresh_s3_url, s3_options

@@ -11,8 +11,8 @@ import pytest
 
 import txcommit.server as server
 from txcommit import _maven as jars
-from txcommit.adapters.plugin import store_plugin
 from txcommit.errors import ServerStartError
+from txcommit.stores import store_descriptor
 
 
 def coords(arts: tuple[jars.Artifact, ...]) -> set[str]:
@@ -21,16 +21,21 @@ def coords(arts: tuple[jars.Artifact, ...]) -> set[str]:
 
 def test_each_line_gets_the_connectors_of_the_hadoop_its_pyspark_ships() -> None:
     def store_artifacts(store: str, line: str) -> tuple[jars.Artifact, ...]:
-        return store_plugin(store).connectors(line)
+        return store_descriptor(store).connectors(line)
 
     assert coords(store_artifacts("s3", "4.0")) == {"hadoop-aws:3.4.1", "bundle:2.24.6"}
     assert coords(store_artifacts("s3-multipart", "4.1")) == {
-        "hadoop-aws:3.4.2", "bundle:2.29.52", "analyticsaccelerator-s3:1.2.1"}  # fmt: skip
+        "hadoop-aws:3.4.2",
+        "bundle:2.29.52",
+        "analyticsaccelerator-s3:1.2.1",
+    }
     for line in ("4.2", "4.3"):
         assert coords(store_artifacts("s3", line)) == {
-            "hadoop-aws:3.5.0", "bundle:2.35.4", "analyticsaccelerator-s3:1.3.1"}  # fmt: skip
-    assert coords(store_artifacts("azure", "4.0")) == {
-        "hadoop-azure:3.4.1", "HdrHistogram:2.1.12"}  # fmt: skip
+            "hadoop-aws:3.5.0",
+            "bundle:2.35.4",
+            "analyticsaccelerator-s3:1.3.1",
+        }
+    assert coords(store_artifacts("azure", "4.0")) == {"hadoop-azure:3.4.1", "HdrHistogram:2.1.12"}
     assert store_artifacts("local", "4.0") == () == store_artifacts("hdfs", "4.1")
 
 
@@ -99,7 +104,7 @@ def test_another_hadoops_connectors_are_kept_apart(monkeypatch: pytest.MonkeyPat
     # Tools that put the whole cache folder on a classpath must not see two AWS SDKs.
     seen: list[str] = []
     monkeypatch.setattr(jars, "fetched", lambda arts, what, how, **kw: seen.append(kw["subdir"]))
-    store_plugin("s3").jars("4.0")
-    store_plugin("s3").jars("4.3")
-    store_plugin("gcs").jars("4.1")
+    store_descriptor("s3").jars("4.0")
+    store_descriptor("s3").jars("4.3")
+    store_descriptor("gcs").jars("4.1")
     assert seen == ["hadoop-3.4.1", "", ""]

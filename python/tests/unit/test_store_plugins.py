@@ -1,8 +1,8 @@
-"""Stores are plugins: each is a StorePlugin found through the ``txcommit.adapters`` entry-point
-group. txcommit's six are registered by its build from their folders (setup.py); a store
-another distribution registers shows in the launcher, the command line, the conformance kit and
-the registry with no edit to txcommit; one whose entry point cannot be loaded is named, not a
-deep traceback."""
+"""Stores: each one StoreDescriptor, txcommit's own from the one list ``BUILTIN``, another
+distribution's through the ``txcommit.adapters`` entry-point group, both loaded the same way. A
+store another distribution registers shows in the launcher, the command line, the conformance
+kit and the registry with no edit to txcommit; one whose entry point cannot be loaded is named,
+not a deep traceback."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from txcommit.adapters import plugin
-from txcommit.adapters.declarations import declaration_named, load_declarations
-from txcommit.adapters.plugin import GROUP, StorePlugin, store_names, store_plugin, store_plugins
+from txcommit import stores
+from txcommit.adapters.declarations import declaration_named, known_adapters
 from txcommit.adapters.registry import adapter_for, implementation, open_store
 from txcommit.cli import _build_parser, _server_config
 from txcommit.cli import main as cli_main
@@ -25,19 +24,26 @@ from txcommit.conformance.cli import main as conformance_main
 from txcommit.conformance.protocol import target_for, unavailable_reason
 from txcommit.errors import ServerStartError, StorePluginError
 from txcommit.server import ServerConfig, store_settings
-
-from support.build import setuptools_dist
+from txcommit.stores import (
+    BUILTIN,
+    GROUP,
+    StoreDescriptor,
+    store_descriptor,
+    store_descriptors,
+    store_names,
+)
 
 REPO = Path(__file__).resolve().parents[3]
-#: txcommit's own stores: one per declaration in adapters/ (a new store's folder adds one).
-BUILTIN_NAMES = tuple(sorted(d.name for d in load_declarations()))
+BUILTIN_NAMES = ("azure", "gcs", "hdfs", "local", "s3", "s3-multipart")
 
 
 @pytest.fixture(autouse=True)
 def _fresh_discovery() -> Iterator[None]:
-    store_plugins.cache_clear()
+    store_descriptors.cache_clear()
+    known_adapters.cache_clear()
     yield
-    store_plugins.cache_clear()
+    store_descriptors.cache_clear()
+    known_adapters.cache_clear()
 
 
 def _distribution(where: Path, name: str, entry_points: str, modules: dict[str, str]) -> Path:
@@ -52,78 +58,80 @@ def _distribution(where: Path, name: str, entry_points: str, modules: dict[str, 
     return where
 
 
-def _built_stores() -> dict[str, str]:
-    """The stores the build registers (setup.py, from the stores' folders)."""
-    entry_points = setuptools_dist(REPO).entry_points[GROUP]
-    return dict(ep.split(" = ") for ep in entry_points)
+def _only(monkeypatch: pytest.MonkeyPatch, *where: Path) -> None:
+    """The installed entry points are those of the distributions in ``where`` alone."""
+    monkeypatch.setattr(
+        metadata,
+        "entry_points",
+        lambda group: metadata.EntryPoints(
+            ep
+            for d in metadata.distributions(path=[str(w) for w in where])
+            for ep in d.entry_points
+        ).select(group=group),
+    )
 
 
 # --------------------------------------------------------------------- built-in stores
 
 
-def test_the_six_builtin_stores_are_registered_in_the_entry_point_group() -> None:
-    registered = _built_stores()
-    assert {"local", "s3", "s3-multipart"} <= set(BUILTIN_NAMES)
-    assert sorted(registered) == sorted(BUILTIN_NAMES)
-    # The fallback for a stale install's metadata finds the same stores on sys.path.
-    assert registered == plugin.builtin_stores()
-    # One store per shipped declaration, and each descriptor names its own store.
-    assert sorted(registered) == sorted(d.name for d in load_declarations())
-
-
-def test_discovery_goes_through_the_installed_entry_points(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_builtin_stores_are_the_one_list_and_need_no_entry_point(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # txcommit's own metadata as an install writes it from setup.py; nothing else.
-    lines = "".join(f"{k} = {v}\n" for k, v in _built_stores().items())
-    dist = _distribution(tmp_path, "txcommit_like", f"[{GROUP}]\n{lines}", {})
-    monkeypatch.setattr(plugin, "builtin_stores", dict)
-    monkeypatch.setattr(
-        metadata,
-        "entry_points",
-        lambda group: metadata.EntryPoints(
-            ep for d in metadata.distributions(path=[str(dist)]) for ep in d.entry_points
-        ).select(group=group),
-    )
-    assert store_names() == BUILTIN_NAMES
+    _only(monkeypatch)  # no distribution registers anything
+    assert store_names() == tuple(sorted(BUILTIN)) == BUILTIN_NAMES
     for name in BUILTIN_NAMES:
-        found = store_plugin(name)
-        assert isinstance(found, StorePlugin)
+        found = store_descriptor(name)
+        assert isinstance(found, StoreDescriptor)
         assert declaration_named(name).name == name
         assert found.python_store is not None
         assert found.store_class().__name__ == found.python_store.rpartition(":")[2]
+    # txcommit's own distribution registers no store: the entry points are for the others'.
+    assert not [ep for ep in metadata.entry_points(group=GROUP)]
+
+
+def test_a_builtin_store_s_folder_is_its_package() -> None:
+    """Each built-in's descriptor lives in adapters/txcommit_store_<folder>/, with its declaration
+    beside it."""
+    for d in store_descriptors():
+        module = BUILTIN[d.name].partition(":")[0]
+        folder = REPO / "adapters" / module
+        assert folder.is_dir(), folder
+        assert Path(str(d.declaration)).resolve() == folder / f"{d.name}.json"
 
 
 def test_each_builtin_store_keeps_what_the_launcher_gave_it() -> None:
     # The if-chains these replace, as data: adapter jar, emulator switch, server confs.
-    jars = {p.name: p.adapter_jar for p in store_plugins()}
+    jars = {p.name: p.adapter_jar for p in store_descriptors()}
     assert jars == {
-        "azure": "txcommit-azure.jar", "gcs": "txcommit-gcs.jar", "hdfs": None, "local": None,
-        "s3": "txcommit-s3.jar", "s3-multipart": "txcommit-s3.jar"}  # fmt: skip
-    switches = {p.name: p.emulator.flag if p.emulator else None for p in store_plugins()}
-    assert switches == {"azure": "--no-local-azure", "gcs": "--no-local-gcs",
-                        "hdfs": "--no-local-hdfs", "local": None, "s3": "--no-local-s3",
-                        "s3-multipart": "--no-local-s3"}  # fmt: skip
-    confs = store_plugin("s3-multipart").server_confs
+        "azure": "txcommit-azure.jar",
+        "gcs": "txcommit-gcs.jar",
+        "hdfs": None,
+        "local": None,
+        "s3": "txcommit-s3.jar",
+        "s3-multipart": "txcommit-s3.jar",
+    }
+    with_emulator = {p.name for p in store_descriptors() if p.emulator}
+    assert with_emulator == {"azure", "gcs", "hdfs", "s3", "s3-multipart"}
+    confs = store_descriptor("s3-multipart").server_confs
     assert confs["spark.txcommit.adapter.s3a"] == "s3-multipart"
-    assert store_plugin("gcs").server_confs["spark.hadoop.fs.gs.block.size"] == "67108864"
-    assert store_plugin("local").jars() == [] == store_plugin("hdfs").jars()
+    assert store_descriptor("gcs").server_confs["spark.hadoop.fs.gs.block.size"] == "67108864"
+    assert store_descriptor("local").jars() == [] == store_descriptor("hdfs").jars()
 
 
 def test_the_emulators_command_runs_the_emulator_each_descriptor_names(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """``python -m txcommit.testing.emulators <store>``: the choices and the emulators come
+    """``python -m txcommit.devkit.emulators <store>``: the choices and the emulators come
     from the descriptors; each emulator is its store's own module."""
-    from txcommit.testing.emulators import main as emulators_main
+    from txcommit.devkit.emulators import main as emulators_main
 
-    runs = {p.name: p.emulator.standalone for p in store_plugins() if p.emulator}
+    runs = {p.name: p.local_emulator().standalone for p in store_descriptors() if p.emulator}
     made = {name: run("lake", 4321) for name, run in runs.items() if run is not None}
     try:
         assert {n: (type(e).__module__, e.port) for n, e in made.items()} == {
-            "azure": ("txcommit_store_azure.emulator", 4321),
-            "gcs": ("txcommit_store_gcs.emulator", 4321),
-            "hdfs": ("txcommit_store_hdfs.emulator", 4321),
+            "azure": ("txcommit_store_azure.devkit.emulator", 4321),
+            "gcs": ("txcommit_store_gcs.devkit.emulator", 4321),
+            "hdfs": ("txcommit_store_hdfs.devkit.emulator", 4321),
         }
         assert made["gcs"].bucket == "lake" == made["azure"].container
     finally:
@@ -152,7 +160,7 @@ MEMFS_DECLARATION = {
 MEMFS_MODULE = """
 from pathlib import Path
 
-from txcommit.adapters.plugin import LocalEmulator, StorePlugin
+from txcommit.stores import StoreDescriptor
 
 
 class MemStore:
@@ -162,6 +170,24 @@ class MemStore:
         self.options = options
 
 
+MEMFS = StoreDescriptor(
+    name="memfs",
+    summary="a store kept in memory by another distribution",
+    python_store="memfs_store:MemStore",
+    declaration=Path(__file__).parent / "memfs" / "memfs.json",
+    server_confs={"spark.hadoop.fs.mem.impl": "org.example.MemFileSystem"},
+    emulator="memfs_emulator:LOCAL",
+    options={"endpoint": ("mem",)},
+)
+"""
+
+
+MEMFS_EMULATOR = """
+from txcommit.stores import LocalEmulator
+
+STARTED = []
+
+
 class MemEmulator:
     endpoint = "mem://127.0.0.1:1"
 
@@ -169,20 +195,12 @@ class MemEmulator:
         pass
 
 
-MEMFS = StorePlugin(
-    name="memfs",
-    summary="a store kept in memory by another distribution",
-    python_store="memfs_store:MemStore",
-    declaration_file=Path(__file__).parent / "memfs" / "adapter.json",
-    server_confs={"spark.hadoop.fs.mem.impl": "org.example.MemFileSystem"},
-    emulator=LocalEmulator(
-        option="local_memfs",
-        help="with --store memfs: reach a real memfs",
-        start=lambda config: (MemEmulator(), {"spark.hadoop.fs.mem.endpoint": "x"}),
-        banner=lambda emulator, config: f"local memfs at {emulator.endpoint}",
-    ),
-    options={"endpoint": ("mem",)},
-)
+def start(bucket):
+    STARTED.append(bucket)
+    return MemEmulator(), {"spark.hadoop.fs.mem.endpoint": "x"}
+
+
+LOCAL = LocalEmulator(start=start, banner=lambda emulator, bucket: f"local memfs {bucket}")
 """
 
 
@@ -190,13 +208,17 @@ MEMFS = StorePlugin(
 def memfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A distribution registering the store ``memfs``, on sys.path (as pip would install it)."""
     where = _distribution(
-        tmp_path / "site", "memfs_store", f"[{GROUP}]\nmemfs = memfs_store:MEMFS\n",
+        tmp_path / "site",
+        "memfs_store",
+        f"[{GROUP}]\nmemfs = memfs_store:MEMFS\n",
         {"memfs_store": MEMFS_MODULE},
-    )  # fmt: skip
+    )
     (where / "memfs").mkdir()
-    (where / "memfs" / "adapter.json").write_text(json.dumps(MEMFS_DECLARATION))
+    (where / "memfs" / "memfs.json").write_text(json.dumps(MEMFS_DECLARATION))
+    (where / "memfs_emulator.py").write_text(MEMFS_EMULATOR)
     monkeypatch.syspath_prepend(str(where))
     monkeypatch.delitem(sys.modules, "memfs_store", raising=False)
+    monkeypatch.delitem(sys.modules, "memfs_emulator", raising=False)
     return where
 
 
@@ -209,15 +231,13 @@ def test_a_store_registered_elsewhere_is_a_server_store_choice(
     assert exited.value.code == 0
     shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
     assert "memfs" in shown and "a store kept in memory by another distribution" in shown
-    assert "--no-local-memfs" in shown and "with --store memfs: reach a real memfs" in shown
+    assert "--local" in shown
 
-    ns = _build_parser().parse_args(["server", "--store", "memfs", "--no-local-memfs"])
+    ns = _build_parser().parse_args(["server", "--store", "memfs"])
     config = _server_config(ns)
-    assert config.store == "memfs"
-    assert not config.wants_emulator("local_memfs")
-    assert config.wants_emulator("local_s3")  # the other stores' switches are untouched
-    on = _server_config(_build_parser().parse_args(["server", "--store", "memfs"]))
-    assert on.wants_emulator("local_memfs")
+    assert config.store == "memfs" and not config.local
+    on = _server_config(_build_parser().parse_args(["server", "--store", "memfs", "--local"]))
+    assert on.local
 
     jars, classpath, confs = store_settings(ServerConfig(store="memfs"))
     assert (jars, classpath) == ([], [])
@@ -231,10 +251,15 @@ def test_a_store_registered_elsewhere_brings_its_own_adapter_jar(
 ) -> None:
     # The jar is a file of the other distribution, not one of txcommit's _jars/.
     jar = tmp_path / "site" / "memfs_store" / "memfs-adapter.jar"
-    own = StorePlugin(name="memfs", summary="memfs", adapter_jar_file=jar)
-    monkeypatch.setattr(plugin, "store_plugins", lambda: (own,))
-    with pytest.raises(ServerStartError, match=r"the store 'memfs' names its adapter jar .*memfs-"
-                       r"adapter\.jar, which does not exist\. Reinstall"):  # fmt: skip
+    own = StoreDescriptor(
+        name="memfs", summary="memfs", declaration=tmp_path / "memfs.json", adapter_jar_file=jar
+    )
+    monkeypatch.setattr(stores, "store_descriptors", lambda: (own,))
+    with pytest.raises(
+        ServerStartError,
+        match=r"the store 'memfs' names its adapter jar .*memfs-"
+        r"adapter\.jar, which does not exist\. Reinstall",
+    ):
         store_settings(ServerConfig(store="memfs"))
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"PK")
@@ -270,11 +295,11 @@ def test_a_store_registered_elsewhere_is_in_the_registry_and_the_conformance_kit
     ("value", "module", "why"),
     [
         ("no_such_module_for_txcommit:STORE", "", "ModuleNotFoundError: No module named"),
-        ("wrong_store:STORE", "STORE = 42\n", "names a int, not a txcommit.adapters.plugin."),
+        ("wrong_store:STORE", "STORE = 42\n", "names a int, not a txcommit.stores."),
         (
             "wrong_store:STORE",
-            "from txcommit.adapters.plugin import StorePlugin\n"
-            "STORE = StorePlugin(name='other', summary='x')\n",
+            "from txcommit.stores import StoreDescriptor\n"
+            "STORE = StoreDescriptor(name='other', summary='x', declaration='x.json')\n",
             "names the store 'other'",
         ),
     ],
@@ -288,16 +313,18 @@ def test_a_broken_entry_point_is_named_with_its_store(
     why: str,
 ) -> None:
     where = _distribution(
-        tmp_path, "broken_store", f"[{GROUP}]\nbroken = {value}\n",
+        tmp_path,
+        "broken_store",
+        f"[{GROUP}]\nbroken = {value}\n",
         {"wrong_store": module} if module else {},
-    )  # fmt: skip
+    )
     monkeypatch.syspath_prepend(str(where))
     monkeypatch.delitem(sys.modules, "wrong_store", raising=False)
     with pytest.raises(StorePluginError) as raised:
-        store_plugins()
+        store_descriptors()
     message = str(raised.value)
-    assert f"the store 'broken' cannot be loaded: its entry point 'broken = {value}'" in message
-    assert f"(group {GROUP})" in message and why in message
+    assert f"the store 'broken' cannot be loaded: the entry point 'broken' of the group {GROUP}"
+    assert f"({value})" in message and why in message
 
     # The command line says the same in one line, with no traceback.
     assert cli_main(["server", "--help"]) == 1
@@ -312,16 +339,31 @@ def test_a_store_name_two_distributions_register_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     where = _distribution(tmp_path, "other_s3", f"[{GROUP}]\ns3 = other_s3:S3\n", {})
-    ours = _built_stores()["s3"]
     monkeypatch.syspath_prepend(str(where))
-    monkeypatch.setattr(
-        metadata,
-        "entry_points",
-        lambda group: metadata.EntryPoints(
-            [metadata.EntryPoint("s3", ours, GROUP)]
-            + [ep for d in metadata.distributions(path=[str(where)]) for ep in d.entry_points]
-            + [metadata.EntryPoint("s3", ours, GROUP)]  # seen twice: once
-        ).select(group=group),
-    )
+    _only(monkeypatch, where)
     with pytest.raises(StorePluginError, match="the store 's3' is registered twice.*other_s3:S3"):
-        store_plugins()
+        store_descriptors()
+
+
+def test_a_server_starts_its_store_s_emulator_only_when_asked(
+    memfs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``txcommit server --store X`` reaches the real store; only ``--local`` starts X's
+    emulator (a test double) for the server's lifetime."""
+    from txcommit import server
+
+    assert not _server_config(_build_parser().parse_args(["server", "--store", "s3"])).local
+    monkeypatch.setattr(server, "find_pyspark_server", lambda: Path("/no/pyspark"))
+
+    def stop_here(config: ServerConfig, home: Path) -> list[str]:
+        raise RuntimeError(f"the command, with confs {sorted(config.confs)}")
+
+    monkeypatch.setattr(server, "build_command", stop_here)
+    import memfs_emulator  # type: ignore[import-not-found]  # the distribution of the fixture
+
+    with pytest.raises(RuntimeError, match=r"confs \[\]"):
+        server.start(ServerConfig(store="memfs"))
+    assert memfs_emulator.STARTED == [], "an emulator started without --local"
+    with pytest.raises(RuntimeError, match="spark.hadoop.fs.mem.endpoint"):
+        server.start(ServerConfig(store="memfs", local=True))
+    assert memfs_emulator.STARTED == ["txcommit"]

@@ -12,10 +12,10 @@ from support.stores import server_args, session_confs
     ("store", "args"),
     [
         ("local", ["--store", "local"]),
-        ("s3", ["--store", "s3", "--no-local-s3"]),
-        ("s3-multipart", ["--store", "s3-multipart", "--no-local-s3"]),
-        ("gcs", ["--store", "gcs", "--no-local-gcs"]),
-        ("azure", ["--store", "azure", "--no-local-azure"]),
+        ("s3", ["--store", "s3"]),
+        ("s3-multipart", ["--store", "s3-multipart"]),
+        ("gcs", ["--store", "gcs"]),
+        ("azure", ["--store", "azure"]),
     ],
 )
 def test_a_server_of_a_store_starts_no_emulator_of_its_own(store: str, args: list[str]) -> None:

@@ -104,10 +104,17 @@ class Table:
         self.sequence += 1
         added = (AddedFile(rel, (self.root / rel).stat().st_size),)
         r = CommitRecord(
-            txn, "t", "j", store_time, store_time, added,
-            operation="overwrite", sequence=self.sequence, scope=("",),
+            txn,
+            "t",
+            "j",
+            store_time,
+            store_time,
+            added,
+            operation="overwrite",
+            sequence=self.sequence,
+            scope=("",),
             removed=tuple(RemovedFile(p, (self.root / p).stat().st_size) for p in removed),
-        )  # fmt: skip
+        )
         self.write_record(f"replace/{replace_record_name(self.sequence)}", r, store_time)
         self.write_record(f"commits/{txn}.json", r, store_time + 5)
         return txn
@@ -117,11 +124,18 @@ class Table:
         txn = generate_txn(store_time)
         self.sequence += 1
         r = CommitRecord(
-            txn, "t", "j", store_time, store_time, (),
-            operation="overwrite", sequence=self.sequence, scope=("",),
+            txn,
+            "t",
+            "j",
+            store_time,
+            store_time,
+            (),
+            operation="overwrite",
+            sequence=self.sequence,
+            scope=("",),
             removed=tuple(RemovedFile(p, (self.root / p).stat().st_size) for p in removed),
             restored=tuple(RemovedFile(p, (self.root / p).stat().st_size) for p in restored),
-        )  # fmt: skip
+        )
         self.write_record(f"replace/{replace_record_name(self.sequence)}", r, store_time)
         self.write_record(f"commits/{txn}.json", r, store_time + 5)
         return txn
@@ -134,7 +148,7 @@ class Table:
 
 
 def _iso(ms: int) -> str:
-    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 

@@ -17,11 +17,11 @@ from txcommit.errors import CONDITIONS, SERVER_ERRORS, translate
 from txcommit.testing.vectors import load
 
 pytest.importorskip("pyspark.errors.exceptions.connect")
-from google.rpc.error_details_pb2 import ErrorInfo  # type: ignore[import-untyped]  # noqa: E402 - no stubs
-from pyspark.errors import PySparkException  # noqa: E402
-from pyspark.errors.exceptions import connect  # noqa: E402
-from pyspark.sql.connect import proto  # noqa: E402
-from pyspark.sql.connect.client import core  # noqa: E402
+from google.rpc.error_details_pb2 import ErrorInfo  # type: ignore[import-untyped]
+from pyspark.errors import PySparkException
+from pyspark.errors.exceptions import connect
+from pyspark.sql.connect import proto
+from pyspark.sql.connect.client import core
 
 CONFLICT = (
     "txcommit: txn mwwozi9ll2g6ehh8 on file:/data/t conflicts with txn abc (it replaced "
@@ -126,9 +126,13 @@ def test_a_conflict_is_not_a_fence() -> None:
 
 def test_other_errors_are_pysparks_own() -> None:
     info, resp = _chain(
-        ("org.apache.spark.sql.AnalysisException", "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
-         "42703", "[UNRESOLVED_COLUMN] no_such_column"),
-    )  # fmt: skip
+        (
+            "org.apache.spark.sql.AnalysisException",
+            "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
+            "42703",
+            "[UNRESOLVED_COLUMN] no_such_column",
+        ),
+    )
     raised = connect.convert_exception(info, "[UNRESOLVED_COLUMN]", resp)
     assert type(raised) is connect.AnalysisException
     # A message that merely names the plugin is no plugin error: conditions decide, not text.

@@ -22,10 +22,10 @@ from txcommit.adapters import LocalStore, StoreFile, open_store
 from txcommit.table import view as view_module
 from txcommit.table.records import AddedFile, CommitRecord, encode_record
 from txcommit.table.view import open_table
-from txcommit.testing.local_s3 import LocalS3
 from txcommit.testing.vectors import load
-from txcommit_store_azure.emulator import Azurite
-from txcommit_store_gcs.emulator import FakeGcs
+from txcommit_store_azure.devkit.emulator import Azurite
+from txcommit_store_gcs.devkit.emulator import FakeGcs
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 from support.s3 import fresh_s3_url, s3_options
 from support.vectors import table_reads, write_table

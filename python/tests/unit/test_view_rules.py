@@ -93,7 +93,7 @@ def test_an_overwrite_committed_while_the_data_is_listed_is_not_half_applied(
     new_file = data_file_name("k=1/", 0, new, 2, ".parquet")
     real_walk = LocalStore.walk
 
-    def walk_then_commit(self: LocalStore, prefix: str = "", progress=None):  # noqa: ANN001, ANN202
+    def walk_then_commit(self: LocalStore, prefix: str = "", progress=None):
         found = real_walk(self, prefix, progress)
         if prefix == paths.LOG_DIR_NAME:  # the overwrite commits right after the log listing
             write(tmp_path, new_file)

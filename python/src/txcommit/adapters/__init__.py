@@ -1,6 +1,6 @@
-"""The Python mirror of txcommit's store adapters, for the readers, the CLI and the
-conformance kit: the same declarations (``adapters/<name>/adapter.json``) and file rules as the
-JVM plugin, over obstore (and fsspec for readers).
+"""The Python stores (txcommit's stores in Python), for the readers, the CLI and the
+conformance kit: the same declarations (``<name>.json`` in each store's folder) and file rules
+as the JVM plugin, over obstore (and fsspec for readers).
 
     from txcommit.adapters import open_store
     store = open_store("s3://bucket/table", endpoint="http://127.0.0.1:9000")
@@ -24,7 +24,7 @@ from txcommit.adapters.declarations import (
     AdapterDeclaration,
     declaration_named,
     known_adapters,
-    load_declarations,
+    load_declaration,
     parse_declaration,
 )
 from txcommit.adapters.local import LocalStore
@@ -47,7 +47,7 @@ __all__ = [
     "adapter_for",
     "declaration_named",
     "known_adapters",
-    "load_declarations",
+    "load_declaration",
     "open_store",
     "overrides_from_conf",
     "parse_declaration",

@@ -1,4 +1,4 @@
-"""The Python side of a store: the base class every adapter's Python mirror implements. The
+"""The Python side of a store: the base class every adapter's Python store implements. The
 store contract is written once, in the doc comment of ``CommitStore.scala`` of the JVM plugin;
 the shared contract tests (``txcommit.testing.store_contract``: the conformance kit's checks)
 check it on the real store.

@@ -1,23 +1,16 @@
-"""Adapter declarations: what each store adapter promises, as data.
+"""Adapter declarations: what each store promises, as data (``<name>.json`` in its folder).
 
-A declaration is ``adapters/<name>/adapter.json`` in the source tree. The JVM plugin packages
-it as the resource ``txcommit/adapters/<name>/adapter.json``; the Python package ships the same
-files as ``txcommit/_adapters/<name>/adapter.json`` (mapped from ``adapters/`` by setuptools,
-never copied in git). From a source checkout or an editable install, where
-``txcommit/_adapters`` does not exist, the repository's ``adapters/`` is read instead.
-
-Validation follows ``AdapterDeclaration.parse`` of the JVM plugin, so a declaration the JVM
-refuses is refused here too, with an error naming the file and the bad key or value; in
-addition the ``name`` must be the name of the declaration's directory.
+The JVM plugin reads the same file, packaged in the adapter's jar as the resource
+``txcommit/adapters/<name>/adapter.json``, and validates it the same way
+(``AdapterDeclaration.parse``): a declaration one side refuses the other refuses too, with an
+error naming the file and the bad key or value.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +24,11 @@ FORMAT_VERSION = 1
 PRIMITIVES = ("rename", "conditional-put", "multipart-complete")
 LISTINGS = ("consistent", "eventual")
 #: Where an adapter is implemented: the JVM plugin (Spark writes and reads through it) and/or
-#: the Python mirror (readers, CLI, conformance kit Level 1).
+#: the Python store (readers, CLI, conformance kit Level 1).
 IMPLEMENTATIONS = ("jvm", "python")
 #: What a declaration without ``implementations`` means: the format's first users were JVM
 #: adapters, loaded from the declaration packaged in their jar.
 DEFAULT_IMPLEMENTATIONS = ("jvm",)
-DECLARATION_FILE = "adapter.json"
 
 
 @dataclass(frozen=True)
@@ -62,7 +54,7 @@ class AdapterDeclaration:
 
     @property
     def in_python(self) -> bool:
-        """Whether the Python mirror has this adapter."""
+        """Whether the Python store has this adapter."""
         return "python" in self.implementations
 
     @property
@@ -114,7 +106,7 @@ def parse_declaration(
         )
     name = text("name")
     if expected_name is not None and name != expected_name:
-        raise bad(f"'name' is '{name}' but the declaration's directory is '{expected_name}'")
+        raise bad(f"'name' is '{name}' but its store's descriptor names '{expected_name}'")
     primitive = text("primitive")
     if primitive not in PRIMITIVES:
         raise bad(f"unknown primitive '{primitive}'; expected one of {', '.join(PRIMITIVES)}")
@@ -165,67 +157,18 @@ def _show(value: Any) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def declarations_root() -> Traversable:
-    """Where the declarations are: the installed package's ``_adapters``, else the source
-    checkout's ``adapters/`` (editable installs and running from the repository)."""
-    packaged = resources.files("txcommit").joinpath("_adapters")
-    if packaged.is_dir():
-        return packaged
-    # python/src/txcommit/adapters/declarations.py -> the repository root is 4 levels up.
-    checkout = Path(__file__).resolve().parents[4] / "adapters"
-    if checkout.is_dir():
-        return checkout
-    raise InvalidDeclarationError(
-        f"txcommit: no adapter declarations found: neither {packaged} (an installed package) "
-        f"nor {checkout} (a source checkout) exists. Reinstall txcommit; a wheel must contain "
-        "txcommit/_adapters/<name>/adapter.json."
-    )
-
-
-def load_declarations(root: Traversable | Path | None = None) -> tuple[AdapterDeclaration, ...]:
-    """Every declaration under ``root`` (default: :func:`declarations_root`), sorted by name.
-
-    Each ``<root>/<name>/adapter.json`` is validated; directories without one are ignored
-    (``adapters/<name>/`` may also hold an adapter's JVM sources).
-    """
-    base: Traversable = declarations_root() if root is None else root
-    found: list[AdapterDeclaration] = []
-    for child in _sorted(base.iterdir()):
-        if not child.is_dir():
-            continue
-        file = child.joinpath(DECLARATION_FILE)
-        if not file.is_file():
-            continue
-        where = f"adapters/{child.name}/{DECLARATION_FILE}"
-        found.append(parse_declaration(file.read_bytes(), where, expected_name=child.name))
-    if not found:
-        raise InvalidDeclarationError(
-            f"txcommit: {base} holds no <name>/{DECLARATION_FILE}; reinstall txcommit."
-        )
-    return tuple(found)
-
-
-def _sorted(children: Iterable[Traversable]) -> list[Traversable]:
-    return sorted(children, key=lambda c: c.name)
+def load_declaration(file: Traversable | Path, name: str) -> AdapterDeclaration:
+    """The declaration in ``file`` of the store ``name``, validated."""
+    return parse_declaration(file.read_bytes(), str(file), expected_name=name)
 
 
 @functools.lru_cache(maxsize=1)
-def shipped_adapters() -> tuple[AdapterDeclaration, ...]:
-    """Every adapter declaration shipped with txcommit, sorted by name."""
-    return load_declarations()
-
-
 def known_adapters() -> tuple[AdapterDeclaration, ...]:
-    """Every adapter declaration, sorted by name: txcommit's own and those of the stores other
-    distributions register (:mod:`txcommit.adapters.plugin`) with their own ``adapter.json``."""
-    from txcommit.adapters.plugin import store_plugins
+    """Every store's declaration, sorted by name, each read from the file its descriptor names
+    (:mod:`txcommit.stores`); cached (``known_adapters.cache_clear()`` reads them again)."""
+    from txcommit.stores import store_descriptors
 
-    found = {d.name: d for d in shipped_adapters()}
-    for plugin in store_plugins():
-        file = plugin.declaration_file
-        if file is not None and plugin.name not in found:
-            found[plugin.name] = parse_declaration(file.read_bytes(), str(file), plugin.name)
-    return tuple(sorted(found.values(), key=lambda d: d.name))
+    return tuple(load_declaration(d.declaration, d.name) for d in store_descriptors())
 
 
 def known_summary(declarations: tuple[AdapterDeclaration, ...] | None = None) -> str:
@@ -248,14 +191,12 @@ __all__ = [
     "declaration_named",
     "known_adapters",
     "known_summary",
-    "shipped_adapters",
+    "load_declaration",
     "DEFAULT_IMPLEMENTATIONS",
     "FORMAT",
     "IMPLEMENTATIONS",
     "LISTINGS",
     "PRIMITIVES",
     "AdapterDeclaration",
-    "declarations_root",
-    "load_declarations",
     "parse_declaration",
 ]

@@ -20,9 +20,9 @@ from txcommit.adapters.declarations import (
     known_adapters,
     known_summary,
 )
-from txcommit.adapters.plugin import python_stores
 from txcommit.errors import StoreError, UnknownAdapterError, UnsupportedStoreError
 from txcommit.paths import display_url, printable
+from txcommit.stores import python_stores
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -85,7 +85,7 @@ def adapter_for(url_or_path: str, overrides: Mapping[str, str] | None = None) ->
 
 def implementation(declaration: AdapterDeclaration) -> type[Store]:
     """The Python class mirroring ``declaration``'s adapter: its store's descriptor names it
-    (:mod:`txcommit.adapters.plugin`)."""
+    (:mod:`txcommit.stores`)."""
     stores = python_stores()
     found = stores.get(declaration.name)
     if found is None:

@@ -56,10 +56,20 @@ def floor_jar(spark_jars: Path) -> Path:
         src.write_bytes(text)
         classes = Path(tmp) / "classes"
         subprocess.run(
-            [javac, "--release", "17", "-nowarn", "-d", str(classes),
-             "-cp", f"{spark_jars}/*", str(src)],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                javac,
+                "--release",
+                "17",
+                "-nowarn",
+                "-d",
+                str(classes),
+                "-cp",
+                f"{spark_jars}/*",
+                str(src),
+            ],
+            check=True,
+            capture_output=True,
+        )
         part = dest.with_suffix(".jar.part")
         subprocess.run([jar, "cf", str(part), "-C", str(classes), "."], check=True)
         os.replace(part, dest)

@@ -3,7 +3,7 @@ and a no-protocol floor, on the local file system and on S3 (moto behind a laten
 
 Writes ``docs/benchmarks.md`` (tables, targets held or missed), PNG plots in
 ``docs/benchmarks/`` and the raw results as ``docs/benchmarks/results.json``. Needs the server
-side (``txcommit[server,s3-local]``, Java 17 with javac) and, for plots, ``txcommit[bench]``.
+side (``txcommit[server,local]``, Java 17 with javac) and, for plots, ``txcommit[bench]``.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def _positive(text: str) -> int:
 
 
 #: The sections of a run, for ``--only``: the file-count sweep, the DBIO paper's job, the read
-#: cost.
-SECTIONS = ("sweep", "paper", "read")
+#: cost, and a very large job (not in the default run: tens of minutes).
+SECTIONS = ("sweep", "paper", "read", "large")
+DEFAULT_SECTIONS = ("sweep", "paper", "read")
 
 
 def _sections(text: str) -> list[str]:
@@ -69,20 +70,38 @@ def build_parser() -> argparse.ArgumentParser:
         "report with tables, PNG plots next to it, and the raw results as JSON. The default "
         "size takes about 35 minutes on 2 cores; --quick is a smoke run of a few minutes.",
     )
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: 10 files, 100k-row DBIO paper's job, tables of 1 "
-                   "and 20 transactions and a plain table of 20 directories for the read "
-                   "cost (the size flags below still override)")  # fmt: skip
-    p.add_argument("--only", type=_sections, help="run only these sections, comma-separated: "
-                   f"{', '.join(SECTIONS)} (default all)")  # fmt: skip
-    p.add_argument("--out", default="docs/benchmarks.md",
-                   help="report to write (default docs/benchmarks.md); the plots and "
-                   "results.json go into a directory named like it without .md")  # fmt: skip
-    p.add_argument("--files", type=_ints, help="file counts of the sweep, appended, on "
-                   "every store (default 10,100,1000; 5000 adds ~5 min on S3)")  # fmt: skip
-    p.add_argument("--overwrite-files", type=_ints, help="file counts also overwritten "
-                   "(default 10, to fit the 35-minute budget on 2 cores; with --files, the "
-                   "same as --files)")  # fmt: skip
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 10 files, 100k-row DBIO paper's job, tables of 1 "
+        "and 20 transactions and a plain table of 20 directories for the read "
+        "cost (the size flags below still override)",
+    )
+    p.add_argument(
+        "--only",
+        type=_sections,
+        help="run only these sections, comma-separated: "
+        f"{', '.join(SECTIONS)} (default {','.join(DEFAULT_SECTIONS)})",
+    )
+    p.add_argument(
+        "--out",
+        default="docs/benchmarks.md",
+        help="report to write (default docs/benchmarks.md); the plots and "
+        "results.json go into a directory named like it without .md",
+    )
+    p.add_argument(
+        "--files",
+        type=_ints,
+        help="file counts of the sweep, appended, on "
+        "every store (default 10,100,1000; 5000 adds ~5 min on S3)",
+    )
+    p.add_argument(
+        "--overwrite-files",
+        type=_ints,
+        help="file counts also overwritten "
+        "(default 10, to fit the 35-minute budget on 2 cores; with --files, the "
+        "same as --files)",
+    )
     p.add_argument("--no-overwrite", action="store_true", help="skip the overwrites")
     p.add_argument(
         "--s3-large-protocols",
@@ -99,46 +118,88 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rows-per-file", type=_positive, help="rows per file in the sweep (default 1000)"
     )
-    p.add_argument("--partitions", type=_positive,
-                   help="partition directories of every sweep write; each of files/partitions "
-                   "tasks writes one file per directory (default 10)")  # fmt: skip
-    p.add_argument("--seed-rows", type=int, help="rows of the DBIO paper's job (default 10000000; "
-                   "0 skips it)")  # fmt: skip
-    p.add_argument("--seed-partitions", type=_positive, help="repartition() of the DBIO "
-                   "paper's job (default 100)")  # fmt: skip
-    p.add_argument("--read-txns", type=_ints, help="committed transactions of the "
-                   "synthesised txcommit tables of the read cost, each planned cold and warm "
-                   "with a checkpoint (and without one, see --read-no-checkpoint-max) (default "
-                   "1,100,1000,10000)")  # fmt: skip
-    p.add_argument("--read-no-checkpoint-max", type=int, help="plan only the txcommit "
-                   "tables of at most this many transactions also without a checkpoint (default "
-                   "1000: without one, a cold plan of 10,000 transactions reads 10,000 records "
-                   "one after another, ~7 min on the model; 10000 includes it)")  # fmt: skip
-    p.add_argument("--read-partitions", type=int, help="partition directories of the plain "
-                   "Hive-style table of the read cost; 0 skips it (default 1000)")  # fmt: skip
-    p.add_argument("--read-listing-txns", type=int, help="committed transactions of the read "
-                   "cost's txcommit table read by listing (one txcommit adopted); 0 skips it "
-                   "(default 1000)")  # fmt: skip
-    p.add_argument("--no-read-leftovers", action="store_true", help="skip the read cost's "
-                   "table with uncommitted leftovers and its VACUUM")  # fmt: skip
+    p.add_argument(
+        "--partitions",
+        type=_positive,
+        help="partition directories of every sweep write; each of files/partitions "
+        "tasks writes one file per directory (default 10)",
+    )
+    p.add_argument(
+        "--seed-rows", type=int, help="rows of the DBIO paper's job (default 10000000; 0 skips it)"
+    )
+    p.add_argument(
+        "--seed-partitions",
+        type=_positive,
+        help="repartition() of the DBIO paper's job (default 100)",
+    )
+    p.add_argument(
+        "--read-txns",
+        type=_ints,
+        help="committed transactions of the "
+        "synthesised txcommit tables of the read cost, each planned cold and warm "
+        "with a checkpoint (and without one, see --read-no-checkpoint-max) (default "
+        "1,100,1000,10000)",
+    )
+    p.add_argument(
+        "--read-no-checkpoint-max",
+        type=int,
+        help="plan only the txcommit "
+        "tables of at most this many transactions also without a checkpoint (default "
+        "1000: without one, a cold plan of 10,000 transactions reads 10,000 records "
+        "one after another, ~7 min on the model; 10000 includes it)",
+    )
+    p.add_argument(
+        "--read-partitions",
+        type=int,
+        help="partition directories of the plain "
+        "Hive-style table of the read cost; 0 skips it (default 1000)",
+    )
+    p.add_argument(
+        "--read-listing-txns",
+        type=int,
+        help="committed transactions of the read "
+        "cost's txcommit table read by listing (one txcommit adopted); 0 skips it "
+        "(default 1000)",
+    )
+    p.add_argument(
+        "--no-read-leftovers",
+        action="store_true",
+        help="skip the read cost's table with uncommitted leftovers and its VACUUM",
+    )
+    p.add_argument(
+        "--large-files",
+        type=_ints,
+        help="file counts of the large section's "
+        "txcommit appends on S3, run only when --only names large "
+        "(default 100000)",
+    )
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
     p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
-    p.add_argument("--stores", default=",".join(STORES),
-                   help=f"stores to run on (default {','.join(STORES)})")  # fmt: skip
-    p.add_argument("--protocols", default=",".join(x.key for x in PROTOCOLS),
-                   help="protocols to compare (default all: "
-                   f"{','.join(x.key for x in PROTOCOLS)})")  # fmt: skip
+    p.add_argument(
+        "--stores", default=",".join(STORES), help=f"stores to run on (default {','.join(STORES)})"
+    )
+    p.add_argument(
+        "--protocols",
+        default=",".join(x.key for x in PROTOCOLS),
+        help=f"protocols to compare (default all: {','.join(x.key for x in PROTOCOLS)})",
+    )
     p.add_argument(
         "--latency-scale",
         type=float,
         default=1.0,
         help="multiply the S3 latency model by this (default 1.0; 0 = moto's speed)",
     )
-    p.add_argument("--master", default="local[16]",
-                   help="Spark master of the server (default local[16]: 16 task slots; the "
-                   "S3 work is latency-bound, so slots can outnumber cores)")  # fmt: skip
-    p.add_argument("--work-dir", help="where local tables and the server log go (default: a "
-                   "new temporary directory, removed afterwards unless --keep)")  # fmt: skip
+    p.add_argument(
+        "--master",
+        default="local[16]",
+        help="Spark master of the server (default local[16]: 16 task slots; the "
+        "S3 work is latency-bound, so slots can outnumber cores)",
+    )
+    p.add_argument(
+        "--work-dir",
+        help="where local tables and the server log go (default: a "
+        "new temporary directory, removed afterwards unless --keep)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument(
@@ -147,14 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="a remark kept with the run in results.json (with --from-json: appended to the "
         "run's own), not printed in the report, which states results and method only",
     )
-    p.add_argument("--from-json", help="re-render the report (and plots) from a results.json "
-                   "of an earlier run; runs nothing")  # fmt: skip
-    p.add_argument("--merge-into", metavar="RESULTS_JSON",
-                   help="run what the other options select, then merge it into an earlier "
-                   "run's results.json: its rows of the same store, file count, mode and "
-                   "protocol (the DBIO paper's job: store and protocol; read cost: all of it) "
-                   "are replaced, "
-                   "and the report names the run each row comes from")  # fmt: skip
+    p.add_argument(
+        "--from-json",
+        help="re-render the report (and plots) from a results.json of an earlier run; runs nothing",
+    )
+    p.add_argument(
+        "--merge-into",
+        metavar="RESULTS_JSON",
+        help="run what the other options select, then merge it into an earlier "
+        "run's results.json: its rows of the same store, file count, mode and "
+        "protocol (the DBIO paper's job: store and protocol; read cost: all of it) "
+        "are replaced, "
+        "and the report names the run each row comes from",
+    )
     return p
 
 
@@ -193,15 +259,25 @@ def sizes_from(ns: argparse.Namespace) -> Any:
         chosen = getattr(ns, name)
         if chosen:
             setattr(sizes, name, keys if chosen == "all" else [p.key for p in parse(chosen)])
-    for name in ("rows_per_file", "partitions", "seed_rows", "seed_partitions", "read_txns",
-                 "read_no_checkpoint_max", "read_partitions", "read_listing_txns",
-                 "repeats"):  # fmt: skip
+    for name in (
+        "rows_per_file",
+        "partitions",
+        "seed_rows",
+        "seed_partitions",
+        "read_txns",
+        "read_no_checkpoint_max",
+        "read_partitions",
+        "read_listing_txns",
+        "repeats",
+    ):
         value = getattr(ns, name)
         if value is not None:
             setattr(sizes, name, value)
     if ns.no_read_leftovers:
         sizes.read_leftovers = False
-    only = ns.only or list(SECTIONS)
+    only = ns.only or list(DEFAULT_SECTIONS)
+    if "large" in only:
+        sizes.large_files = ns.large_files or [100_000]
     if ns.no_read or "read" not in only:
         sizes.read_txns = []
         sizes.read_partitions = 0
@@ -231,8 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         stores = [s.strip() for s in ns.stores.split(",") if s.strip()]
         bad = [s for s in stores if s not in STORES]
         if bad or not stores:
-            raise SystemExit(f"txcommit bench: --stores {ns.stores!r}: choose from "
-                             f"{', '.join(STORES)}")  # fmt: skip
+            raise SystemExit(
+                f"txcommit bench: --stores {ns.stores!r}: choose from {', '.join(STORES)}"
+            )
         if ns.only == ["read"] and "s3" not in stores:
             raise SystemExit("txcommit bench: --only read measures on S3: add s3 to --stores")
         earlier = None
@@ -252,7 +329,7 @@ def _read_results(flag: str, path: str) -> dict[str, Any]:
     """A results.json written by txcommit bench, or an error naming the flag and the file."""
     try:
         results: dict[str, Any] = json.loads(Path(path).read_text())
-        results["meta"]["sizes"]  # noqa: B018 - a results file has these
+        results["meta"]["sizes"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise SystemExit(
             f"txcommit bench: {flag} {path}: not a results.json written by txcommit bench ({e!r})"
@@ -277,13 +354,21 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
             points = "; ".join(f"{n} {mode}: {','.join(p)}" for (n, mode), p in sorted(by.items()))
             parts.append(f"{store} sweep ({points})")
     if results.get("read"):
-        txns = sorted({r["txns"] for r in results["read"] if r.get("case", "txcommit") ==
-                       "txcommit" and r["txns"]})  # fmt: skip
+        txns = sorted(
+            {
+                r["txns"]
+                for r in results["read"]
+                if r.get("case", "txcommit") == "txcommit" and r["txns"]
+            }
+        )
         dirs = sorted({r["dirs"] for r in results["read"] if r.get("case") == "plain"})
         listing = sorted({r["txns"] for r in results["read"] if r.get("case") == "listing"})
         plain = f", a plain table of {dirs[0]} directories" if dirs else ""
         by_listing = f", a table of {listing[0]} read by listing" if listing else ""
         parts.append(f"read cost at {','.join(map(str, txns))} transactions{plain}{by_listing}")
+    if results.get("large"):
+        files = ",".join(str(r["files"]) for r in results["large"])
+        parts.append(f"large jobs of {files} files")
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
@@ -292,12 +377,17 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
 
 def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``new``'s rows replace ``earlier``'s of the same point; every row names its run."""
-    runs = earlier.get("runs") or [{
-        "id": "A", "date": earlier["meta"]["date"], "elapsed_s": earlier["meta"]["elapsed_s"],
-        "note": earlier["meta"].get("note", ""), "covers": _covers(earlier["meta"], earlier),
-    }]  # fmt: skip
+    runs = earlier.get("runs") or [
+        {
+            "id": "A",
+            "date": earlier["meta"]["date"],
+            "elapsed_s": earlier["meta"]["elapsed_s"],
+            "note": earlier["meta"].get("note", ""),
+            "covers": _covers(earlier["meta"], earlier),
+        }
+    ]
     run_id = chr(ord("A") + len(runs))
-    for part in ("sweep", "seed", "read"):
+    for part in ("sweep", "seed", "read", "large"):
         for r in earlier.get(part, []):
             r.setdefault("run", runs[0]["id"])
         for r in new.get(part, []):
@@ -315,6 +405,8 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     def key(part: str, r: dict[str, Any]) -> tuple[Any, ...]:
         if part == "seed":
             return (r["store"], r["protocol"])
+        if part == "large":
+            return (r["store"], r["files"], r["protocol"])
         if part == "read":
             return tuple(r.get(k) for k in ("case", "txns", "dirs", "checkpoint", "temp", "filter"))
         return (r["store"], r["files"], r["mode"], r["protocol"])
@@ -322,15 +414,17 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {"runs": runs}
     if new.get("read"):  # rows of an older layout (no "case") cannot be matched: re-run whole
         earlier = {**earlier, "read": [r for r in earlier.get("read", []) if "case" in r]}
-    for part in ("sweep", "seed", "read"):  # a re-run point takes its earlier row's place
+    for part in ("sweep", "seed", "read", "large"):  # a re-run point takes its earlier row's place
         fresh = {key(part, r): r for r in new.get(part, [])}
         merged[part] = [fresh.pop(key(part, r), r) for r in earlier.get(part, [])]
         merged[part] += list(fresh.values())
     # The earlier run's description of the read cost (synthesis, server starts) stays: a
     # partial re-run describes less of it.
     info = {**new.get("read_info", {}), **earlier.get("read_info", {})}
-    checkpoints = {**earlier.get("read_info", {}).get("checkpoints", {}),
-                   **new.get("read_info", {}).get("checkpoints", {})}  # fmt: skip
+    checkpoints = {
+        **earlier.get("read_info", {}).get("checkpoints", {}),
+        **new.get("read_info", {}).get("checkpoints", {}),
+    }
     if checkpoints:
         info["checkpoints"] = checkpoints
     if info:
@@ -342,15 +436,19 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 def write_report(results: dict[str, Any], out: Path, assets: Path, plots: bool) -> None:
     from txcommit.bench.report import render, targets, verdict
 
-    names: list[str] = []
     if plots:
         from txcommit.bench.plots import all_plots
 
         names = all_plots(results, assets)
+    else:
+        # The plots drawn before (a run that merges one section into the results draws none):
+        # the report keeps showing them.
+        names = sorted(p.name for p in assets.glob("*.png"))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(results, names, assets.name, option_rows()))
-    print(f"txcommit bench: wrote {out}" + (f" and {len(names)} plots in {assets}" if names
-                                           else ""))  # fmt: skip
+    print(
+        f"txcommit bench: wrote {out}" + (f" and {len(names)} plots in {assets}" if names else "")
+    )
     for t in targets(results):
         print(f"  {verdict(t['held']).strip('*'):12} {t['target']}: {t['value']}")
 
@@ -365,9 +463,10 @@ def run(
     import txcommit  # noqa: F401 - before pyspark.sql.connect (see txcommit._spark_home)
     from txcommit.bench.jvm import HADOOP_CLOUD, floor_jar, hadoop_cloud_jar
     from txcommit.bench.runner import BUCKET, Bench
+    from txcommit.devkit.latency_model import s3_model
     from txcommit.server import ServerConfig, find_pyspark_server, free_port, start
-    from txcommit.testing.latency_model import s3_model
-    from txcommit.testing.local_s3 import LocalS3, s3a_confs
+    from txcommit_store_s3 import s3a_confs
+    from txcommit_store_s3.devkit.emulator import LocalS3
 
     started = time.monotonic()
     workdir = Path(ns.work_dir or tempfile.mkdtemp(prefix="txcommit-bench-")).resolve()
@@ -384,18 +483,24 @@ def run(
         s3.create_bucket(BUCKET)
         confs.update(s3a_confs(s3.endpoint))
     config = ServerConfig(
-        port=free_port(), master=ns.master, confs=confs, jars=jars,
-        store="s3" if "s3" in stores else "local", local_s3=False,
-        log_file=str(workdir / "server.log"), die_with_parent=True, startup_timeout=300,
-    )  # fmt: skip
+        port=free_port(),
+        master=ns.master,
+        confs=confs,
+        jars=jars,
+        store="s3" if "s3" in stores else "local",
+        log_file=str(workdir / "server.log"),
+        die_with_parent=True,
+        startup_timeout=300,
+    )
     print(f"txcommit bench: starting the server (log {config.log_file})", flush=True)
     server = start(config)
-    results: dict[str, Any] = {"sweep": [], "seed": [], "read": []}
+    results: dict[str, Any] = {"sweep": [], "seed": [], "read": [], "large": []}
 
     def fresh_server(name: str) -> Any:
         """Another server configured like this one (the read cost's cold plans)."""
-        return start(replace(config, port=free_port(),
-                             log_file=str(workdir / f"server-{name}.log")))  # fmt: skip
+        return start(
+            replace(config, port=free_port(), log_file=str(workdir / f"server-{name}.log"))
+        )
 
     def meta(done: bool) -> dict[str, Any]:
         return {
@@ -434,6 +539,14 @@ def run(
                 )
                 checkpoint()
             tx = next((p for p in protocols if p.key == "txcommit"), None)
+            if store == "s3" and tx is not None and sizes.large_files:
+                from txcommit.bench.large import large_job
+
+                if not sizes.files:
+                    bench.warm_up([tx], ["s3"])
+                for files in sizes.large_files:
+                    results["large"].append(large_job(bench, tx, files, sizes))
+                    checkpoint()
             reads = sizes.read_txns or sizes.read_partitions or sizes.read_listing_txns
             if store == "s3" and tx is not None and reads:
                 from txcommit.bench.reads import ReadBench

@@ -33,14 +33,17 @@ def commit_time(results: dict[str, Any], out: Path) -> list[str]:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharex=True, sharey=True)
         for ax, mode in zip(axes, ("append", "overwrite"), strict=True):
             for proto in dict.fromkeys(r["protocol"] for r in rows):
-                pts = sorted((r["files"], r["commit_s"]) for r in rows
-                             if r["protocol"] == proto and r["mode"] == mode
-                             and r["commit_s"] is not None)  # fmt: skip
+                pts = sorted(
+                    (r["files"], r["commit_s"])
+                    for r in rows
+                    if r["protocol"] == proto and r["mode"] == mode and r["commit_s"] is not None
+                )
                 if pts:
                     name = next(r["label"] for r in rows if r["protocol"] == proto)
                     # A commit of 0 ms cannot sit on a log axis: shown at 1 ms.
-                    ax.plot([p[0] for p in pts], [max(p[1], 0.001) for p in pts],
-                            marker="o", label=name)  # fmt: skip
+                    ax.plot(
+                        [p[0] for p in pts], [max(p[1], 0.001) for p in pts], marker="o", label=name
+                    )
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel("output files")

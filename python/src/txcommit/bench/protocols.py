@@ -62,19 +62,25 @@ class Protocol:
 
 
 PROTOCOLS: tuple[Protocol, ...] = (
+    Protocol("floor", "no protocol (floor)", STORES, {COMMIT_PROTOCOL_CONF: FLOOR_CLASS}),
     Protocol(
-        "floor", "no protocol (floor)", STORES, {COMMIT_PROTOCOL_CONF: FLOOR_CLASS}
+        "v1",
+        "Hadoop FileOutputCommitter v1",
+        STORES,
+        {COMMIT_PROTOCOL_CONF: SPARK_DEFAULT_PROTOCOL_CLASS},
+        {ALGORITHM_VERSION: "1"},
     ),
     Protocol(
-        "v1", "Hadoop FileOutputCommitter v1", STORES,
-        {COMMIT_PROTOCOL_CONF: SPARK_DEFAULT_PROTOCOL_CLASS}, {ALGORITHM_VERSION: "1"},
+        "v2",
+        "Hadoop FileOutputCommitter v2",
+        STORES,
+        {COMMIT_PROTOCOL_CONF: SPARK_DEFAULT_PROTOCOL_CLASS},
+        {ALGORITHM_VERSION: "2"},
     ),
     Protocol(
-        "v2", "Hadoop FileOutputCommitter v2", STORES,
-        {COMMIT_PROTOCOL_CONF: SPARK_DEFAULT_PROTOCOL_CLASS}, {ALGORITHM_VERSION: "2"},
-    ),
-    Protocol(
-        "magic", "S3A magic committer", ("s3",),
+        "magic",
+        "S3A magic committer",
+        ("s3",),
         {
             COMMIT_PROTOCOL_CONF: PATH_OUTPUT_PROTOCOL,
             PARQUET_COMMITTER: BINDING_PARQUET_COMMITTER,
@@ -82,19 +88,26 @@ PROTOCOLS: tuple[Protocol, ...] = (
         {
             "fs.s3a.committer.name": "magic",
             "fs.s3a.committer.magic.enabled": "true",
-            "mapreduce.outputcommitter.factory.scheme.s3a":
-                "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory",
+            "mapreduce.outputcommitter.factory.scheme.s3a": (
+                "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
+            ),
         },
     ),
     Protocol(
-        "txcommit", "txcommit conditional-put", STORES,
-        {COMMIT_PROTOCOL_CONF: PROTOCOL_CLASS, READ_FILTER_CONF: "true"}, adapter="s3",
+        "txcommit",
+        "txcommit conditional-put",
+        STORES,
+        {COMMIT_PROTOCOL_CONF: PROTOCOL_CLASS, READ_FILTER_CONF: "true"},
+        adapter="s3",
     ),
     Protocol(
-        "txcommit-mp", "txcommit multipart-complete", ("s3",),
-        {COMMIT_PROTOCOL_CONF: PROTOCOL_CLASS, READ_FILTER_CONF: "true"}, adapter="s3-multipart",
+        "txcommit-mp",
+        "txcommit multipart-complete",
+        ("s3",),
+        {COMMIT_PROTOCOL_CONF: PROTOCOL_CLASS, READ_FILTER_CONF: "true"},
+        adapter="s3-multipart",
     ),
-)  # fmt: skip
+)
 BY_KEY = {p.key: p for p in PROTOCOLS}
 
 

@@ -74,7 +74,7 @@ def _vs(on: dict[str, Any], off: dict[str, Any]) -> str:
 
 def _model_ms(on: dict[str, Any], off: dict[str, Any]) -> float:
     """What the requests the filter added cost on the latency model, in ms."""
-    from txcommit.testing.latency_model import S3_DEFAULT_MS, S3_FIGURES
+    from txcommit.devkit.latency_model import S3_DEFAULT_MS, S3_FIGURES
 
     ms = {op: float(v) for op, v, _ in S3_FIGURES}
     ops = set(on["requests"]) | set(off["requests"])
@@ -124,8 +124,11 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     part = [r for r in reads if r["case"] == "partitioned"]
     if part:
         dirs = part[0]["dirs"]
-        ratio_target(f"log-only table of {dirs} partition directories", LOG_ONLY_RATIO,
-                     {t: _pair(part, temp=t) for t in ("cold", "warm")})  # fmt: skip
+        ratio_target(
+            f"log-only table of {dirs} partition directories",
+            LOG_ONLY_RATIO,
+            {t: _pair(part, temp=t) for t in ("cold", "warm")},
+        )
         pruned = _find(part, temp="warm", filter=PRUNED)
         if pruned is None:
             add("partition pruning on a log-only table", None, "not measured")
@@ -140,9 +143,14 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             )
     txns = sorted({r["txns"] for r in reads if r["case"] == "txcommit"})
     for n in [n for n in txns if n >= 10_000]:
-        ratio_target(f"{n:,} commits with a checkpoint (log-only)", LOG_ONLY_RATIO,
-                     {t: _pair(reads, case="txcommit", txns=n, checkpoint=True, temp=t)
-                      for t in ("cold", "warm")})  # fmt: skip
+        ratio_target(
+            f"{n:,} commits with a checkpoint (log-only)",
+            LOG_ONLY_RATIO,
+            {
+                t: _pair(reads, case="txcommit", txns=n, checkpoint=True, temp=t)
+                for t in ("cold", "warm")
+            },
+        )
     sizes = [n for n in txns if n in LOG_REQUEST_SIZES]
     if sizes:
         per = {
@@ -153,11 +161,16 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         measured = all(r is not None for r in per.values())
         add(
             f"log requests per plan <= {LOG_REQUESTS_MAX} with a checkpoint, cold and warm, at "
-            + ", ".join(f"{n:,}" for n in sizes) + " commits",
+            + ", ".join(f"{n:,}" for n in sizes)
+            + " commits",
             all(_log_total(r) <= LOG_REQUESTS_MAX for r in per.values() if r) if measured else None,
-            "; ".join(f"{n:,} {t}: {_log_total(r)} ({_kv(r['log_requests'])})"
-                      for (n, t), r in per.items() if r) or _why_not(info),
-        )  # fmt: skip
+            "; ".join(
+                f"{n:,} {t}: {_log_total(r)} ({_kv(r['log_requests'])})"
+                for (n, t), r in per.items()
+                if r
+            )
+            or _why_not(info),
+        )
     plain = [r for r in reads if r["case"] == "plain"]
     if plain:
         pairs = {t: _pair(plain, temp=t) for t in ("cold", "warm")}
@@ -174,8 +187,9 @@ def read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         ratio_target(
             f"a table read by listing ({listing[0]['txns']:,} commits, files written without "
             "txcommit visible)",
-            LISTING_RATIO, {t: _pair(listing, temp=t) for t in ("cold", "warm")},
-        )  # fmt: skip
+            LISTING_RATIO,
+            {t: _pair(listing, temp=t) for t in ("cold", "warm")},
+        )
     most = txns[-1] if txns else None
     travel = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter=AS_OF)
     now = _find(reads, case="txcommit", txns=most, checkpoint=True, temp="warm", filter="on")
@@ -219,8 +233,9 @@ def read_notes(results: dict[str, Any]) -> list[str]:
                 "a JVM also lists its root once (one request: the first page of the listing "
                 "Spark would make) to learn that it holds a log."
             )
-    bare = max((r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]),
-               default=None)  # fmt: skip
+    bare = max(
+        (r["txns"] for r in reads if r["case"] == "txcommit" and not r["checkpoint"]), default=None
+    )
     on, off = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp="cold")
     warm = _pair(reads, case="txcommit", txns=bare, checkpoint=False, temp="warm")
     if on and off and warm[0] and warm[1]:
@@ -347,7 +362,7 @@ def read_section(results: dict[str, Any]) -> list[str]:
             f". {_why_not(info).capitalize()}."
             if info.get("checkpoint") not in (None, "written")
             else "."
-        )  # fmt: skip
+        )
         + _skipped(reads, info)
         + " Fresh servers took "
         + ", ".join(f"{s:.0f} s" for s in info.get("server_start_s", []))
@@ -370,12 +385,12 @@ def read_section(results: dict[str, Any]) -> list[str]:
         out += [
             f"### A log-only txcommit table of {part[0]['dirs']} partition directories",
             "",
-            "*pruned*: `spark.read.parquet(url).where(\"k = 7\")`, planned and run (the files "
+            '*pruned*: `spark.read.parquet(url).where("k = 7")`, planned and run (the files '
             "its scan read: one), with txcommit and without.",
             "",
             _pairs_table(part, "read", _read_of, runs, repeats, filters=PART_FILTERS),
             "",
-        ]  # fmt: skip
+        ]
     listing = [r for r in reads if r["case"] == "listing"]
     if listing:
         out += [
@@ -471,12 +486,13 @@ def _pairs_table(
             temp if temp == "cold" or n in (0, repeats) else f"{temp} ({n} sample{'s' * (n > 1)})"
         )
         row = [
-            value, plan, f"{on['plan_s']:.3f}", f"{off['plan_s']:.3f}",
+            value,
+            plan,
+            f"{on['plan_s']:.3f}",
+            f"{off['plan_s']:.3f}",
             "n/a" if ratio is None else f"{ratio:.2f}x",
-        ]  # fmt: skip
-        others = {
-            op for r in (on, off) for op in r["requests"] if op not in READ_OPS
-        }  # fmt: skip
+        ]
+        others = {op for r in (on, off) for op in r["requests"] if op not in READ_OPS}
         row += [f"{on['requests'].get(op, 0)} / {off['requests'].get(op, 0)}" for op in READ_OPS]
         log = _kv(on.get("log_requests"))
         if others:

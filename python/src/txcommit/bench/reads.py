@@ -219,8 +219,14 @@ class ReadBench:
         for t in tables:
             start = now - HISTORY_AGO_MS - (t.txns or 0) * 1000
             if t.kind in ("txcommit", "listing"):
-                objects += txcommit_table(t.key, t.txns or 0, body, start, seed=self.bench.run_id,
-                                          log_only=t.kind == "txcommit")  # fmt: skip
+                objects += txcommit_table(
+                    t.key,
+                    t.txns or 0,
+                    body,
+                    start,
+                    seed=self.bench.run_id,
+                    log_only=t.kind == "txcommit",
+                )
             elif t.kind == "partitioned":
                 objects += partitioned_table(t.key, t.dirs, body, start, seed=self.bench.run_id)
             else:
@@ -246,8 +252,9 @@ class ReadBench:
             chunks = [objects[i : i + UPLOAD_CHUNK] for i in range(0, len(objects), UPLOAD_CHUNK)]
             context = multiprocessing.get_context("spawn")  # no fork of a threaded process
             with ProcessPoolExecutor(UPLOAD_PROCESSES, mp_context=context) as pool:
-                done = sum(pool.map(_put_chunk, repeat(self.bench.s3.endpoint), repeat(BUCKET),
-                                    chunks))  # fmt: skip
+                done = sum(
+                    pool.map(_put_chunk, repeat(self.bench.s3.endpoint), repeat(BUCKET), chunks)
+                )
             if done != len(objects):
                 raise RuntimeError(f"uploaded {done} of {len(objects)} objects")
 
@@ -272,7 +279,7 @@ class ReadBench:
                 for t in tables + warmups:
                     try:
                         row = checkpoint(spark, t.url).collect()[0].asDict()
-                    except Exception as e:  # noqa: BLE001 - the statement may not exist yet
+                    except Exception as e:
                         text = (str(e).splitlines() or [""])[0][:300]
                         unknown = "PARSE_SYNTAX_ERROR" in str(e) or "Parse" in type(e).__name__
                         if unknown and t is tables[0]:
@@ -389,11 +396,15 @@ class ReadBench:
     ) -> dict[str, Any]:
         ops, log = count_requests(entries)
         return {
-            **base, "temp": temp, "filter": filt,
+            **base,
+            "temp": temp,
+            "filter": filt,
             "plan_s": round(statistics.median(times), 4),
             "samples": [round(x, 4) for x in times],
-            "files": files, "requests": ops, "log_requests": log,
-        }  # fmt: skip
+            "files": files,
+            "requests": ops,
+            "log_requests": log,
+        }
 
     def plan(
         self, spark: Any, t: Table, as_of: str | None = None, where: str | None = None
@@ -453,10 +464,18 @@ class ReadBench:
                         samples[f].append(self.plan(sessions[f], t))
                 for f in ("off", "on"):
                     last = samples[f][-1]
-                    r = self.row({**base, "state": state}, "warm", f,
-                                 [s[0] for s in samples[f]], last[1], last[2])  # fmt: skip
-                    self.say(f"    leftovers {state:15} filter {f:3}: {r['plan_s']:.3f} s, "
-                             f"{r['files']} files, {r['requests']}")  # fmt: skip
+                    r = self.row(
+                        {**base, "state": state},
+                        "warm",
+                        f,
+                        [s[0] for s in samples[f]],
+                        last[1],
+                        last[2],
+                    )
+                    self.say(
+                        f"    leftovers {state:15} filter {f:3}: {r['plan_s']:.3f} s, "
+                        f"{r['files']} files, {r['requests']}"
+                    )
                     rows.append(r)
         finally:
             for s in [admin, *sessions.values()]:
@@ -481,12 +500,15 @@ def _put_chunk(endpoint: str, bucket: str, objects: list[tuple[str, bytes]]) -> 
         import boto3
         from botocore.config import Config
 
-        from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
+        from txcommit_store_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 
         _WORKER_CLIENT[endpoint] = boto3.client(
-            "s3", endpoint_url=endpoint, region_name=DEFAULT_REGION,
-            aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+            "s3",
+            endpoint_url=endpoint,
+            region_name=DEFAULT_REGION,
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_SECRET,
             config=Config(max_pool_connections=UPLOAD_THREADS),
-        )  # fmt: skip
+        )
     _put_all(_WORKER_CLIENT[endpoint], bucket, objects)
     return len(objects)

@@ -29,7 +29,8 @@ from typing import Any
 from txcommit.bench.protocols import Protocol, label
 from txcommit.paths import is_data_path
 from txcommit.server import RunningServer
-from txcommit.testing.local_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET, LocalS3
+from txcommit_store_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
+from txcommit_store_s3.devkit.emulator import LocalS3
 
 COMMIT_LINE = re.compile(rb"Write Job \S+ committed\. Elapsed time: (\d+) ms")
 BUCKET = "bench"
@@ -92,14 +93,27 @@ class Sizes:
     #: Whether the read section plans a table with uncommitted leftovers, then VACUUMs it.
     read_leftovers: bool = True
     repeats: int = 3
+    #: File counts of the large section's appends (txcommit on S3); none unless asked for.
+    large_files: list[int] = field(default_factory=list)
+    #: Partition directories of a large job (each task writes one file in each).
+    large_partitions: int = 100
+    #: Rows per file of a large job: small files, so the job measures per-file costs.
+    large_rows_per_file: int = 10
 
     @classmethod
     def quick(cls) -> Sizes:
         return cls(
-            files=[10], overwrite_files=[10], rows_per_file=200, partitions=10,
-            seed_rows=100_000, seed_partitions=10, read_txns=[1, 20], read_partitions=20,
-            read_listing_txns=20, repeats=1,
-        )  # fmt: skip
+            files=[10],
+            overwrite_files=[10],
+            rows_per_file=200,
+            partitions=10,
+            seed_rows=100_000,
+            seed_partitions=10,
+            read_txns=[1, 20],
+            read_partitions=20,
+            read_listing_txns=20,
+            repeats=1,
+        )
 
 
 def is_data_key(key: str) -> bool:
@@ -110,8 +124,9 @@ def is_data_key(key: str) -> bool:
 def summarise_requests(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts by operation, bytes copied server-side, data objects copied and deleted."""
     counts = Counter(e["op"] for e in entries)
-    copied = sum(int(e.get("bytes", 0)) for e in entries if e["op"] in ("COPY",
-                 "MULTIPART_PART_COPY"))  # fmt: skip
+    copied = sum(
+        int(e.get("bytes", 0)) for e in entries if e["op"] in ("COPY", "MULTIPART_PART_COPY")
+    )
     data_deletes = sum(1 for e in entries if e["op"] == "DELETE" and is_data_key(e["key"]))
     data_deletes += sum(
         sum(1 for k in e.get("deleted", []) if is_data_key(k))
@@ -219,10 +234,13 @@ class Bench:
             from botocore.config import Config
 
             self._boto = boto3.client(
-                "s3", endpoint_url=self.s3.endpoint, region_name=DEFAULT_REGION,
-                aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+                "s3",
+                endpoint_url=self.s3.endpoint,
+                region_name=DEFAULT_REGION,
+                aws_access_key_id=DUMMY_KEY,
+                aws_secret_access_key=DUMMY_SECRET,
                 config=Config(max_pool_connections=32),  # parallel PUTs (reads.py)
-            )  # fmt: skip
+            )
         return self._boto
 
     @contextlib.contextmanager
@@ -263,9 +281,14 @@ class Bench:
 
     # ------------------------------------------------------------------ one write
     def write(
-        self, proto: Protocol, store: str, url: str, mode: str, build: Callable[[Any], Any],
+        self,
+        proto: Protocol,
+        store: str,
+        url: str,
+        mode: str,
+        build: Callable[[Any], Any],
         partition_by: str | None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         spark = self.session(proto.session_confs(store))
         try:
             writer = build(spark).write.mode(mode)
@@ -283,10 +306,13 @@ class Bench:
         finally:
             spark.stop()
         result: dict[str, Any] = {
-            "protocol": proto.key, "label": label(proto.key, store), "store": store,
-            "mode": mode, "total_s": round(total, 3),
+            "protocol": proto.key,
+            "label": label(proto.key, store),
+            "store": store,
+            "mode": mode,
+            "total_s": round(total, 3),
             "commit_s": None if commit_ms is None else commit_ms / 1000.0,
-        }  # fmt: skip
+        }
         if store == "s3":
             result["requests"] = requests
         if proto.is_txcommit:
@@ -363,5 +389,11 @@ class Bench:
         for store in stores:
             for proto in protocols:
                 if store in proto.stores:
-                    self.write(proto, store, self.url(store, f"warm-{proto.key}"), "append",
-                               lambda s: s.range(0, 1000, 1, 2), None)  # fmt: skip
+                    self.write(
+                        proto,
+                        store,
+                        self.url(store, f"warm-{proto.key}"),
+                        "append",
+                        lambda s: s.range(0, 1000, 1, 2),
+                        None,
+                    )

@@ -11,7 +11,7 @@ warm-up it counts the requests on checkpoint files (the checkpoint directory and
 micro-batches, and prints requests per batch by operation. It is a measurement, not a test:
 nothing is asserted.
 
-Needs the server side install (``txcommit[server,s3-local]``) and the S3 jars
+Needs the server side install (``txcommit[server,local]``) and the S3 jars
 (``txcommit jars --store s3``).
 """
 
@@ -76,25 +76,34 @@ def _parser() -> argparse.ArgumentParser:
         "(a local moto endpoint that counts requests; prints a table).",
     )
     p.add_argument(
-        "--batches", type=int, default=10,
+        "--batches",
+        type=int,
+        default=10,
         help="micro-batches measured per manager, after the warm-up (default 10)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--warmup", type=int, default=3,
+        "--warmup",
+        type=int,
+        default=3,
         help="micro-batches run before measuring, not counted (default 3)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--rows-per-second", type=int, default=100,
+        "--rows-per-second",
+        type=int,
+        default=100,
         help="rows the rate source produces per second (default 100)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--partitions", type=int, default=2,
+        "--partitions",
+        type=int,
+        default=2,
         help="spark.sql.shuffle.partitions, i.e. state store partitions (default 2)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--managers", default=",".join(MANAGERS),
+        "--managers",
+        default=",".join(MANAGERS),
         help=f"comma-separated managers to measure, of: {', '.join(MANAGERS)} (default: all)",
-    )  # fmt: skip
+    )
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     return p
 
@@ -115,7 +124,7 @@ def _run_one(url: str, endpoint: str, name: str, args: argparse.Namespace) -> Re
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from txcommit.testing.local_s3 import fetch_requests
+    from txcommit_store_s3.devkit.emulator import fetch_requests
 
     cls, adapter = MANAGERS[name]
     prefix = f"bench/{name}-{int(time.time())}/"
@@ -180,8 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.managers.split(",") if n.strip()]
     unknown = [n for n in names if n not in MANAGERS]
     if unknown:
-        print(f"txcommit bench-streaming: unknown manager(s) {', '.join(unknown)}; choose from "
-              f"{', '.join(MANAGERS)}", file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit bench-streaming: unknown manager(s) {', '.join(unknown)}; choose from "
+            f"{', '.join(MANAGERS)}",
+            file=sys.stderr,
+        )
         return 2
     if args.batches < 1 or args.warmup < 1:
         print(
@@ -190,27 +202,36 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from txcommit.server import ServerConfig, free_port, start
-    from txcommit.testing.local_s3 import LocalS3, s3a_confs
+    from txcommit_store_s3 import s3a_confs
+    from txcommit_store_s3.devkit.emulator import LocalS3
 
     s3 = LocalS3().start()
     results: list[Result] = []
     try:
         s3.create_bucket(BUCKET)
         config = ServerConfig(
-            port=free_port(), master="local[2]", store="s3", local_s3=False,
-            confs=s3a_confs(s3.endpoint), die_with_parent=True, startup_timeout=300,
-        )  # fmt: skip
-        print(f"txcommit bench-streaming: local S3 at {s3.endpoint}; starting a Connect server",
-              file=sys.stderr)  # fmt: skip
+            port=free_port(),
+            master="local[2]",
+            store="s3",
+            confs=s3a_confs(s3.endpoint),
+            die_with_parent=True,
+            startup_timeout=300,
+        )
+        print(
+            f"txcommit bench-streaming: local S3 at {s3.endpoint}; starting a Connect server",
+            file=sys.stderr,
+        )
         with start(config) as server:
             for name in names:
                 print(f"txcommit bench-streaming: measuring {name} ...", file=sys.stderr)
                 results.append(_run_one(server.url, s3.endpoint, name, args))
     finally:
         s3.stop()
-    print(f"Store requests per micro-batch on checkpoint files (checkpoint directory and the "
-          f"sink's _spark_metadata), S3 through S3A, {args.batches} batches, "
-          f"{args.partitions} state partitions:\n")  # fmt: skip
+    print(
+        f"Store requests per micro-batch on checkpoint files (checkpoint directory and the "
+        f"sink's _spark_metadata), S3 through S3A, {args.batches} batches, "
+        f"{args.partitions} state partitions:\n"
+    )
     print(format_table(results))
     if args.json:
         payload: list[dict[str, Any]] = [

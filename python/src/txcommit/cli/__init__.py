@@ -3,8 +3,7 @@
     txcommit server [--port 15002] [--host localhost] [--master local[*]] [--conf k=v ...]
                     [--jars a.jar,b.jar ...] [--spark-conf-dir DIR] [--log-file PATH]
                     [--timeout 120] [--store local|s3|s3-multipart|hdfs|gcs|azure|...]
-                    [--no-local-s3] [--no-local-hdfs] [--no-local-gcs] [--no-local-azure]
-                    [--no-plugin] [--dry-run]
+                    [--local] [--no-plugin] [--dry-run]
     txcommit jars --store s3
     txcommit local-s3 [--port 9000] [--bucket NAME ...] [--ignore-if-none-match]
     txcommit conformance --store URL [--adapter NAME] [--endpoint URL] [--report out.json]
@@ -27,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import importlib
 import os
 import signal
@@ -35,14 +33,14 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from types import FrameType
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from txcommit import __version__
 from txcommit._console import leave, print_error
-from txcommit.adapters.plugin import store_names, store_plugin, store_plugins
 from txcommit.errors import TxCommitError
 from txcommit.server import (
     DEFAULT_PORT,
+    LOCAL_BUCKET,
     PLUGIN_JAR_NAME,
     RunningServer,
     ServerConfig,
@@ -51,14 +49,15 @@ from txcommit.server import (
     format_command,
     start,
 )
+from txcommit.stores import LOCAL_EXTRA, store_descriptor, store_descriptors, store_names
 
 # Subcommands implemented as ``main(argv) -> int | None`` in their own module; every
 # argument after the subcommand name is passed through untouched.
 PASSTHROUGH: dict[str, tuple[str, str]] = {
     "conformance": ("txcommit.conformance", "certify a store adapter against a live store"),
-    "demo": ("txcommit.cli.demo", "run an end-to-end demo (arguments go to txcommit.cli.demo)"),
+    "demo": ("txcommit.bench.demo", "replay the DBIO paper's failure table live"),
     "local-s3": (
-        "txcommit.testing.local_s3",
+        "txcommit_store_s3.devkit.emulator",
         "run a local S3 endpoint (moto) that counts requests",
     ),
     "vacuum": ("txcommit.cli.vacuum", "delete a table's garbage through a Connect server"),
@@ -208,18 +207,20 @@ def _add_server_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="JARS",
         help="extra jars (comma-separated, repeatable), added after the plugin jar",
     )
-    stores = "; ".join(f"{plugin.name}: {plugin.summary}" for plugin in store_plugins())
+    stores = "; ".join(f"{plugin.name}: {plugin.summary}" for plugin in store_descriptors())
     p.add_argument(
         "--store",
         choices=store_names(),
         default="local",
         help=f"store adapter to set up (default: local). {stores}",
     )
-    # One switch per store emulator (s3 and s3-multipart share theirs): --no-local-s3.
-    flags = {plugin.emulator.flag: plugin.emulator.help for plugin in store_plugins()
-             if plugin.emulator is not None}  # fmt: skip
-    for flag, help_text in flags.items():
-        p.add_argument(flag, action="store_true", help=help_text)
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="start the store's emulator on loopback for the server's lifetime, with bucket "
+        f"'{LOCAL_BUCKET}' (needs {LOCAL_EXTRA}); without it the server reaches the real store "
+        "through your confs",
+    )
     p.add_argument("--spark-conf-dir", help="directory with spark-defaults.conf to merge with")
     p.add_argument("--log-file", help="server log (default: a new file in the temp directory)")
     p.add_argument(
@@ -260,26 +261,8 @@ def _server_config(ns: argparse.Namespace) -> ServerConfig:
         store=ns.store,
         # If this command is killed outright, take the server down with it.
         die_with_parent=True,
-        **_emulator_switches(ns),
+        local=ns.local,
     )
-
-
-def _emulator_switches(ns: argparse.Namespace) -> dict[str, Any]:
-    """ServerConfig's emulator switches from the ``--no-local-*`` options: a field of its own
-    (``local_s3``) where ServerConfig has one, else an entry of ``local_emulators``."""
-    fields = {f.name for f in dataclasses.fields(ServerConfig)}
-    switches: dict[str, Any] = {}
-    others: dict[str, bool] = {}
-    for plugin in store_plugins():
-        if plugin.emulator is None:
-            continue
-        option = plugin.emulator.option
-        wanted = not getattr(ns, "no_" + option)
-        if option in fields:
-            switches[option] = wanted
-        else:
-            others[option] = wanted
-    return {**switches, "local_emulators": others}
 
 
 def _cmd_server(ns: argparse.Namespace) -> int:
@@ -303,10 +286,9 @@ def _run_server(config: ServerConfig) -> int:
     server: RunningServer | None = None
     try:
         server = start(config)  # stops the half-started server itself if interrupted
-        spec = store_plugin(config.store).emulator
-        started = server.emulator(spec.option) if spec is not None else None
-        if spec is not None and started is not None:
-            print(f"txcommit: {spec.banner(started, config)}", flush=True)
+        if server.emulator is not None:
+            banner = store_descriptor(config.store).local_emulator().banner
+            print(f"txcommit: {banner(server.emulator, config.local_bucket)}", flush=True)
         print(
             f"txcommit: Spark Connect server ready at {server.url} (log: {server.log_path})",
             flush=True,
@@ -348,10 +330,13 @@ def _cmd_version(ns: argparse.Namespace) -> int:
 
 
 def _cmd_jars(ns: argparse.Namespace) -> int:
-    paths = store_plugin(ns.store).jars(ns.spark_line)
+    paths = store_descriptor(ns.store).jars(ns.spark_line)
     if not paths:
-        print(f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
-              "Spark's own Hadoop client reaches it", file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit: the {ns.store} adapter needs no jar beyond the txcommit plugin's: "
+            "Spark's own Hadoop client reaches it",
+            file=sys.stderr,
+        )
     for path in paths:
         print(path)
     return 0
@@ -367,7 +352,11 @@ def _run_passthrough(name: str, argv: list[str]) -> int:
     except ModuleNotFoundError as exc:
         if exc.name != module_name:
             raise
-        print(f"txcommit: `{name}` is not available in this install", file=sys.stderr)
+        print(
+            f"txcommit: `{name}` is not available in this install: it comes with the devkit, "
+            f"{LOCAL_EXTRA}",
+            file=sys.stderr,
+        )
         return 2
     try:
         result = module.main(argv)

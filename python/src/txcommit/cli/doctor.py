@@ -150,15 +150,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_table_arguments(parser)
     parser.add_argument(
-        "--retain-hours", type=float, default=DEFAULT_HORIZON_HOURS, metavar="N",
+        "--retain-hours",
+        type=float,
+        default=DEFAULT_HORIZON_HOURS,
+        metavar="N",
         help="the VACUUM horizon the report counts files against "
         f"(default: {DEFAULT_HORIZON_HOURS}, VACUUM's)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--check", action="store_true",
-        help=f"exit with status {HIDDEN_FILES_FOUND} when such files exist (for a scheduled "
-        "check)",
-    )  # fmt: skip
+        "--check",
+        action="store_true",
+        help=f"exit with status {HIDDEN_FILES_FOUND} when such files exist (for a scheduled check)",
+    )
     return parser
 
 
@@ -173,8 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if view.is_table
             else "holds tables below it but is not one"
         )
-        print(f"txcommit: doctor reads a whole table, and {ns.path} {where}; give the table's "
-              "own directory", file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit: doctor reads a whole table, and {ns.path} {where}; give the table's "
+            "own directory",
+            file=sys.stderr,
+        )
         return NOT_A_TABLE
     found = report(view, ns.retain_hours, int(time.time() * 1000))
     hidden = found["hidden"]
@@ -183,8 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         committed, listed = found["committed"], found["listed"]
         print(f"{view.url}")
-        print(f"  txcommit readers see   {committed['files']} files, "
-              f"{human_bytes(committed['bytes'])}")  # fmt: skip
+        print(
+            f"  txcommit readers see   {committed['files']} files, "
+            f"{human_bytes(committed['bytes'])}"
+        )
         print(f"  a plain listing shows  {listed['files']} files, {human_bytes(listed['bytes'])}")
         if hidden["files"]:
             rows = [

@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from txcommit._console import print_error, text
 from txcommit.cli.ls import NOT_A_TABLE, add_table_arguments, human_bytes, open_or_report
@@ -35,7 +35,7 @@ _TABLES_NAMED = 5
 def _time(ms: int | None) -> str:
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _removed(files: int | None, size: int | None) -> str:
@@ -84,9 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables = view.tables_below
         shown = ", ".join(printable(t) for t in tables[:_TABLES_NAMED])
         more = f" and {len(tables) - _TABLES_NAMED} more" if len(tables) > _TABLES_NAMED else ""
-        print(f"txcommit: {printable(ns.path)} is not a table but holds {len(tables)} below it "
-              f"({shown}{more}); each has a history of its own: give one table's directory",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"txcommit: {printable(ns.path)} is not a table but holds {len(tables)} below it "
+            f"({shown}{more}); each has a history of its own: give one table's directory",
+            file=sys.stderr,
+        )
         return NOT_A_TABLE
     rows = view.history()
     if ns.limit is not None:

@@ -20,10 +20,10 @@ from typing import Any
 
 from txcommit._console import Progress, print_error, text
 from txcommit._names import IGNORE_CORRUPT_RECORDS_CONF
-from txcommit.adapters.plugin import schemes_taking
 from txcommit.adapters.registry import scheme_of
 from txcommit.errors import TxCommitError
 from txcommit.paths import LOG_DIR_NAME, printable
+from txcommit.stores import schemes_taking
 from txcommit.table.view import TableView, open_table
 
 
@@ -72,7 +72,7 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 def store_options(ns: argparse.Namespace) -> dict[str, Any]:
     """--endpoint and --region, for a path whose store takes them (its descriptor says which
-    schemes take which, :func:`~txcommit.adapters.plugin.schemes_taking`)."""
+    schemes take which, :func:`~txcommit.stores.schemes_taking`)."""
     scheme = scheme_of(ns.path)
     region, endpoint = schemes_taking("region"), schemes_taking("endpoint")
     if ns.region and scheme not in region and scheme in endpoint:

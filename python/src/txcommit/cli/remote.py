@@ -19,14 +19,18 @@ def parser_with_remote(prog: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("path", metavar="PATH", help="the table directory or URL (e.g. s3a://b/t)")
     parser.add_argument(
-        "--remote", required=True, metavar="URL",
+        "--remote",
+        required=True,
+        metavar="URL",
         help="the Spark Connect server to run it on, e.g. sc://localhost:15002",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="report the server's progress on stderr while a long run goes on (the tasks of "
         "the Spark job it deletes or checks many files in; default: when stderr is a terminal)",
-    )  # fmt: skip
+    )
     return parser
 
 
@@ -40,9 +44,12 @@ class _TaskProgress:
         self.doing, self.line = doing, Progress(enabled, interval=0.5)
 
     def __call__(
-        self, stages: Any = None, inflight_tasks: int = 0, operation_id: Any = None,
+        self,
+        stages: Any = None,
+        inflight_tasks: int = 0,
+        operation_id: Any = None,
         done: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         stages = list(stages or [])
         total = sum(s.num_tasks for s in stages)
         if total:
@@ -87,7 +94,7 @@ def run_statement(
     except TxCommitError as exc:
         print(f"{prog}: {_message(exc)}", file=sys.stderr)
         return 1
-    except Exception as exc:  # noqa: BLE001 - the server's error, told without gRPC internals
+    except Exception as exc:
         print(f"{prog}: failed: {server_failure(exc)}", file=sys.stderr)
         return 1
     finally:

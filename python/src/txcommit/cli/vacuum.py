@@ -28,19 +28,24 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--retain-hours", type=float, default=None, metavar="N",
+        "--retain-hours",
+        type=float,
+        default=None,
+        metavar="N",
         help="retention horizon in hours: only garbage older than this is deleted "
         "(default: the server's, 48; below 1 needs --force)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--dry-run", action="store_true",
+        "--dry-run",
+        action="store_true",
         help="list what would be deleted; delete nothing",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--force", action="store_true",
+        "--force",
+        action="store_true",
         help="allow a horizon below the safe minimum (only when no job writes to and no "
         "reader reads the table)",
-    )  # fmt: skip
+    )
     return parser
 
 

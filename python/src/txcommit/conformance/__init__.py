@@ -3,7 +3,7 @@
 Level 2 (the protocol) runs the fault scenarios of :mod:`txcommit.conformance.protocol` through
 a Spark Connect server it starts on the store (adapters with a JVM implementation only).
 Level 1 (the primitive) runs the checks of :mod:`txcommit.testing.checks` against a live
-store and certifies only what the adapter's declaration (``adapters/<name>/adapter.json``)
+store and certifies only what the adapter's declaration (``<name>.json`` in its store's folder)
 promises. From a shell::
 
     txcommit conformance --store s3://bucket/prefix [--adapter s3] [--endpoint URL] \\

@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Sequence
 
 from txcommit.adapters.local import LocalStore
-from txcommit.adapters.plugin import schemes_taking, store_names
 from txcommit.adapters.registry import adapter_for, open_store, scheme_of
 from txcommit.conformance.protocol import VISIBLE_AFTER_HALT, run_level2, scenarios, target_for
 from txcommit.conformance.runner import (
@@ -33,6 +32,7 @@ from txcommit.conformance.runner import (
 )
 from txcommit.errors import TxCommitError
 from txcommit.paths import display_url, join
+from txcommit.stores import schemes_taking, store_names
 from txcommit.testing.checks import CHECKS
 
 

@@ -2,7 +2,7 @@
 
 A real Spark Connect server with the txcommit plugin is started on the store (the adapter's
 JVM implementation: every store ``txcommit server --store`` serves, the registered
-:func:`~txcommit.adapters.plugin.store_plugins`)
+:func:`~txcommit.stores.store_descriptors`)
 with fault injection allowed, and a Spark Connect client (pyspark's, in the same environment:
 the kit runs where ``txcommit[server]`` is installed) runs these scenarios against tables below
 the run's scratch root:
@@ -56,13 +56,12 @@ from txcommit._names import (
 )
 from txcommit.adapters.base import MultipartStore, Store
 from txcommit.adapters.declarations import AdapterDeclaration
-from txcommit.adapters.plugin import (
-    root_as_spark_names_it,
-    store_names,
-    store_plugin,
-    store_plugins,
-)
 from txcommit.paths import is_data_path, join
+from txcommit.stores import (
+    root_as_spark_names_it,
+    store_descriptor,
+    store_names,
+)
 from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.records import decode_record
@@ -90,7 +89,7 @@ HALT_TIMEOUT_S = 180.0
 
 @dataclass
 class ProtocolTarget:
-    """What Level 2 runs on: the store's Python mirror at the run's scratch root (for raw
+    """What Level 2 runs on: the store's Python store at the run's scratch root (for raw
     listings and the log), the same root as Spark names it, and the server to start."""
 
     store: Store
@@ -158,10 +157,8 @@ class Level2Context:
             port=free_port(),
             master=self.target.master,
             store=self.target.server_store,
-            # The kit certifies the store it was given (a NameNode, a bucket), not an emulator.
-            local_emulators={
-                p.emulator.option: False for p in store_plugins() if p.emulator is not None
-            },
+            # The kit certifies the store it was given (a NameNode, a bucket), not an emulator:
+            # the server starts none (no `local`).
             confs={
                 ALLOW_FAULT_INJECTION_CONF: "true",
                 "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
@@ -370,7 +367,7 @@ def persistent_task_failure(ctx: Level2Context) -> None:
         )
         try:
             df.write.mode("append").parquet(url)
-        except Exception as e:  # noqa: BLE001 - the job must fail; anything else is judged
+        except Exception as e:
             if PERSISTENT_FAILURE not in str(e):
                 raise CheckFailed(
                     f"{ctx.declares('runs the txcommit protocol')}, but a job with a "
@@ -583,7 +580,7 @@ def run_level2(
                 s.run(ctx)
             except CheckFailed as e:
                 result, why_ = FAIL, str(e)
-            except Exception as e:  # noqa: BLE001 - a crashing scenario is a failing one
+            except Exception as e:
                 first = (str(e).splitlines() or [""])[0][:400]
                 log = f" (server log: {ctx.server.log_path})" if ctx.server is not None else ""
                 result, why_ = FAIL, f"the scenario crashed: {type(e).__name__}: {first}{log}"
@@ -630,7 +627,7 @@ def target_for(
     name = store.declaration.name
     known = name in store_names()
     if known:
-        spark_root, confs = store_plugin(name).level2_target(store, endpoint, region)
+        spark_root, confs = store_descriptor(name).level2_target(store, endpoint, region)
     else:  # unavailable_reason says why Level 2 cannot run
         spark_root, confs = root_as_spark_names_it(store, endpoint, region)
     confs = {**confs, **(server_confs or {})}

@@ -257,10 +257,10 @@ class CommittedS3FileSystem(_CommittedFileSystem):
         return text.strip("/")
 
     def _make_inner(self) -> AbstractFileSystem:
-        from txcommit.adapters.plugin import store_plugin
+        from txcommit.stores import store_descriptor
 
         bucket = "placeholder"  # obstore's fsspec store takes the bucket from each path
-        s3 = store_plugin("s3").store_class()
+        s3 = store_descriptor("s3").store_class()
         fs, _ = s3(f"s3://{bucket}", **self._options).fsspec()
         return fs
 

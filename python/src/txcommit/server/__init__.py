@@ -35,14 +35,13 @@ from txcommit._names import (
 )
 from txcommit._names import PLUGIN_JAR_NAME as PLUGIN_JAR_NAME  # re-exported: its old home
 from txcommit._spark_home import is_pure_client, pyspark_dir
-from txcommit.adapters.plugin import Emulator, StorePlugin, store_plugin
 from txcommit.errors import ServerStartError, UnknownAdapterError
 from txcommit.server.ports import listens_on
+from txcommit.stores import Emulator, StoreDescriptor, store_descriptor
 
 PLUGIN_JAR_ENV = "TXCOMMIT_PLUGIN_JAR"
-LOCAL_S3_BUCKET = "txcommit"
-LOCAL_GCS_BUCKET = "txcommit"
-LOCAL_AZURE_CONTAINER = "txcommit"
+#: The bucket (or container) an emulator creates for ``--local``.
+LOCAL_BUCKET = "txcommit"
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SERVER_APP_NAME = "txcommit Connect server"
 DEFAULT_PORT = 15002
@@ -64,24 +63,10 @@ class ServerConfig:
     ``spark_conf_dir`` (else ``$SPARK_CONF_DIR``) holds the ``spark-defaults.conf`` to merge
     with. ``plugin=False`` runs a plain Connect server without txcommit (for debugging).
     ``die_with_parent`` (Linux) makes the server get SIGTERM when the starting thread dies.
-    ``store`` adds a store adapter (any of :func:`~txcommit.adapters.plugin.store_names`; what
-    each adds is its descriptor's, ``txcommit_store_<name>.plugin``): ``s3`` (conditional put) or
-    ``s3-multipart`` put Hadoop's S3A connector on the classpath and make that adapter the
-    default for s3a:// and s3://; with ``local_s3`` (the default for them) a moto S3 endpoint
-    is started on loopback for the server's lifetime, with bucket ``local_s3_bucket``; without
-    it, pass the usual ``spark.hadoop.fs.s3a.*`` confs (or spark-defaults.conf) to reach a
-    real bucket.
-    ``hdfs`` needs no jar (Spark's Hadoop client speaks HDFS); with ``local_hdfs`` (its
-    default) a one-machine HDFS (MiniDFSCluster) runs for the server's lifetime, else the
-    cluster's own Hadoop configuration reaches a real NameNode.
-    ``gcs`` puts Google's Cloud Storage connector on the classpath; with ``local_gcs`` (its
-    default) a fake-gcs-server runs on loopback for the server's lifetime with bucket
-    ``local_gcs_bucket``, else the usual ``spark.hadoop.fs.gs.*`` confs reach Google Cloud.
-    ``azure`` puts Hadoop's ABFS connector on the classpath; with ``local_azure`` (its default)
-    an Azurite (Azure Blob emulator) runs on loopback for the server's lifetime with container
-    ``local_azure_container``, else the usual ``spark.hadoop.fs.azure.*`` confs reach a real
-    storage account. ``local_emulators`` turns the emulator of a store registered by another
-    distribution on or off, by its option name (``local_<store>``; default on).
+    ``store`` adds a store (:func:`~txcommit.stores.store_names`): its jars and confs, from its
+    descriptor. ``local`` also starts its emulator on loopback for the server's lifetime, with
+    bucket (or container) ``local_bucket`` (``pip install 'txcommit[local]'``); without it the
+    server reaches the real store through the usual confs (or spark-defaults.conf).
     """
 
     port: int = DEFAULT_PORT
@@ -95,20 +80,8 @@ class ServerConfig:
     startup_timeout: float = 120.0
     die_with_parent: bool = False
     store: str = "local"
-    local_s3: bool = True
-    local_s3_bucket: str = LOCAL_S3_BUCKET
-    local_hdfs: bool = True
-    local_gcs: bool = True
-    local_gcs_bucket: str = LOCAL_GCS_BUCKET
-    local_azure: bool = True
-    local_azure_container: str = LOCAL_AZURE_CONTAINER
-    local_emulators: dict[str, bool] = field(default_factory=dict)
-
-    def wants_emulator(self, option: str) -> bool:
-        """Whether the emulator switched by ``option`` (``local_s3``) is to be started."""
-        if option in self.local_emulators:
-            return self.local_emulators[option]
-        return bool(getattr(self, option, True))
+    local: bool = False
+    local_bucket: str = LOCAL_BUCKET
 
 
 # ---------------------------------------------------------------------------- locating
@@ -201,10 +174,10 @@ def store_settings(config: ServerConfig) -> tuple[list[str], list[str], dict[str
     return jars, classpath, dict(plugin.server_confs)
 
 
-def server_store(name: str) -> StorePlugin:
+def server_store(name: str) -> StoreDescriptor:
     """The store ``txcommit server --store name`` sets up; ServerStartError when unknown."""
     try:
-        return store_plugin(name)
+        return store_descriptor(name)
     except UnknownAdapterError as e:
         raise ServerStartError(str(e)) from e
 
@@ -407,19 +380,14 @@ class RunningServer:
         host: str,
         port: int,
         log_path: Path,
-        emulators: Mapping[str, Emulator] | None = None,
+        emulator: Emulator | None = None,
     ):
         self.process = process
         self.host = host
         self.port = port
         self.log_path = log_path
-        #: The emulators started for this server, by the option that switched them on
-        #: (``local_s3``: the loopback S3 endpoint of ``--store s3``); stopped with it.
-        self.emulators: dict[str, Emulator] = dict(emulators or {})
-
-    def emulator(self, option: str) -> Emulator | None:
-        """The emulator started for this server under ``option`` (``local_s3``), if any."""
-        return self.emulators.get(option)
+        #: The emulator started for this server (``--local``), stopped with it.
+        self.emulator = emulator
 
     @property
     def url(self) -> str:
@@ -492,8 +460,8 @@ class RunningServer:
                 self.process.wait()
         # Python workers the JVM started share the group; do not leave them behind.
         self._signal_group(signal.SIGKILL)
-        for emulator in self.emulators.values():
-            emulator.stop()
+        if self.emulator is not None:
+            self.emulator.stop()
         return self.process.returncode
 
     def kill(self) -> int:
@@ -551,16 +519,17 @@ def start(config: ServerConfig | None = None) -> RunningServer:
     """
     config = config or ServerConfig()
     home = find_pyspark_server()
-    emulators: dict[str, Emulator] = {}
-    spec = server_store(config.store).emulator
-    if spec is not None and config.wants_emulator(spec.option):
-        emulators[spec.option], emulator_confs = spec.start(config)
+    emulator: Emulator | None = None
+    if config.local:
+        emulator, emulator_confs = (
+            server_store(config.store).local_emulator().start(config.local_bucket)
+        )
         config = replace(config, confs={**emulator_confs, **config.confs})
     try:
         cmd = build_command(config, home)
     except BaseException:
-        for started in emulators.values():
-            started.stop()
+        if emulator is not None:
+            emulator.stop()
         raise
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise ServerStartError("Java 17 or newer is needed: put `java` on PATH or set JAVA_HOME.")
@@ -583,13 +552,7 @@ def start(config: ServerConfig | None = None) -> RunningServer:
             start_new_session=True,
             preexec_fn=_parent_death_signal() if config.die_with_parent else None,
         )
-    server = RunningServer(
-        process,
-        config.host,
-        config.port,
-        log_path,
-        emulators,
-    )
+    server = RunningServer(process, config.host, config.port, log_path, emulator)
     try:
         server.wait_ready(config.startup_timeout)
     except BaseException:  # including Ctrl-C: never leave a half-started JVM behind

@@ -130,8 +130,8 @@ def _parse_time(v: str) -> int | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    delta = parsed - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    delta = parsed - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 

@@ -809,9 +809,16 @@ def _build(
         report(f"read {store.root_url} from its log: {len(named)} files", force=True)
         pending, aborted, row_counts = with_markers_read()
         return TableView(
-            store, True, sorted(named, key=lambda f: f.path), primary, pending, aborted,
-            [_Judge("", lead, primary)], row_counts, table_url=table_store.root_url,
-        )  # fmt: skip
+            store,
+            True,
+            sorted(named, key=lambda f: f.path),
+            primary,
+            pending,
+            aborted,
+            [_Judge("", lead, primary)],
+            row_counts,
+            table_url=table_store.root_url,
+        )
 
     # ... then the tree, which shows where the logs inside it are (tables in a directory of
     # tables, or nested by a version without the one-log-per-path check) ...
@@ -870,9 +877,17 @@ def _build(
     pending, aborted, row_counts = with_markers_read()
     found = store.root.is_dir() if isinstance(store, LocalStore) else bool(tree) or own_exists
     return TableView(
-        store, table is not None, data, primary, pending, aborted, judges, row_counts,
-        table_url=table_store.root_url, found=found,
-    )  # fmt: skip
+        store,
+        table is not None,
+        data,
+        primary,
+        pending,
+        aborted,
+        judges,
+        row_counts,
+        table_url=table_store.root_url,
+        found=found,
+    )
 
 
 #: At most this many rounds of listing a log again (a group committed during the view, I35).
@@ -1174,7 +1189,7 @@ def _log_as_of(
 
 def _iso(epoch_ms: int) -> str:
     """``epoch_ms`` as the JVM's ``Instant.toString`` writes it (UTC, ``Z``)."""
-    t = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC)
     text = t.strftime("%Y-%m-%dT%H:%M:%S")
     return text + (f".{epoch_ms % 1000:03d}Z" if epoch_ms % 1000 else "Z")
 

@@ -143,7 +143,7 @@ def exclusive_create_race(ctx: CheckContext) -> None:
             start.wait(60)
             store.create_exclusive(key, f"writer-{i}".encode())
             outcomes[i] = None
-        except BaseException as e:  # noqa: BLE001 - every outcome is judged below
+        except BaseException as e:
             outcomes[i] = e
 
     threads = [threading.Thread(target=create, args=(i,), daemon=True) for i in range(n)]
@@ -231,7 +231,7 @@ def atomic_visibility(ctx: CheckContext) -> None:
             finished = done.is_set()
             try:
                 got = store.read(key)
-            except BaseException as e:  # noqa: BLE001 - reported below
+            except BaseException as e:
                 errors.append(e)
                 return
             seen.append(None if got is None else b"")
@@ -509,7 +509,7 @@ def fsspec_reader(ctx: CheckContext) -> None:
     try:
         with fs.open(f"{root}/{key}", "rb") as f:
             content = f.read()
-    except Exception as e:  # noqa: BLE001 - reported as the failure
+    except Exception as e:
         content = None
         why = f"opening it failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     else:

@@ -2,9 +2,8 @@
 
 They live once, in the repository's ``conformance/vectors/`` (see its README.md), and are
 loaded by the JVM's ScalaTest suites, by the Python tests and by the kit's checks, so the two
-languages cannot drift apart unnoticed. The package ships them as ``txcommit/_vectors``
-(mapped by setuptools, never copied in git); a source checkout or an editable install reads
-the repository's directory instead.
+languages cannot drift apart unnoticed. The package holds them as ``txcommit/_vectors``, a link
+to that directory in the tree.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from txcommit.errors import TxCommitError
@@ -22,19 +20,14 @@ if TYPE_CHECKING:
 
 
 def vectors_root() -> Traversable:
-    """The installed package's ``_vectors``, else the source checkout's ``conformance/vectors``."""
+    """The package's ``_vectors`` (in the tree, a link to ``conformance/vectors``)."""
     packaged = resources.files("txcommit").joinpath("_vectors")
-    if packaged.is_dir():
-        return packaged
-    # python/src/txcommit/testing/vectors.py -> the repository root is 4 levels up.
-    checkout = Path(__file__).resolve().parents[4] / "conformance" / "vectors"
-    if checkout.is_dir():
-        return checkout
-    raise TxCommitError(
-        f"txcommit: no golden vectors found: neither {packaged} (an installed package) nor "
-        f"{checkout} (a source checkout) exists. Reinstall txcommit; a wheel must contain "
-        "txcommit/_vectors/."
-    )
+    if not packaged.is_dir():
+        raise TxCommitError(
+            f"txcommit: no golden vectors found at {packaged}. Reinstall txcommit; a wheel must "
+            "contain txcommit/_vectors/."
+        )
+    return packaged
 
 
 @cache

@@ -1,8 +1,21 @@
-"""``example://`` tables for txcommit: a local directory under its own URL scheme.
+"""``example://`` tables for txcommit: a local directory under its own URL scheme, a store of
+another distribution, in one folder of the shape txcommit's own have: this descriptor, its
+declaration (``example.json``), its Python store (``store.py``) and its JVM adapter
+(``txcommit-store-example.jar``, built from ``jvm/``), registered in the ``txcommit.adapters``
+entry-point group."""
 
-A store adapter distributed on its own, as a third party writes one: its declaration
-(``adapter.json``), its Python mirror (:class:`~txcommit_store_example.store.ExampleStore`),
-its JVM adapter (``txcommit-store-example.jar``, built from ``jvm/``) and the descriptor that
-ties them together (:data:`~txcommit_store_example.plugin.EXAMPLE`), registered in the
-``txcommit.adapters`` entry-point group.
-"""
+from __future__ import annotations
+
+from importlib.resources import files
+
+from txcommit.stores import StoreDescriptor
+
+EXAMPLE = StoreDescriptor(
+    name="example",
+    summary="example:///abs/path tables (a local directory), from txcommit-store-example",
+    python_store="txcommit_store_example.store:ExampleStore",
+    declaration=files(__name__) / "example.json",
+    adapter_jar_file=files(__name__) / "txcommit-store-example.jar",
+    # Hadoop reaches example:// through the jar's own FileSystem.
+    server_confs={"spark.hadoop.fs.example.impl": "org.example.txcommit.ExampleFileSystem"},
+)

@@ -1,4 +1,4 @@
-"""The Python mirror of the ``example`` adapter: ``example:///abs/path`` is the local directory
+"""The Python store of the ``example`` adapter: ``example:///abs/path`` is the local directory
 ``/abs/path``. Like the JVM side, a file is published by writing a temporary file next to it,
 forcing it to disk, then hard-linking it into place: ``link(2)`` fails when the target exists,
 so of any number of racing publishers exactly one wins and a reader never sees a part."""

@@ -30,7 +30,7 @@ object Version {
 
   /**
    * Refuses to run on a Spark line other than the jar's: a class compiled against another line's
-   * Spark links against what that line has (a 4.3 parser calls `ParserInterface.$init$`, which
+   * Spark links against what that line has (a 4.3 parser calls the trait initialiser of `ParserInterface`, which
    * 4.0 lacks), so it would start and then fail a user's first query. Called when the plugin or
    * the SQL extension loads, before anything of it runs.
    */

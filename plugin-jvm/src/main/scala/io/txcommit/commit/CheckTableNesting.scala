@@ -35,8 +35,10 @@ final case class NestingSeen(createsTable: Boolean)
  *
  * The check and the job's pending marker (which creates its `_txcommit/`) are two steps, so
  * two first writes to `T` and `T/k=1` can both pass it. A first write therefore looks again
- * after its marker exists, before its record is published ([[RecheckTableNesting]]): of two
- * such writers the later to look sees the other's marker, so at least one is refused.
+ * once its log exists, still in job setup, before it writes data ([[RecheckTableNesting]]):
+ * each writer creates its log and then looks, so the later of the two to look sees the other's
+ * log, and at least one is refused. Looking before any data is written keeps the second look
+ * as cheap as the first, whatever the job writes.
  */
 object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nesting") {
   override protected def execute(ctx: TxnContext, in: Unit): NestingSeen = {
@@ -176,12 +178,12 @@ object CheckTableNesting extends CommitStage[Unit, NestingSeen]("check-table-nes
 }
 
 /**
- * Job commit, before the record is published: a first write (one whose path was no table at
- * setup) looks again, now that its own pending marker exists, for a log above and below its
- * path ([[CheckTableNesting]] says why this catches a race). A write to an existing table
- * needs no second look: a first write next to it (above or below) sees that table's log at
- * its own setup or here. A refused first write removes the log it created
- * ([[RemoveCreatedLog]]) once it has aborted.
+ * Job setup, once the job's log exists and before any data is written: a first write (one
+ * whose path was no table at setup's check) looks again for a log above and below its path
+ * ([[CheckTableNesting]] says why this settles a race). A write to an existing table needs no
+ * second look: a first write next to it (above or below) sees that table's log at its own
+ * check or here. A refused first write aborts and removes the log it created
+ * ([[RemoveCreatedLog]]).
  */
 object RecheckTableNesting extends CommitStage[NestingSeen, Unit]("recheck-table-nesting") {
   override protected def execute(ctx: TxnContext, seen: NestingSeen): Unit =
@@ -196,12 +198,12 @@ object RecheckTableNesting extends CommitStage[NestingSeen, Unit]("recheck-table
 
   private def raced(e: UnsupportedWriteException): UnsupportedWriteException =
     new UnsupportedWriteException(e.getMessage.stripPrefix("txcommit: ").replace("Nothing was written.",
-        "The other log appeared while this job ran (a concurrent first write); this job committed " +
-          "nothing and removes its files."))
+        "The other log appeared while this job ran (a concurrent first write); this job wrote " +
+          "nothing and removed the log it had created."))
 }
 
 /**
- * Job abort after [[RecheckTableNesting]] refused a first write: removes the `_txcommit/` the
+ * Job setup, after [[RecheckTableNesting]] refused a first write: removes the `_txcommit/` the
  * job created, so that the other table is not left with a log above or below it. Only this
  * transaction's own markers are deleted, and directories only when empty; if anything else
  * is in the log (another writer's marker), the log stays.

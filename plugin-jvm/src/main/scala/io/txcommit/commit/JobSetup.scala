@@ -45,9 +45,26 @@ object JobSetup {
         ReplaceBase(state.replaceLog.highest, state.commitTxns, state.undecided.map(_.txn).toSet)
       }
     StartTransaction.run(ctx, intent.isReplacing, timings)
+    if (nesting.createsTable) claimNewTable(ctx, nesting, timings)
     val heartbeat =
       if (streaming) None
       else Some(TxnHeartbeat.start(ctx, intent.isReplacing, TxCommitConf.heartbeatIntervalMs(conf)))
     JobStarted(nesting, base, heartbeat)
   }
+
+  /**
+   * A first write looks again for another log above or below its path once its own log exists
+   * (I18; [[CheckTableNesting]] says why this settles a race), before it writes any data: the
+   * tree then holds no file of this job, so the look costs what setup's did. Refused, it
+   * aborts and removes the log it created, and fails the job before any task runs (Spark calls
+   * no `abortJob` for a job whose setup failed).
+   */
+  private def claimNewTable(ctx: TxnContext, nesting: NestingSeen, timings: StageTimings): Unit =
+    try RecheckTableNesting.run(ctx, nesting, timings)
+    catch {
+      case e: io.txcommit.UnsupportedWriteException =>
+        AbortTransaction.run(ctx, Nil, timings)
+        RemoveCreatedLog.run(ctx, (), timings)
+        throw e
+    }
 }

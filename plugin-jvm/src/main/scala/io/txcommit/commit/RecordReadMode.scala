@@ -11,6 +11,10 @@ import io.txcommit.log.TableReads
  * before it writes data.
  */
 object RecordReadMode extends CommitStage[Unit, Boolean]("record-read-mode") {
-  override protected def execute(ctx: TxnContext, in: Unit): Boolean =
+  override protected def execute(ctx: TxnContext, in: Unit): Boolean = {
+    // Its first exclusive create: on a store that only claims the primitive (an S3 endpoint
+    // ignoring If-None-Match), refuse before it writes anything, not at the transaction's start.
+    ctx.store.checkReady(ctx.table)
     TableReads.createLogOnly(ctx.table, ctx.store, ctx.table.getFileSystem(ctx.conf), SparkApp.id)
+  }
 }

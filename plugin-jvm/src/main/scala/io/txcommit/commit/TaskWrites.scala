@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory
 import io.txcommit.{Paths, UnsupportedWriteException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.DataFileName
-import io.txcommit.store.{Adapters, CommitStore, Links}
+import io.txcommit.store.{Adapters, CommitStore, Links, WrittenFiles}
 
 /**
  * The task side of one transaction, shared by the batch and the streaming protocol: names each
@@ -59,21 +59,27 @@ final class TaskWrites(table: Path, txn: String, where: String) extends Serializ
     val manifest = TaskManifest.of(store(taskContext), table, txn, attempt.toString, files)
     SparkHadoopMapRedUtil.commitTask(TaskWrites.Authorizer, taskContext, attempt.getJobID.getId,
       attempt.getTaskID.getId)
+    forgetWritten() // a commit that failed leaves them to the abort, which discards the files
     new TaskCommitMessage(manifest)
   }
 
   /** Forgets what the attempt wrote (unless the test conf keeps aborted files): hidden anyway. */
   def abort(taskContext: TaskAttemptContext): Unit =
-    if (!TxCommitConf.bool(taskContext.getConfiguration, TxCommitConf.KeepAbortedFiles, default = false)) {
-      files.foreach { case (rel, at) =>
-        try {
-          val s = store(taskContext)
-          s.stagedFile(table, rel, at).foreach(f => s.discardData(table, Seq(f)))
-        } catch {
-          case NonFatal(e) => TaskWrites.log.warn(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
+    try {
+      if (!TxCommitConf.bool(taskContext.getConfiguration, TxCommitConf.KeepAbortedFiles, default = false)) {
+        files.foreach { case (rel, at) =>
+          try {
+            val s = store(taskContext)
+            s.stagedFile(table, rel, at).foreach(f => s.discardData(table, Seq(f)))
+          } catch {
+            case NonFatal(e) => TaskWrites.log.warn(s"txcommit: could not discard aborted file $rel: ${e.getMessage}")
+          }
         }
       }
-    }
+    } finally forgetWritten()
+
+  /** What this JVM's writers recorded of the attempt's files ([[WrittenFiles]]) is not kept past it. */
+  private def forgetWritten(): Unit = files.foreach { case (_, at) => WrittenFiles.take(at) }
 
   /**
    * Refuses a file in a directory of the table that is a link, before the file exists (I18): its

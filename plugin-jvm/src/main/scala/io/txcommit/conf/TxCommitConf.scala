@@ -89,6 +89,10 @@ object TxCommitConf {
 
   /** S3 adapters: probe that the endpoint honours If-None-Match before trusting it. */
   val VerifyConditionalPut = "spark.txcommit.s3.verifyConditionalPut"
+
+  /** S3 adapters: a task asks S3 for each data file it wrote before it commits (one HEAD a
+    * file), rather than taking the size its writer counted and S3 acknowledged. */
+  val CheckDataFiles = "spark.txcommit.s3.checkDataFiles"
   val HaltAt = "spark.txcommit.test.haltAt"
   val KeepAbortedFiles = "spark.txcommit.test.keepAbortedFiles"
   val PauseAt = "spark.txcommit.test.pauseAt"

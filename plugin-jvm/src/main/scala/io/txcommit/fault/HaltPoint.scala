@@ -34,11 +34,13 @@ object HaltPoint {
       "every write of a multi-table transaction published its prepared record; its decision is not yet created")
   case object TransactionAfterDecision extends HaltPoint("transaction.afterDecision",
       "a multi-table transaction's decision (committed) exists; no table's derived work is done")
+  case object MaintenanceTask extends HaltPoint("maintenance.task",
+      "a task of a maintenance job (VACUUM's deletes, RESTORE's checks) is about to run its items")
 
   val all: Seq[HaltPoint] =
     Seq(JobAfterNestingCheck, TaskBeforeCommit, JobDuringPublishData, JobBeforeRecord, JobAfterRecord, JobDuringCleanup,
       JobBeforeSuccess, StreamingBeforeSinkLog, StreamingBeforeRecord, TransactionBeforeDecision,
-      TransactionAfterDecision)
+      TransactionAfterDecision, MaintenanceTask)
   val byName: Map[String, HaltPoint] = all.map(p => p.name -> p).toMap
 
   private val log = LoggerFactory.getLogger(getClass)

@@ -57,7 +57,8 @@ final case class CatalogTableSnapshots(session: SparkSession) extends Rule[Logic
     try rules(plan)
     finally ReadRules.endJoint() // the plan's joint snapshot (LogFirstReads) is taken by now
 
-  private def rules(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+  private def rules(plan: LogicalPlan, reads: ReadRules.StatementReads = new ReadRules.StatementReads): LogicalPlan =
+    plan.resolveOperatorsDown {
     case t @ RelationTimeTravel(u @ UnresolvedRelation(parts, options, false), timestamp, version)
         if !options.containsKey(Key) && fileSourceTable(parts).isDefined =>
       ReadRules.asOfClause(session, timestamp, version, parts.mkString(".")).fold(t: LogicalPlan) {
@@ -72,7 +73,7 @@ final case class CatalogTableSnapshots(session: SparkSession) extends Rule[Logic
         val opts = options.asCaseSensitiveMap().asScala.toMap
         val asOf = ReadRules.asOfOf(opts - ClauseKey, roots, opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
         if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-        else ReadRules.tableRead(session, table, opts - ClauseKey, asOf).fold[LogicalPlan](
+        else ReadRules.tableRead(session, reads, table, opts - ClauseKey, asOf).fold[LogicalPlan](
           snapshot => {
             // Spark would reuse the relation cached by an earlier query, and its listing with it.
             if (snapshot.nonEmpty) session.sessionState.catalog.invalidateCachedTable(table.identifier)

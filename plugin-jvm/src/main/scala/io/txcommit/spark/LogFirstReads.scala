@@ -76,7 +76,8 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
     }.filter(_.nonEmpty)
   }
 
-  private def resolve(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+  private def resolve(plan: LogicalPlan, reads: ReadRules.StatementReads = new ReadRules.StatementReads): LogicalPlan =
+    plan.resolveOperatorsUp {
     case u: UnresolvedDataSource
         if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
           ReadRules.arePaths(u.paths ++ u.options.get("path").toSeq) =>
@@ -87,7 +88,7 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
           throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
         u
       } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-      else ReadRules.pathRead(session, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
+      else ReadRules.pathRead(session, reads, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
         .fold[LogicalPlan](snapshot => u.copy(options = u.options + (Key -> snapshot)), r => LogicalRelation(r))
     case u @ UnresolvedRelation(Seq(format, path), options, false)
         if !options.containsKey(Key) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
@@ -96,7 +97,7 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
       if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
       else {
         val read = opts - ClauseKey
-        ReadRules.pathRead(session, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
+        ReadRules.pathRead(session, reads, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
           snapshot => u.copy(options = new CaseInsensitiveStringMap((read + (Key -> snapshot)).asJava)),
           r => LogicalRelation(r))
       }

@@ -91,6 +91,24 @@ private[spark] object ReadRules {
     if (asOf.isDefined) None else joint.get.get(roots)
 
   /**
+   * The reads of one statement, as a rule resolves them in one pass over its plan: a table read
+   * twice in it (a self-join, a multi-insert's shared source) is read from one snapshot, with the
+   * same files, so both reads show one version of it and Spark can reuse one scan's exchange for
+   * both. A read with other options, or of another version, is planned apart.
+   */
+  final class StatementReads {
+    private val planned = scala.collection.mutable.HashMap.empty[(Seq[String], Map[String, String],
+          Option[AsOfOption]), Either[String, Plan]]
+    private val snapshots = scala.collection.mutable.HashMap.empty[(Seq[String], Option[AsOfOption]), String]
+
+    private[ReadRules] def plan(roots: Seq[String], options: Map[String, String], asOf: Option[AsOfOption])(
+        take: => Either[String, Plan]): Either[String, Plan] = planned.getOrElseUpdate((roots, options, asOf), take)
+
+    private[ReadRules] def snapshot(roots: Seq[String], asOf: Option[AsOfOption])(take: => String): String =
+      snapshots.getOrElseUpdate((roots, asOf), take)
+  }
+
+  /**
    * The encoded snapshot of the tables `roots` are, or are partition directories of, now or as
    * of `asOf` ("" for none; a past snapshot of no table is an error). A read of now takes the
    * plan's joint snapshot when there is one.
@@ -125,14 +143,19 @@ private[spark] object ReadRules {
    * format Spark reads another way, an option the index does not honour, a glob, a delegate path
    * filter, a root holding a streaming sink's log, a root that is gone.
    */
-  def pathRead(session: SparkSession, format: String, paths: Seq[String], options: Map[String, String],
-      userSchema: Option[StructType], asOf: Option[AsOfOption], sqlOnFile: Boolean = false)
+  def pathRead(session: SparkSession, reads: StatementReads, format: String, paths: Seq[String],
+      options: Map[String, String], userSchema: Option[StructType], asOf: Option[AsOfOption],
+      sqlOnFile: Boolean = false)
       : Either[String, HadoopFsRelation] = {
     val pathOption = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
     val roots = paths ++ pathOption
     val fileFormat = LogRelations.fileFormat(session, format)
-    if (fileFormat.isEmpty || (pathOption.isDefined && paths.nonEmpty)) Left(snapshotOf(session, roots, asOf))
-    else plan(session, roots, options, asOf).map { p =>
+    // A `path` or `paths` option beside path parameters: Spark refuses the read with its own
+    // error, which it must give before anything is listed (not after a walk of the root).
+    val pathsOption = options.keys.exists(_.equalsIgnoreCase("paths"))
+    if (fileFormat.isEmpty || ((pathOption.isDefined || pathsOption) && paths.nonEmpty))
+      Left(reads.snapshot(roots, asOf)(snapshotOf(session, roots, asOf)))
+    else reads.plan(roots, options, asOf)(plan(session, roots, options, asOf)).map { p =>
       // ResolveDataSource moves a single path into the options (SQL on a file keeps it apart).
       val relationOptions =
         if (!sqlOnFile && paths.size == 1 && pathOption.isEmpty) options + ("path" -> paths.head) else options
@@ -151,7 +174,7 @@ private[spark] object ReadRules {
    * knows only today's). Left as [[pathRead]]'s, and for a bucketed table or a partition located
    * anywhere but its own `k=v` directory of the table.
    */
-  def tableRead(session: SparkSession, table: CatalogTable, options: Map[String, String],
+  def tableRead(session: SparkSession, reads: StatementReads, table: CatalogTable, options: Map[String, String],
       asOf: Option[AsOfOption]): Either[String, LogicalPlan] = {
     val extra = new CaseInsensitiveStringMap(options.asJava)
     val conf = session.sessionState.conf
@@ -159,10 +182,11 @@ private[spark] object ReadRules {
       table.partitionColumnNames.nonEmpty && asOf.isEmpty
     val roots = Seq(table.location.toString)
     val fileFormat = LogRelations.fileFormat(session, table.provider.getOrElse(""))
-    if (table.bucketSpec.isDefined || fileFormat.isEmpty) Left(snapshotOf(session, roots, asOf))
+    if (table.bucketSpec.isDefined || fileFormat.isEmpty)
+      Left(reads.snapshot(roots, asOf)(snapshotOf(session, roots, asOf)))
     else {
       val dsOptions = DataSourceUtils.generateDatasourceOptions(extra, table)
-      plan(session, roots, dsOptions, asOf).flatMap { p =>
+      reads.plan(roots, dsOptions, asOf)(plan(session, roots, dsOptions, asOf)).flatMap { p =>
         val keep = if (tracked) catalogPartitions(session, table, p.roots.head) else Some((_: Path) => true)
         keep.toRight(p.snapshot).map { keep =>
           val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
@@ -211,7 +235,7 @@ private[spark] object ReadRules {
    * (REFRESH), the snapshot option it carries (empty where it reads no table), a past snapshot's
    * files a later commit removed and the check that they are still there where a read selects.
    */
-  private final case class Plan(roots: Seq[Path], files: Seq[FileStatus], retake: () => Seq[FileStatus],
+  final case class Plan private[ReadRules] (roots: Seq[Path], files: Seq[FileStatus], retake: () => Seq[FileStatus],
       snapshot: String, pastFiles: Set[Path], pastFilesThere: Seq[Path] => Unit)
 
   /** Left: the snapshot option of a read Spark's own listing reads. */

@@ -27,6 +27,7 @@ final class SparkJobSteps(spark: SparkSession, threshold: Int) extends FileSteps
       val before = sc.getLocalProperty("spark.job.description")
       sc.setJobDescription(description)
       try sc.parallelize(items, tasks).mapPartitions { it =>
+          io.txcommit.fault.HaltPoint.maybeHalt(shared.value, io.txcommit.fault.HaltPoint.MaintenanceTask)
           val run = step(shared.value)
           it.map(run)
         }.collect().toSeq

@@ -56,12 +56,6 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   @transient private var heartbeat: Option[TxnHeartbeat] = None
   @volatile @transient private var outcomeUnknown: Option[CommitOutcomeUnknownException] = None
 
-  /** Driver side, set by setupJob: whether this job creates the table's log (its first write). */
-  @transient private var nesting: NestingSeen = NestingSeen(createsTable = false)
-
-  /** Set when the job commit found a second log on its path: abort removes the log it created. */
-  @volatile @transient private var nestingRefused: Boolean = false
-
   /**
    * Driver side, set by setupJob when the session has a multi-table transaction open
    * (`spark.txcommit.transaction`, set by TXCOMMIT BEGIN): the job publishes a prepared record,
@@ -129,7 +123,6 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
     val started =
       try JobSetup.run(ctx, intent, streaming = false)
       catch { case e: Throwable => endGroupJob(Some(s"setup of ${ctx.describe}: ${e.getMessage}")); throw e }
-    nesting = started.nesting
     base = started.base
     heartbeat = started.heartbeat
     logDebug(s"txcommit: ${ctx.describe}: started (Spark job $jobId, ${intent.operation}" +
@@ -187,8 +180,6 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
   override def commitJob(jobContext: JobContext, taskCommits: Seq[TaskCommitMessage]): Unit = {
     stopHeartbeat() // the commit runs minutes at most; VACUUM's horizon is an hour or more
     val ctx = context(jobContext)
-    try RecheckTableNesting.run(ctx, nesting, new StageTimings)
-    catch { case e: UnsupportedWriteException => nestingRefused = true; throw e }
     // The commit's INFO line waits for the rows Spark counts once the write returns.
     val report: CommitReport = line =>
       org.apache.spark.sql.txcommit.RowCounts.committed(table, line,
@@ -214,7 +205,6 @@ class TxCommitProtocol(jobId: String, path: String, dynamicPartitionOverwrite: B
       case scala.util.Success(ctx) =>
         val files = committedByTasks.synchronized(committedByTasks.toList)
         AbortTransaction.unlessOutcomeUnknown(ctx, outcomeUnknown.isDefined, files)
-        if (nestingRefused && nesting.createsTable) RemoveCreatedLog.run(ctx, (), new StageTimings)
       case scala.util.Failure(e) =>
         logWarning(s"txcommit: txn $txn on ${Paths.display(table)}: nothing to abort (${e.getMessage})")
     }

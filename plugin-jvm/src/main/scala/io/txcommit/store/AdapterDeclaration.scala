@@ -8,9 +8,10 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.txcommit.UnsupportedStoreException
 
 /**
- * What an adapter promises, as data: `adapters/<name>/adapter.json` in the source tree,
- * packaged as the resource `txcommit/adapters/<name>/adapter.json` in the adapter's jar and in
- * the Python package, so the JVM plugin, the Python mirror and the conformance kit read the
+ * What an adapter promises, as data: `<name>.json` in its store's folder in the source tree
+ * (`adapters/txcommit_store_<store>/`), packaged as the resource
+ * `txcommit/adapters/<name>/adapter.json` in the adapter's jar and as a file of the store's Python
+ * package, so the JVM plugin, the Python store and the conformance kit read the
  * very same declaration.
  */
 final case class AdapterDeclaration(
@@ -35,7 +36,7 @@ object AdapterDeclaration {
     val where = resourceFor(name)
     val in = Option(loader.getResourceAsStream(where)).getOrElse(throw new UnsupportedStoreException(
         s"adapter '$name' has no declaration: resource $where is missing from its jar. Rebuild " +
-          "the adapter jar; every adapter must ship adapters/<name>/adapter.json."))
+          "the adapter jar; every adapter must ship its declaration as that resource."))
     val bytes =
       try in.readAllBytes()
       finally in.close()

@@ -6,7 +6,7 @@ import org.apache.hadoop.fs.Path
 /**
  * A store adapter: how txcommit publishes files on one kind of store. An adapter
  *
- *  - declares what it relies on as data, in `adapters/<name>/adapter.json` (primitive:
+ *  - declares what it relies on as data, in `<name>.json` in its store's folder (primitive:
  *    `rename`, `conditional-put` or `multipart-complete`; exclusive create; listing
  *    consistency; the URI schemes it serves). The declaration is the contract the conformance
  *    kit certifies: a store is never trusted for a capability it does not declare;

@@ -107,11 +107,11 @@ class CheckTableNestingSuite extends AnyFunSuite {
     assert(e.getMessage.contains("s3:ListBucket"))
   }
 
-  /** One first write's setup, marker and check before its commit: where it was refused, if it was. */
+  /** One first write's setup: its check, its log, its second look; where it was refused, if it was. */
   private def firstWrite(t: TempTable, dir: Path, before: () => Unit = () => ()): Option[String] = {
     val ctx = t.context().copy(table = dir)
     Try(CheckTableNesting.run(ctx, (), new StageTimings)).toOption match {
-      case None => Some("setup")
+      case None => Some("check")
       case Some(seen) =>
         if (seen.createsTable) RecordReadMode.run(ctx, (), new StageTimings)
         StartTransaction.run(ctx, false, new StageTimings)
@@ -121,13 +121,13 @@ class CheckTableNestingSuite extends AnyFunSuite {
           case _: UnsupportedWriteException =>
             AbortTransaction.run(ctx, Nil, new StageTimings)
             RemoveCreatedLog.run(ctx, (), new StageTimings)
-            Some("commit")
+            Some("second look")
         }
     }
   }
 
   test(
-    "two first writes to T and T/k=1 that both passed setup: at least one is refused before its commit, and leaves no log") {
+    "two first writes to T and T/k=1 that both passed the check: at least one is refused once its log exists, and leaves no log") {
     val t = new TempTable
     val outer = t.context().copy(table = t.table)
     val inner = t.context().copy(table = new Path(t.table, "k=1"))
@@ -170,12 +170,12 @@ class CheckTableNestingSuite extends AnyFunSuite {
       }
       val seen = outcomes.groupBy(identity).view.mapValues(_.size).toMap
       info(s"where the writers of a round were refused, and in how many rounds: $seen")
-      // The race this guards against: both writers passed setup's check.
-      assert(outcomes.exists(o => o.nonEmpty && !o.contains("setup")), s"no round overlapped: $seen")
+      // The race this guards against: both writers passed the first check.
+      assert(outcomes.exists(o => o.nonEmpty && !o.contains("check")), s"no round overlapped: $seen")
     } finally pool.shutdownNow()
   }
 
-  test("a first write that met no other log passes the check before its commit") {
+  test("a first write that met no other log passes the second look") {
     val t = new TempTable
     assert(firstWrite(t, t.table).isEmpty)
     assert(firstWrite(t, new Path(t.table.getParent, s"beside-${TxnId.generate()}")).isEmpty)

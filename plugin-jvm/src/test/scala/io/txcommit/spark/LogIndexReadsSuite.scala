@@ -21,10 +21,7 @@ import io.txcommit.testing.PluginSessions
  * reads of the same snapshot, for every way a read names its files and partitions.
  */
 class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = PluginSessions.builder("txcommit-log-index")
-    .config(TxCommitConf.MaxClockSkewMs, "0")
-    .config(TxCommitConf.CheckpointInterval, "0")
-    .getOrCreate()
+  private lazy val spark = PluginSessions.immediate("txcommit-log-index").getOrCreate()
 
   override protected def afterAll(): Unit =
     try spark.stop()
@@ -121,6 +118,35 @@ class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     index.refresh()
     assert(index.files.size == before + 1)
     assert(spark.read.parquet(url).count() == 54)
+  }
+
+  test("a statement reads each table from one snapshot: a multi-insert shares one exchange, a self-join one relation") {
+    val dir = Files.createTempDirectory("txcommit-one-snapshot")
+    val url = dir.resolve("src").toUri.toString
+    spark.range(42).write.parquet(url)
+    val names = Seq("one_snapshot_src", "one_snapshot_a", "one_snapshot_b")
+    try {
+      spark.sql(s"CREATE TABLE ${names(0)} USING parquet LOCATION '$url'")
+      for (n <- names.tail) spark.sql(s"CREATE TABLE $n (id BIGINT) USING parquet LOCATION '${dir.resolve(n).toUri}'")
+      spark.conf.set("spark.sql.adaptive.enabled", "false") // the exchanges as planned, not as AQE runs them
+      val df =
+        try spark.sql(s"""FROM (SELECT /*+ REPARTITION(3) */ id FROM ${names(0)})
+                         |INSERT INTO ${names(1)} SELECT id
+                         |INSERT INTO ${names(2)} SELECT id""".stripMargin)
+        finally spark.conf.unset("spark.sql.adaptive.enabled")
+      val reused = df.queryExecution.executedPlan.collect {
+        case c: org.apache.spark.sql.execution.CommandResultExec => c.commandPhysicalPlan.collect {
+            case r: org.apache.spark.sql.execution.exchange.ReusedExchangeExec => r
+          }.size
+      }
+      assert(reused == Seq(1), "the second INSERT reuses the first one's exchange of the source's scan")
+      for (n <- names.tail) assert(spark.table(n).count() == 42)
+      val join = spark.sql(s"SELECT a.id FROM parquet.`$url` a JOIN parquet.`$url` b ON a.id = b.id")
+      val relations = join.queryExecution.analyzed.collect { case l: LogicalRelation => l.relation }
+      assert(relations.size == 2 && relations.distinct.size == 1 && indexOf(join).exists(_.isInstanceOf[LogFileIndex]),
+        "both sides read the table from one snapshot, with the same files")
+      assert(join.count() == 42)
+    } finally names.foreach(n => spark.sql(s"DROP TABLE IF EXISTS $n"))
   }
 
   test("a root holding a streaming sink's log is read through that log, as Spark reads it") {

@@ -23,12 +23,7 @@ import io.txcommit.testing.{ListingCountingFileSystem, PluginSessions}
  * row vanishing or showing twice.
  */
 class LogOnlyTablesSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = PluginSessions.builder("txcommit-log-only")
-    .config(TxCommitConf.MaxClockSkewMs, "0")
-    .config(TxCommitConf.CheckpointInterval, "0")
-    .config("spark.hadoop.fs.file.impl", classOf[ListingCountingFileSystem].getName)
-    .config("spark.hadoop.fs.file.impl.disable.cache", "true")
-    .getOrCreate()
+  private lazy val spark = PluginSessions.immediate("txcommit-log-only", countListings = true).getOrCreate()
 
   override protected def afterAll(): Unit =
     try spark.stop()

@@ -19,12 +19,7 @@ import io.txcommit.testing.{ListingCountingFileSystem, PluginSessions}
  * directory holding tables is listed once, and that listing gives the data and the tables' logs.
  */
 class OneListingSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val spark = PluginSessions.builder("txcommit-one-listing")
-    .config(TxCommitConf.MaxClockSkewMs, "0")
-    .config(TxCommitConf.CheckpointInterval, "0")
-    .config("spark.hadoop.fs.file.impl", classOf[ListingCountingFileSystem].getName)
-    .config("spark.hadoop.fs.file.impl.disable.cache", "true")
-    .getOrCreate()
+  private lazy val spark = PluginSessions.immediate("txcommit-one-listing", countListings = true).getOrCreate()
 
   override protected def afterAll(): Unit =
     try spark.stop()

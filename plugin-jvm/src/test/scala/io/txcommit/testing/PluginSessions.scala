@@ -20,6 +20,18 @@ object PluginSessions {
   }
 
   /**
+   * [[builder]] whose reads see commits at once (no clock allowance, no checkpoints); with
+   * `countListings`, the local file system counts the listings of watched directories
+   * ([[ListingCountingFileSystem]]).
+   */
+  def immediate(app: String, countListings: Boolean = false): SparkSession.Builder = {
+    val b = builder(app).config(TxCommitConf.MaxClockSkewMs, "0").config(TxCommitConf.CheckpointInterval, "0")
+    if (!countListings) b
+    else b.config("spark.hadoop.fs.file.impl", classOf[ListingCountingFileSystem].getName)
+      .config("spark.hadoop.fs.file.impl.disable.cache", "true")
+  }
+
+  /**
    * A Hive-enabled session with the plugin, its metastore (Derby), warehouse and Derby log
    * under `home`; reads see commits at once (no clock allowance, no checkpoints). Only a line
    * with Spark's Hive support on its test classpath can start it.
@@ -27,9 +39,7 @@ object PluginSessions {
   def hive(app: String, home: java.nio.file.Path): SparkSession = {
     // Derby writes its log into the working directory unless told where.
     System.setProperty("derby.stream.error.file", home.resolve("derby.log").toString)
-    builder(app)
-      .config(TxCommitConf.MaxClockSkewMs, "0")
-      .config(TxCommitConf.CheckpointInterval, "0")
+    immediate(app)
       .config("spark.sql.warehouse.dir", home.resolve("warehouse").toString)
       .config("spark.hadoop.javax.jdo.option.ConnectionURL",
         s"jdbc:derby:;databaseName=${home.resolve("metastore_db")};create=true")

@@ -95,6 +95,14 @@ object TxCommitSQLConf {
     .version(Since).intConf.checkValue(_ >= 0, "must be 0 or more")
     .createWithDefault(io.txcommit.spark.SparkJobSteps.DefaultThreshold)
 
+  val CHECK_DATA_FILES: ConfigEntry[Boolean] = flag(TxCommitConf.CheckDataFiles,
+    "S3: before a task commits, ask S3 for every data file it wrote (one HEAD a file), so a file " +
+      "deleted under the running task by a tool outside txcommit fails the attempt (Spark retries " +
+      "it) instead of being committed. Off, a task takes each file's size from the bytes its " +
+      "writer sent, which S3 acknowledged before the writer closed it; VACUUM fences a " +
+      "transaction before it deletes any of its files, so it never needs the check.",
+    default = false)
+
   /** A conf naming a fault point (tests only); empty for none. */
   private def faultPoint(key: String, what: String): ConfigEntry[String] = SQLConf.buildConf(key)
     .doc(s"txcommit (tests only): $what. Ignored unless the server started with " +
@@ -148,7 +156,7 @@ object TxCommitSQLConf {
   def register(): Unit = {
     Seq(READ_FILTER, LOG_FIRST, IGNORE_CORRUPT_RECORDS, MAX_CLOCK_SKEW_MS, TREE_LISTING_MAX_FILES, CHECKPOINT_INTERVAL,
       MANIFESTS, NEW_TABLE_READS, CLEANUP_ATTEMPTS, KEEP_ABORTED_FILES, HALT_AT,
-      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY, MAINTENANCE_JOB_THRESHOLD, TRANSACTION,
+      VERIFY_CONDITIONAL_PUT, WRITE_ID, WRITE_ID_POLICY, MAINTENANCE_JOB_THRESHOLD, CHECK_DATA_FILES, TRANSACTION,
       TRANSACTION_LEASE_MS, TRANSACTION_WAIT_MS)
     ()
   }

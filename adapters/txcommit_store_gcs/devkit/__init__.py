@@ -1,0 +1,1 @@
+"""The gcs store's devkit: what testing it on one machine needs (not in the core wheel)."""
