@@ -41,7 +41,7 @@ from support.servers import (
     running,
     server_with_s3,
 )
-from support.tables import TableRef, make_table, reader_target, table_makers
+from support.tables import TableRef, make_table_of, reader_target
 
 START = 100
 ACCOUNTS = 10
@@ -77,7 +77,7 @@ class Reads:
         return sum(1 for s, e in self.spans if any(s < ce and cs < e for cs, ce in commits))
 
 
-def balances(spark, a: str, b: str) -> dict[str, int]:  # noqa: ANN001
+def balances(spark, a: str, b: str) -> dict[str, int]:
     """Both tables' sums in ONE query (one plan: one snapshot of both logs)."""
     both = (
         spark.read.parquet(a)
@@ -89,13 +89,13 @@ def balances(spark, a: str, b: str) -> dict[str, int]:  # noqa: ANN001
     }
 
 
-def rows(spark, amounts: list[int], gen: int):  # noqa: ANN001, ANN201
+def rows(spark, amounts: list[int], gen: int):
     return spark.createDataFrame(
         [(i, m, gen) for i, m in enumerate(amounts)], "id long, amount long, gen int"
     )
 
 
-def transfer(spark, a: str, b: str, n: int, ledger: Ledger, lose=None) -> None:  # noqa: ANN001
+def transfer(spark, a: str, b: str, n: int, ledger: Ledger, lose=None) -> None:
     """Transaction ``n``: moves ``n`` from ``a`` to ``b`` (appends), or, every CONSOLIDATE-th,
     overwrites both with their balances (read inside the transaction: as committed before it)."""
     with txcommit.transaction(spark) as tx:
@@ -114,14 +114,14 @@ def transfer(spark, a: str, b: str, n: int, ledger: Ledger, lose=None) -> None: 
         ledger.transfers[tx.id] = n
 
 
-def read_loop(read, reads: Reads, done: threading.Event) -> None:  # noqa: ANN001
+def read_loop(read, reads: Reads, done: threading.Event) -> None:
     """Reads until after the writer is done; every read must show the total."""
     while True:
         last = done.is_set()
         start = time.monotonic()
         try:
             seen = read()
-        except Exception as e:  # noqa: BLE001 - judged by the test
+        except Exception as e:
             # Only a read whose logs kept changing may fail (it says to run it again).
             reads.failed.append(str(e).split("\n")[0][:200])
             if last:
@@ -135,7 +135,7 @@ def read_loop(read, reads: Reads, done: threading.Event) -> None:  # noqa: ANN00
             return
 
 
-def vacuum_loop(spark, tables: list[str], done: threading.Event, runs: list[int]) -> None:  # noqa: ANN001
+def vacuum_loop(spark, tables: list[str], done: threading.Event, runs: list[int]) -> None:
     while not done.is_set():
         for t in tables:
             spark.sql(f"TXCOMMIT VACUUM '{t}' RETAIN 1 HOURS").collect()
@@ -153,15 +153,14 @@ def decided(table: TableRef) -> dict[str, str]:
     return out
 
 
-def pair_of(store: str, workdir: Path, request) -> tuple[TableRef, TableRef, TableRef]:  # noqa: ANN001
-    fixture = table_makers()[store].fixture
-    parent = make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
+def pair_of(store: str, workdir: Path, request) -> tuple[TableRef, TableRef, TableRef]:
+    parent = make_table_of(store, workdir, request)
     return parent, parent.child("a"), parent.child("b")
 
 
 def run_bank(
     writer: Any, reader_server: ServerProcess, a: TableRef, b: TableRef, parent: TableRef | None,
-    local_s3: Any, lose=None,  # noqa: ANN001
+    local_s3: Any, lose=None,
 ) -> tuple[Ledger, list[Reads], int]:  # fmt: skip
     """Sets up ``a`` (ACCOUNTS accounts of START) and ``b`` (0), then runs TRANSFERS
     transactions while a reader of another application and the Python readers read both and
@@ -203,7 +202,7 @@ def run_bank(
     return ledger, reads, runs[0]
 
 
-def writer_url(spark) -> str:  # noqa: ANN001
+def writer_url(spark) -> str:
     url = txcommit.client.session_url(spark)
     assert url is not None
     return url
@@ -212,7 +211,7 @@ def writer_url(spark) -> str:  # noqa: ANN001
 @pytest.mark.parametrize("store", BANK_STORES)
 def test_the_total_of_two_tables_never_changes_in_any_read(
     store: str, workdir: Path, request, server_of, local_s3
-) -> None:  # noqa: ANN001
+) -> None:
     parent, a, b = pair_of(store, workdir, request)
     writer = new_session(server_of(store).url)
     lose = None
@@ -266,11 +265,11 @@ def test_the_total_of_two_tables_never_changes_in_any_read(
 
 def test_a_transfer_across_two_stores_is_whole_in_every_read(
     workdir: Path, request, server, other_server, local_s3
-) -> None:  # noqa: ANN001
+) -> None:
     """Table ``a`` on the local file system, ``b`` on S3: one decision (in ``a``'s log)
     commits both."""
-    local = make_table("local", workdir)
-    s3 = make_table("s3", workdir, request.getfixturevalue(table_makers()["s3"].fixture))
+    local = make_table_of("local", workdir, request)
+    s3 = make_table_of("s3", workdir, request)
     a, b = local.child("a"), s3.child("b")
     writer = new_session(server.url)
     ledger, reads, _ = run_bank(writer, other_server, a, b, None, local_s3)
@@ -289,7 +288,7 @@ def test_a_transfer_across_two_stores_is_whole_in_every_read(
 @pytest.mark.parametrize("store", ["local", "s3"])
 def test_a_writer_killed_at_random_points_leaves_every_transfer_whole(
     store: str, workdir: Path, request, server, local_s3
-) -> None:  # noqa: ANN001
+) -> None:
     points = [
         "job.beforeRecord",
         "job.afterRecord",

@@ -20,18 +20,18 @@ from txcommit.errors import TransactionError
 from txcommit.readers import dataset
 
 from support.servers import new_session, run_until_the_server_dies, running, server_with_s3
-from support.tables import FEATURE_STORES, TableRef, make_table, reader_target, table_makers
+from support.tables import FEATURE_STORES, TableRef, make_table_of, reader_target
 
 
-def ids(spark, url: str) -> list[int]:  # noqa: ANN001
+def ids(spark, url: str) -> list[int]:
     return sorted(r["id"] for r in spark.read.parquet(url).select("id").collect())
 
 
-def rows(spark, start: int, n: int, parts: int = 2):  # noqa: ANN001, ANN201
+def rows(spark, start: int, n: int, parts: int = 2):
     return spark.range(start, start + n, 1, parts).withColumn("k", (F.col("id") % 3).cast("int"))
 
 
-def decisions(table: TableRef) -> list[dict]:  # noqa: ANN401
+def decisions(table: TableRef) -> list[dict]:
     return [
         json.loads(table.read(k) or b"{}")
         for k in table.objects()
@@ -40,21 +40,20 @@ def decisions(table: TableRef) -> list[dict]:  # noqa: ANN401
 
 
 @pytest.fixture
-def pair(workdir: Path, any_table: TableRef, request) -> tuple[TableRef, TableRef]:  # noqa: ANN001
+def pair(workdir: Path, any_table: TableRef, request) -> tuple[TableRef, TableRef]:
     """Two fresh tables on the same store: orders and lines."""
     return any_table, another(any_table.store, workdir, request)
 
 
-def another(store: str, workdir: Path, request) -> TableRef:  # noqa: ANN001
+def another(store: str, workdir: Path, request) -> TableRef:
     """A fresh table on ``store``, on the emulator its table maker names."""
-    fixture = table_makers()[store].fixture
-    return make_table(store, workdir, request.getfixturevalue(fixture) if fixture else None)
+    return make_table_of(store, workdir, request)
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
 def test_writes_to_two_tables_are_visible_together_at_the_end_of_the_block(
     spark, server, pair: tuple[TableRef, TableRef], local_s3
-) -> None:  # noqa: ANN001
+) -> None:
     orders, lines = pair
     orders.prepare(spark)
     lines.prepare(spark)
@@ -97,7 +96,7 @@ def test_writes_to_two_tables_are_visible_together_at_the_end_of_the_block(
 
 
 @pytest.mark.parametrize("any_table", FEATURE_STORES, indirect=True)
-def test_an_error_in_the_block_leaves_nothing(spark, pair: tuple[TableRef, TableRef]) -> None:  # noqa: ANN001
+def test_an_error_in_the_block_leaves_nothing(spark, pair: tuple[TableRef, TableRef]) -> None:
     orders, lines = pair
     orders.prepare(spark)
     rows(spark, 0, 6).write.parquet(orders.url)
@@ -118,11 +117,11 @@ def test_an_error_in_the_block_leaves_nothing(spark, pair: tuple[TableRef, Table
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)
-def test_sql_begin_commit_and_rollback_and_their_errors(spark, any_table: TableRef) -> None:  # noqa: ANN001
+def test_sql_begin_commit_and_rollback_and_their_errors(spark, any_table: TableRef) -> None:
     table = any_table
     table.prepare(spark)
 
-    def sql(text: str):  # noqa: ANN202
+    def sql(text: str):
         with txcommit.typed_errors():
             return spark.sql(text).collect()
 
@@ -152,7 +151,7 @@ def test_sql_begin_commit_and_rollback_and_their_errors(spark, any_table: TableR
 
 
 @pytest.mark.parametrize("any_table", ["local"], indirect=True)
-def test_a_failed_write_leaves_the_transaction_only_a_rollback(spark, any_table: TableRef) -> None:  # noqa: ANN001
+def test_a_failed_write_leaves_the_transaction_only_a_rollback(spark, any_table: TableRef) -> None:
     table = any_table
     table.prepare(spark)
     rows(spark, 0, 4).write.parquet(table.url)
@@ -173,7 +172,7 @@ def test_a_failed_write_leaves_the_transaction_only_a_rollback(spark, any_table:
 @pytest.mark.parametrize("point", ["transaction.beforeDecision", "transaction.afterDecision"])
 def test_a_server_killed_at_each_transaction_point_leaves_all_or_nothing(
     point: str, workdir: Path, pair: tuple[TableRef, TableRef], server, local_s3
-) -> None:  # noqa: ANN001
+) -> None:
     orders, lines = pair
     committed = point == "transaction.afterDecision"
     crashing = server_with_s3(workdir / f"halt-{point}-{orders.store}", local_s3)
@@ -217,7 +216,7 @@ def test_a_server_killed_at_each_transaction_point_leaves_all_or_nothing(
     reader.stop()
 
 
-def test_a_transaction_across_two_stores(spark, workdir: Path, request) -> None:  # noqa: ANN001
+def test_a_transaction_across_two_stores(spark, workdir: Path, request) -> None:
     """A local table and an S3 table in one transaction; the decision lives with the first."""
     local = another("local", workdir, request)
     s3 = another("s3", workdir, request)

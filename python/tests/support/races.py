@@ -368,7 +368,7 @@ def beside(
     def run(loop: Callable[[threading.Event], None]) -> None:
         try:
             loop(done)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+        except BaseException as e:
             errors.append(e)
             done.set()
 
