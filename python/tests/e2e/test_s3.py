@@ -210,13 +210,15 @@ def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
 
     assert local_s3.front is not None
     log = local_s3.front.log
-    listings: list[tuple[int, list[str]]] = []  # (request-log length before, data files)
+    # (request-log length before the listing, after it, the data files it listed)
+    listings: list[tuple[int, int, list[str]]] = []
     done = threading.Event()
 
     def watch() -> None:
         while not done.is_set():
             before = len(log.since(0))
-            listings.append((before, table.data_files()))
+            files = table.data_files()
+            listings.append((before, len(log.since(0)), files))
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -230,7 +232,12 @@ def test_multipart_data_is_invisible_to_a_raw_listing_until_the_commit(
     mine = [(i, r) for i, r in enumerate(requests) if r["key"].startswith(table.prefix + "/")]
     first_part = min(i for i, r in mine if r["op"] == "MULTIPART_PART")
     first_complete = min(i for i, r in mine if r["op"] == "MULTIPART_COMPLETE")
-    in_flight = [files for n, files in listings if first_part < n and n < first_complete]
+    # The endpoint logs a request once it is done, so a completion may take effect before its
+    # entry. A listing is surely in flight if it began after a part was logged and ended before
+    # the last part the job sent ahead of its first completion was logged (the commit, and so
+    # every completion, comes after that part's answer).
+    last_part = max(i for i, r in mine if r["op"] == "MULTIPART_PART" and i < first_complete)
+    in_flight = [files for start, end, files in listings if first_part < start and end <= last_part]
     assert len(in_flight) >= 3, "the table was listed while uploads were in flight"
     assert all(not files for files in in_flight), "no in-flight data file is ever listed"
     assert len(table.data_files()) == 4
