@@ -6,7 +6,7 @@ Why not Spark's Ivy (``--packages``) or coursier: a connector goes on every JVM'
 (``extraClassPath``), so it must be a local file before the server starts, and a JVM-less client
 (``txcommit jars``) fetches it too. What this does not do, resolve a POM's dependencies, the
 stores do not need: each names the few jars it needs, at the versions its Hadoop was built
-with (docs/adapters.md says which).
+with (docs/adapters.md says which). docs/architecture.md has the measured comparison.
 """
 
 from __future__ import annotations

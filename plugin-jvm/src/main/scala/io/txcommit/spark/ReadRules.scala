@@ -9,7 +9,7 @@ import scala.util.Try
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression}
-import org.apache.spark.sql.catalyst.catalog.{CatalogTable, UnresolvedCatalogRelation}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTablePartition, UnresolvedCatalogRelation}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{
   DataSource,
@@ -26,7 +26,7 @@ import org.apache.spark.sql.types.{StructType, TimestampType}
 import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.TableVersions
-import io.txcommit.read.{AsOfListing, AsOfOption, LogFirstSnapshot, ReadFiles, SnapshotHandle}
+import io.txcommit.read.{AsOfListing, AsOfOption, LogFirstSnapshot, ReadFiles, SnapshotHandle, TableSnapshot}
 
 /**
  * What the analyzer rules giving reads their log-first snapshot ([[LogFirstReads]],
@@ -182,20 +182,23 @@ private[spark] object ReadRules {
       table.partitionColumnNames.nonEmpty && asOf.isEmpty
     val roots = Seq(table.location.toString)
     val fileFormat = LogRelations.fileFormat(session, table.provider.getOrElse(""))
+    val partitions = if (tracked) Some(session.sessionState.catalog.listPartitions(table.identifier)) else None
+    val unchanged = UnchangedTableReads.of(session, table, options, partitions, asOf)
     if (table.bucketSpec.isDefined || fileFormat.isEmpty)
-      Left(reads.snapshot(roots, asOf)(snapshotOf(session, roots, asOf)))
+      Left(reads.snapshot(roots, asOf)(unchanged.snapshot(snapshotOf(session, roots, asOf))))
     else {
       val dsOptions = DataSourceUtils.generateDatasourceOptions(extra, table)
       reads.plan(roots, dsOptions, asOf)(plan(session, roots, dsOptions, asOf)).flatMap { p =>
-        val keep = if (tracked) catalogPartitions(session, table, p.roots.head) else Some((_: Path) => true)
-        keep.toRight(p.snapshot).map { keep =>
+        val keep = partitions.fold(Option((_: Path) => true))(catalogPartitions(session, table, _, p.roots.head))
+        keep.toRight(unchanged.snapshot(p.snapshot)).map { keep =>
           val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
           val schema = Some(table.schema).filter(_.nonEmpty)
-          val index =
-            new LogFileIndex(session, p.roots, dsOptions, schema, p.files, p.retake, p.pastFiles, p.pastFilesThere,
-              inCatalog)
-          val relation = LogRelations.relation(session, fileFormat.get, dsOptions + (Key -> p.snapshot), schema, index,
-            table.partitionColumnNames)
+          val relation = unchanged.relation(p.snapshot) {
+            val index = new LogFileIndex(session, p.roots, dsOptions, schema, p.files, p.retake, p.pastFiles,
+              p.pastFilesThere, inCatalog)
+            LogRelations.relation(session, fileFormat.get, dsOptions + (Key -> p.snapshot), schema, index,
+              table.partitionColumnNames)
+          }
           session.sessionState.catalog.getRelation(table, extra).transform {
             case _: UnresolvedCatalogRelation => LogicalRelation(relation, table)
           }
@@ -205,13 +208,77 @@ private[spark] object ReadRules {
   }
 
   /**
+   * The last read of now of each catalog table in a session, reused by the next read of it while
+   * the table's log, catalog entry and read options are unchanged, so two reads of an unchanged
+   * table are equal relations, as two of Spark's own reads of a catalog table are. Spark relies on
+   * that equality: `saveAsTable` in overwrite mode finds a query reading the table it replaces by
+   * comparing the query's relations with a fresh read of the table, before it drops the table
+   * (and, for a managed table, its files). A read still takes its snapshot; only what it builds
+   * from an unchanged one is the last read's.
+   */
+  private object UnchangedTableReads {
+    private final case class Key(table: Seq[Any], options: Map[String, String], partitions: Option[Seq[Any]])
+    private final case class Last(tables: Vector[TableSnapshot], snapshot: String, relation: Option[HadoopFsRelation])
+    // Per session, a few tables each (a session's recent reads), dropped with the session.
+    private val bySession = new java.util.WeakHashMap[SparkSession, java.util.Map[Key, Last]]()
+    private val PerSession = 64
+
+    final class Of private[UnchangedTableReads] (session: SparkSession, key: Option[Key]) {
+
+      /** The last read's snapshot if `snapshot` holds what it held, else `snapshot` (now the last). */
+      def snapshot(snapshot: String): String =
+        withLast(snapshot) { (tables, last) =>
+          last.filter(_.tables == tables).fold((snapshot, Option(Last(tables, snapshot, None))))(l =>
+            (l.snapshot, None))
+        }
+
+      /** The last read's relation if `snapshot` holds what its did, else `build`'s (now the last). */
+      def relation(snapshot: String)(build: => HadoopFsRelation): HadoopFsRelation =
+        withLast(snapshot) { (tables, last) =>
+          last.filter(_.tables == tables).flatMap(_.relation) match {
+            case Some(r) => (r, None)
+            case None => val r = build; (r, Some(Last(tables, snapshot, Some(r))))
+          }
+        }
+
+      /** `decide` given the snapshot's tables and the last read: what to return and the new last read. */
+      private def withLast[A](snapshot: String)(decide: (Vector[TableSnapshot], Option[Last]) => (A, Option[Last]))
+          : A = (key, SnapshotHandle.decode(snapshot).toOption.flatten) match {
+        case (Some(k), Some(handle)) =>
+          val reads = bySession.synchronized(bySession.computeIfAbsent(session, _ => lru()))
+          reads.synchronized {
+            val (result, last) = decide(handle.tables, Option(reads.get(k)))
+            last.foreach(reads.put(k, _))
+            result
+          }
+        case _ => decide(Vector.empty, None)._1
+      }
+    }
+
+    private def lru(): java.util.Map[Key, Last] = new java.util.LinkedHashMap[Key, Last](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[Key, Last]): Boolean = size() > PerSession
+    }
+
+    /** Reads of now only: a past snapshot is fixed, and its read is built anew. */
+    def of(session: SparkSession, table: CatalogTable, options: Map[String, String],
+        partitions: Option[Seq[CatalogTablePartition]], asOf: Option[AsOfOption]): Of =
+      new Of(session,
+        if (asOf.isDefined) None
+        else Some(Key(
+            Seq(table.identifier, table.location, table.schema, table.partitionColumnNames, table.bucketSpec,
+              table.provider, table.storage.properties),
+            options, partitions.map(_.map(p => (p.spec, p.location))))))
+  }
+
+  /**
    * Whether a directory of the table at `root` is in one of the catalog's partitions of `table`
    * (at or below its location); None when a partition lies anywhere but its own `k=v` directory
    * (Spark's listing reads those).
    */
-  private def catalogPartitions(session: SparkSession, table: CatalogTable, root: Path): Option[Path => Boolean] = {
+  private def catalogPartitions(session: SparkSession, table: CatalogTable, listed: Seq[CatalogTablePartition],
+      root: Path): Option[Path => Boolean] = {
     val hadoopConf = session.sessionState.newHadoopConf()
-    val partitions = session.sessionState.catalog.listPartitions(table.identifier).map { p =>
+    val partitions = listed.map { p =>
       val path = new Path(p.location)
       val default = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.generatePartitionPath(p.spec,
         table.partitionColumnNames, root)

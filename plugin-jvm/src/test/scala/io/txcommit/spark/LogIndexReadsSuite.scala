@@ -149,6 +149,37 @@ class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally names.foreach(n => spark.sql(s"DROP TABLE IF EXISTS $n"))
   }
 
+  test("an overwrite of a table the query reads is refused, as Spark refuses it") {
+    val url = Files.createTempDirectory("txcommit-self-overwrite").resolve("t").toUri.toString
+    spark.range(10).selectExpr("cast(id as string) as a", "cast(id as int) as b").write.parquet(url)
+    val names = Seq("self_overwrite_empty", "self_overwrite_logged", "self_overwrite_managed")
+    try {
+      spark.sql(s"CREATE TABLE ${names(0)} (a STRING, b INT) USING parquet")
+      spark.sql(s"CREATE TABLE ${names(1)} USING parquet LOCATION '$url'")
+      spark.sql(s"CREATE TABLE ${names(2)} USING parquet AS SELECT * FROM parquet.`$url`")
+      spark.sql(s"CREATE OR REPLACE TEMPORARY VIEW self_overwrite_view USING parquet OPTIONS (path '$url')")
+      val writes = names.flatMap(n =>
+        Seq(
+          s"saveAsTable $n" -> (() => spark.table(n).write.mode("overwrite").saveAsTable(n)),
+          s"INSERT OVERWRITE $n" -> (() => spark.sql(s"INSERT OVERWRITE TABLE $n SELECT a, b FROM $n")),
+          s"insertInto $n" -> (() => spark.table(n).write.mode("overwrite").insertInto(n)))) :+
+        ("INSERT OVERWRITE a view" ->
+          (() => spark.sql("INSERT OVERWRITE TABLE self_overwrite_view SELECT a, b FROM self_overwrite_view")))
+      val notRefused = writes.flatMap { case (what, write) =>
+        scala.util.Try(write()).failed.toOption match {
+          case Some(e: org.apache.spark.sql.AnalysisException) if e.getCondition.startsWith("UNSUPPORTED_OVERWRITE.") =>
+            None
+          case other => Some(s"$what: ${other.fold("no error")(_.toString)}")
+        }
+      }
+      assert(notRefused.isEmpty)
+      assert(names.map(spark.table(_).count()) == Seq(0, 10, 10), "nothing was written or lost")
+    } finally {
+      names.foreach(n => spark.sql(s"DROP TABLE IF EXISTS $n"))
+      spark.sql("DROP VIEW IF EXISTS self_overwrite_view")
+    }
+  }
+
   test("a root holding a streaming sink's log is read through that log, as Spark reads it") {
     val (dir, url) = table()
     Files.createDirectories(dir.resolve("_spark_metadata"))
