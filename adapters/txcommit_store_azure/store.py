@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import obstore
 from obstore.store import AzureStore as _ObstoreAzure
 
-from txcommit.adapters.base import ObstoreStore, Secret, StoreFile, declared
+from txcommit.adapters.base import CREATE_ID_KEY, ObstoreStore, Secret, StoreFile, declared
 from txcommit.errors import StoreError
 from txcommit.paths import display_url, join
 from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY
@@ -74,6 +74,8 @@ class AzureBlobStore(ObstoreStore):
     """A container prefix on Azure Blob Storage (or Azurite), as a :class:`Store`."""
 
     refusal = "Azure refused Put Blob with If-None-Match: *; "
+    # Azure's metadata names are C# identifiers (no hyphen): x-ms-meta-txcommit_create_id.
+    create_id_key = CREATE_ID_KEY.replace("-", "_")
 
     def __init__(
         self,

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from txcommit.adapters.base import Store, StoreFile, declared
+from txcommit.adapters.base import CREATE_ID_KEY, Store, StoreFile, declared
 from txcommit.errors import StoreError, UnsupportedStoreError
 from txcommit.paths import display_url, join
 
@@ -43,7 +43,7 @@ GOOGLE_ENDPOINT = "https://storage.googleapis.com"
 EMULATOR_ENV = "STORAGE_EMULATOR_HOST"
 SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
 #: 429 and 5xx answers are retried (a precondition makes a retried create safe: the retry
-#: either creates the object or gets 412).
+#: either creates the object or gets 412, read back when it meets the create's own object).
 RETRIES = 5
 TIMEOUT = (10.0, 300.0)
 
@@ -155,10 +155,17 @@ class GcsStore(Store):
         return self._failure(action, key, f"{response.status_code} {message}")
 
     def _upload(self, key: str, data: bytes, *, exclusive: bool) -> None:
-        """One ``uploadType=multipart`` upload; with ``exclusive``, ``ifGenerationMatch=0``."""
+        """One ``uploadType=multipart`` upload; with ``exclusive``, ``ifGenerationMatch=0`` and
+        a create id in the object's metadata: a create whose answer was lost is sent again,
+        and the resend is refused by the object the first attempt made, which the id tells
+        from another writer's (docs/protocol.md, I17)."""
         self.check_key(key)
         boundary = f"txcommit-{uuid.uuid4().hex}"
-        metadata = json.dumps({"name": self._name(key)}).encode()
+        create_id = str(uuid.uuid4())
+        resource: dict[str, Any] = {"name": self._name(key)}
+        if exclusive:
+            resource["metadata"] = {CREATE_ID_KEY: create_id}
+        metadata = json.dumps(resource).encode()
         body = b"".join(
             [
                 f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode(),
@@ -182,9 +189,29 @@ class GcsStore(Store):
             headers={"Content-Type": f"multipart/related; boundary={boundary}"},
         )
         if exclusive and response.status_code == 412:
-            raise self.conflict(key, "GCS refused the upload with ifGenerationMatch=0; ")
+            self.settle_refused_create(
+                key,
+                create_id,
+                "GCS refused the upload with ifGenerationMatch=0; ",
+                lambda: self._create_id_of(key),
+            )
+            return
         if response.status_code != 200:
             raise self._error("create" if exclusive else "write", key, response)
+
+    def _create_id_of(self, key: str) -> str | None:
+        """The create id the object at ``key`` carries (one metadata GET); None without one
+        or it."""
+        url = self._object_url(key)
+        response = self._request(
+            "HEAD", "read back", key, "GET", url, params={"fields": "metadata"}
+        )
+        if response.status_code == 404 and not self._bucket_missing(response):
+            return None
+        if response.status_code != 200:
+            raise self._error("read back", key, response)
+        found = (response.json().get("metadata") or {}).get(CREATE_ID_KEY)
+        return found if isinstance(found, str) else None
 
     # -- the contract --------------------------------------------------------------------
 

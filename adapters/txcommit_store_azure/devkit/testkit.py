@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from txcommit.adapters import open_store
-from txcommit.devkit.testkit import StoreTestKit
+from txcommit.devkit.testkit import StoreTestKit, behind_lossy_proxy
 from txcommit_store_azure import EMULATOR_ACCOUNT, EMULATOR_KEY, abfs_confs
 from txcommit_store_azure.devkit.emulator import Azurite
 
@@ -56,17 +56,24 @@ def _creates(names: str) -> bytes:
     return rb"PUT /[^ \r\n?]*/" + names.encode() + rb"[ ?]"
 
 
+def _contract(store: str, endpoint: str) -> Any:
+    return open_store(
+        f"az://{CONTAINER}/contract/{uuid.uuid4().hex}",
+        {"az": store},
+        endpoint=endpoint,
+        emulator=True,
+    )
+
+
 KIT = StoreTestKit(
     fixture="azurite",
     table=_table,
-    contract={
-        "": lambda store, azure, _: open_store(
-            f"az://{CONTAINER}/contract/{uuid.uuid4().hex}",
-            {"az": store},
-            endpoint=azure.endpoint,
-            emulator=True,
-        )
-    },
+    contract={"": lambda store, azure, _: _contract(store, azure.endpoint)},
+    lossy_contract=lambda store, azure, _: behind_lossy_proxy(
+        int(azure.port),
+        _creates,
+        lambda front: _contract(store, f"http://{front}/{EMULATOR_ACCOUNT}"),
+    ),
     own_server=True,
     server_confs=lambda azure, front: abfs_confs(front or f"127.0.0.1:{azure.port}"),
     front_port=lambda azure: int(azure.port),

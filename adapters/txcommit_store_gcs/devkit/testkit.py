@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from txcommit.adapters import open_store
-from txcommit.devkit.testkit import StoreTestKit
+from txcommit.devkit.testkit import StoreTestKit, behind_lossy_proxy
 from txcommit_store_gcs import gcs_emulator_confs
 from txcommit_store_gcs.devkit.emulator import FakeGcs
 
@@ -51,14 +51,19 @@ def _creates(names: str) -> bytes:
     )
 
 
+def _contract(store: str, endpoint: str) -> Any:
+    return open_store(
+        f"gs://{BUCKET}/contract/{uuid.uuid4().hex}", {"gs": store}, endpoint=endpoint
+    )
+
+
 KIT = StoreTestKit(
     fixture="fake_gcs",
     table=_table,
-    contract={
-        "": lambda store, gcs, _: open_store(
-            f"gs://{BUCKET}/contract/{uuid.uuid4().hex}", {"gs": store}, endpoint=gcs.endpoint
-        )
-    },
+    contract={"": lambda store, gcs, _: _contract(store, gcs.endpoint)},
+    lossy_contract=lambda store, gcs, _: behind_lossy_proxy(
+        int(gcs.port), _creates, lambda front: _contract(store, f"http://{front}")
+    ),
     own_server=True,
     server_confs=lambda gcs, front: gcs_emulator_confs(
         f"http://{front}" if front else gcs.endpoint

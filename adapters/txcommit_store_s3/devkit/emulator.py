@@ -457,6 +457,15 @@ def lose_responses(
         return result
 
 
+def fault_state(endpoint: str) -> dict[str, Any]:
+    """The fault state of a running LocalS3 (see :meth:`LostResponses.state`)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{endpoint}{FAULTS_PATH}", timeout=30) as r:
+        result: dict[str, Any] = json.loads(r.read())
+        return result
+
+
 def fetch_requests(endpoint: str, since: int = 0) -> dict[str, Any]:
     """The request log of a running LocalS3 (counts by operation, and every request)."""
     import urllib.request

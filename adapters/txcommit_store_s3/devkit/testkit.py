@@ -4,7 +4,9 @@ the emulator itself (``LocalS3(lose_response=...)``), not a proxy."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,8 +15,9 @@ from typing import Any
 import pytest
 
 from txcommit.devkit.testkit import StoreTestKit
+from txcommit.testing.store_contract import LossyStore
 from txcommit_store_s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
-from txcommit_store_s3.devkit.emulator import LocalS3
+from txcommit_store_s3.devkit.emulator import LocalS3, fault_state, lose_responses
 from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 #: The bucket of the shared honest endpoint, and of the endpoint that ignores If-None-Match.
@@ -92,20 +95,45 @@ def _table(store: str, name: str, workdir: Path, s3_client: Any) -> dict[str, An
     }
 
 
+def _contract(store: str, endpoint: str) -> S3Store:
+    if store == "s3-multipart":
+        return S3MultipartStore(fresh_s3_url("s3a"), **s3_options(endpoint))
+    return S3Store(fresh_s3_url(), **s3_options(endpoint))
+
+
+@contextlib.contextmanager
+def _lossy_contract(store: str, c: Any, _: Path) -> Iterator[LossyStore]:
+    """The contract's store on the shared endpoint, which loses answers itself when armed."""
+    endpoint = c.meta.endpoint_url
+    made = _contract(store, endpoint)
+    root = f"{made.location.bucket}/{made.location.prefix}/"
+
+    def lose_create(key: str) -> None:
+        lose_responses(endpoint, f"^PUT {re.escape(root + key)}$")
+
+    def lost() -> list[str]:
+        found: list[str] = fault_state(endpoint)["lost"]
+        lose_responses(endpoint, "", count=0)
+        return found
+
+    try:
+        yield LossyStore(made, lose_create, lost)
+    finally:
+        lose_responses(endpoint, "", count=0)
+
+
 S3 = StoreTestKit(
     fixture="s3_client",
     table=_table,
-    contract={"": lambda store, c, _: S3Store(fresh_s3_url(), **s3_options(c.meta.endpoint_url))},
+    contract={"": lambda store, c, _: _contract(store, c.meta.endpoint_url)},
+    lossy_contract=_lossy_contract,
     on_cluster=True,
 )
 S3_MULTIPART = StoreTestKit(
     fixture="s3_client",
     table=_table,
-    contract={
-        "": lambda store, c, _: S3MultipartStore(
-            fresh_s3_url("s3a"), **s3_options(c.meta.endpoint_url)
-        )
-    },
+    contract={"": lambda store, c, _: _contract(store, c.meta.endpoint_url)},
+    lossy_contract=_lossy_contract,
     # Tasks stage data as pending uploads: the state differs while the uploads complete
     # (either side of the commit point its bucket holds what the `s3` adapter's holds).
     kill_points=("job.duringPublishData",),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -20,9 +21,10 @@ import txcommit
 from txcommit.adapters import open_store
 from txcommit.cli.log import main as log_main
 from txcommit.cli.ls import main as ls_main
+from txcommit.devkit.testkit import behind_lossy_proxy
 from txcommit.errors import AlreadyExistsError, StoreError, UnsupportedStoreError
 from txcommit.table.view import open_table
-from txcommit.testing.store_contract import StoreContract
+from txcommit.testing.store_contract import LossyStore, StoreContract
 from txcommit.testing.vectors import load
 from txcommit_store_hdfs.devkit.emulator import MiniHdfs
 from txcommit_store_hdfs.store import HdfsStore
@@ -32,9 +34,8 @@ from support.vectors import table_reads, write_table
 
 
 def fresh(hdfs: MiniHdfs, **options: Any) -> HdfsStore:
-    store = open_store(
-        f"{hdfs.endpoint}/contract-{uuid.uuid4().hex[:12]}", endpoint=hdfs.webhdfs, **options
-    )
+    options.setdefault("endpoint", hdfs.webhdfs)
+    store = open_store(f"{hdfs.endpoint}/contract-{uuid.uuid4().hex[:12]}", **options)
     assert isinstance(store, HdfsStore)
     return store
 
@@ -45,6 +46,18 @@ class TestHdfsStoreContract(StoreContract):
     @pytest.fixture
     def store(self, mini_hdfs: MiniHdfs) -> HdfsStore:
         return fresh(mini_hdfs)
+
+    @pytest.fixture
+    def lossy_store(self, mini_hdfs: MiniHdfs) -> Iterator[LossyStore]:
+        # WebHDFS through the proxy; a create's publish is its rename, the target in the query.
+        def renames(names: str) -> bytes:
+            target = names.replace("/", "%2F").encode()
+            return rb"PUT /webhdfs/v1/[^ ]*[?&]op=RENAME[^ ]*[?&]destination=[^ &]*" + target
+
+        with behind_lossy_proxy(
+            mini_hdfs.http_port, renames, lambda front: fresh(mini_hdfs, endpoint=f"http://{front}")
+        ) as found:
+            yield found
 
 
 def test_a_directory_of_the_records_name_is_a_conflict_and_nothing_moves_into_it(

@@ -4,6 +4,7 @@ sees them, the If-None-Match probe, request counts and credentials."""
 from __future__ import annotations
 
 import os
+import re
 import traceback
 import uuid
 from collections import Counter
@@ -19,7 +20,7 @@ from txcommit.errors import (
     UnsupportedStoreError,
 )
 from txcommit_store_s3 import DUMMY_KEY
-from txcommit_store_s3.devkit.emulator import LocalS3, fetch_requests
+from txcommit_store_s3.devkit.emulator import LocalS3, fault_state, fetch_requests, lose_responses
 from txcommit_store_s3.store import S3MultipartStore, S3Store
 
 from support.s3 import LYING_BUCKET, fresh_s3_url, s3_options
@@ -37,6 +38,25 @@ def test_s3_create_is_a_conditional_put_refused_with_412(local_s3: LocalS3) -> N
     assert [r["status"] for r in puts] == [200, 412]
     store.check_ready()  # an honest endpoint passes the probe, which cleans up after itself
     assert store.list("_txcommit/probe") == []
+
+
+def test_a_lost_create_that_cannot_be_read_back_is_unknown_not_a_conflict(
+    local_s3: LocalS3,
+) -> None:
+    """The create's answer is lost, its resend refused, and reading the object back fails:
+    whether it is this create's own is unknown, which the error says (not a conflict)."""
+    store = S3Store(fresh_s3_url(), **s3_options(local_s3))
+    key = "_txcommit/commits/unknown.json"
+    lose_responses(local_s3.endpoint, f"^PUT .*/{re.escape(key)}$", fail_read_back=True)
+    try:
+        with pytest.raises(StoreError, match="may have landed") as caught:
+            store.create_exclusive(key, b"mine")
+        state = fault_state(local_s3.endpoint)
+    finally:
+        lose_responses(local_s3.endpoint, "", count=0)
+    assert not isinstance(caught.value, AlreadyExistsError)
+    assert len(state["lost"]) == 1 and state["refused"], "the answer and the read-back failed"
+    assert store.read(key) == b"mine", "the first attempt had landed"
 
 
 def test_an_endpoint_ignoring_if_none_match_overwrites_and_check_ready_catches_it(

@@ -5,21 +5,37 @@ no edit."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from txcommit.devkit.testkit import store_test_kits
-from txcommit.testing.store_contract import StoreContract
+from txcommit.devkit.testkit import StoreTestKit, store_test_kits
+from txcommit.testing.store_contract import LossyStore, StoreContract
 
 
-def _binding(name: str, store: str, fixture: str | None, make: Any) -> type[StoreContract]:
+def _binding(name: str, store: str, kit: StoreTestKit, make: Any) -> type[StoreContract]:
+    def emulator(request: pytest.FixtureRequest) -> Any:
+        return request.getfixturevalue(kit.fixture) if kit.fixture else None
+
     @pytest.fixture
     def store_fixture(self: Any, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-        return make(store, request.getfixturevalue(fixture) if fixture else None, tmp_path)
+        return make(store, emulator(request), tmp_path)
 
-    return type(name, (StoreContract,), {"adapter": store, "store": store_fixture})
+    members: dict[str, Any] = {"adapter": store, "store": store_fixture}
+    lossy = kit.lossy_contract
+    if lossy is not None:
+
+        @pytest.fixture
+        def lossy_fixture(
+            self: Any, request: pytest.FixtureRequest, tmp_path: Path
+        ) -> Iterator[LossyStore]:
+            with lossy(store, emulator(request), tmp_path) as found:
+                yield found
+
+        members["lossy_store"] = lossy_fixture
+    return type(name, (StoreContract,), members)
 
 
 def _bindings() -> dict[str, type[StoreContract]]:
@@ -28,7 +44,7 @@ def _bindings() -> dict[str, type[StoreContract]]:
         for variant, make in (kit.contract or {}).items():
             name = "Test" + "".join(p.capitalize() for p in store.split("-")) + variant + "Contract"
             assert name not in found, f"two contract bindings named {name}"
-            found[name] = _binding(name, store, kit.fixture, make)
+            found[name] = _binding(name, store, kit, make)
     return found
 
 

@@ -33,6 +33,12 @@ _T = TypeVar("_T")
 _REFUSED_KEY = re.compile(r'Error parsing Path "(.*)": Encountered illegal character', re.DOTALL)
 
 
+#: The object metadata an exclusive create tags its object with, a random id per create (the
+#: JVM's stores use the same name): a resend of a create whose answer was lost is refused by
+#: the object its first attempt made, which carries the id (docs/protocol.md, I17).
+CREATE_ID_KEY = "txcommit-create-id"
+
+
 @dataclass(frozen=True)
 class StoreFile:
     """A file a listing returned: its key (relative to the store's root), size in bytes, and
@@ -182,6 +188,28 @@ class Store(abc.ABC):
             "do not commit it again)",
             url=url,
         )
+
+    def settle_refused_create(
+        self, key: str, create_id: str, how: str, found_id: Callable[[], str | None]
+    ) -> None:
+        """After the store refused an exclusive create of ``key`` tagged ``create_id``: returns
+        when the object in place carries that id (``found_id()`` reads it; None when the
+        object has none or is gone), which means the client resent the create after losing
+        the answer to its first attempt, which landed. Otherwise the conflict (``how`` the
+        store refused it). When the read-back fails, the create's outcome is unknown: a
+        StoreError saying so, never a conflict."""
+        try:
+            found = found_id()
+        except StoreError as e:
+            raise self.failure(
+                "create",
+                key,
+                f"the store refused it, and reading the object back to learn whether it is "
+                f"this create's own (a resend after a lost answer) failed: {e}",
+                "the create may have landed; read the key before creating it again",
+            ) from None
+        if found != create_id:
+            raise self.conflict(key, how)
 
     def failure(
         self,
@@ -340,6 +368,8 @@ class ObstoreStore(Store):
     conflict_retries: ClassVar[int] = 0
     #: How the store refused a second exclusive create, for the conflict's message.
     refusal: ClassVar[str] = ""
+    #: The metadata name of an exclusive create's id on this store.
+    create_id_key: ClassVar[str] = CREATE_ID_KEY
     #: Whether the store reaches a key with an ASCII control character in it (a table named
     #: with a TAB, which Spark reads): obstore's clients refuse one, plain file calls do not.
     addresses_control_characters: ClassVar[bool] = False
@@ -398,19 +428,35 @@ class ObstoreStore(Store):
 
     def create_exclusive(self, key: str, data: bytes) -> None:
         self.check_key(key)
+        # obstore resends a request whose answer it lost; the resend is then refused by the
+        # object the first attempt made, which the id tells from another writer's.
+        create_id = str(uuid.uuid4())
+        tagged = {self.create_id_key: create_id}
         for attempt in range(self.conflict_retries + 1):
             self.requests.add("PUT")
             try:
                 # mode="create": a single PUT with If-None-Match: * whatever the size.
-                obstore.put(self._obstore_client(create=True), key, data, mode="create")
+                obstore.put(
+                    self._obstore_client(create=True), key, data, mode="create", attributes=tagged
+                )
                 return
             except obstore.exceptions.AlreadyExistsError:
-                raise self._conflict(key) from None
+                break
             except (OSError, obstore.exceptions.BaseError) as e:
                 if "409 Conflict" in str(e) and attempt < self.conflict_retries:
                     time.sleep(0.05 * 2**attempt)
                     continue
                 raise self._failure("create", key, e) from None
+        self.settle_refused_create(key, create_id, self.refusal, lambda: self._create_id_of(key))
+
+    def _create_id_of(self, key: str) -> str | None:
+        """The create id the object at ``key`` carries (one HEAD); None without one or it."""
+
+        def head(store: Any) -> str | None:
+            found = obstore.get(store, key, options={"head": True}).attributes
+            return found.get(self.create_id_key)
+
+        return self._keyed("HEAD", "read back", key, head, None)
 
     def _missing(self, action: str, key: str, error: FileNotFoundError) -> None:
         if self._root_missing(action, error):

@@ -8,12 +8,18 @@ registry, so a store with a kit gets their coverage with no edit to them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from txcommit.adapters.base import Store
+from txcommit.devkit.lossy_proxy import LossyProxy
 from txcommit.stores import store_descriptors
+from txcommit.testing.store_contract import LossyStore
 
 #: Fault points on either side of the commit point: where a killed server's state differs.
 RECORD_KILL_POINTS = ("job.beforeRecord", "job.afterRecord")
@@ -34,6 +40,11 @@ class StoreTestKit:
     #: variant name: (store name, what ``fixture`` gives, a temporary directory) -> a Python
     #: store of that name.
     contract: dict[str, Callable[[str, Any, Path], Any]] | None = None
+    #: A fresh store as ``contract`` makes it, behind an endpoint that can lose answers, for the
+    #: contract's lost-answer tests: (store name, what ``fixture`` gives, a temporary directory)
+    #: -> a context giving a ``LossyStore`` (:func:`behind_lossy_proxy` makes one); None: the
+    #: kit offers none and those tests are skipped.
+    lossy_contract: Callable[[str, Any, Path], AbstractContextManager[LossyStore]] | None = None
     #: Whether its tables need a server of their own (``--store <name>``): its connector is not
     #: on the shared server.
     own_server: bool = False
@@ -60,6 +71,19 @@ class StoreTestKit:
     one_connection: bool = False
 
 
+@contextlib.contextmanager
+def behind_lossy_proxy(
+    port: int, creates: Callable[[str], bytes], make: Callable[[str], Store]
+) -> Iterator[LossyStore]:
+    """The store ``make`` gives for ``host:port`` of a :class:`LossyProxy` in front of the
+    loopback ``port``, which loses the answer to the request ``creates`` (a kit's ``creates``)
+    matches for a key."""
+    with LossyProxy("127.0.0.1", port) as proxy:
+        yield LossyStore(
+            make(proxy.host_port), lambda key: proxy.lose(creates(re.escape(key))), proxy.lost
+        )
+
+
 def store_test_kits() -> dict[str, StoreTestKit]:
     """Every store's test kit, by store name (stores without one are left out)."""
     from txcommit.stores import _resolve
@@ -78,4 +102,10 @@ def kit_modules() -> list[str]:
     return sorted({d.testkit.partition(":")[0] for d in store_descriptors() if d.testkit})
 
 
-__all__ = ["RECORD_KILL_POINTS", "StoreTestKit", "kit_modules", "store_test_kits"]
+__all__ = [
+    "RECORD_KILL_POINTS",
+    "StoreTestKit",
+    "behind_lossy_proxy",
+    "kit_modules",
+    "store_test_kits",
+]

@@ -204,6 +204,17 @@ object LogFirstReader {
   private[read] def seed(readId: String, t: TableSnapshot, checkpoint: Option[Checkpoint], replaced: ReplaceLog): Unit =
     cache.put((readId, t.root), Loaded(checkpoint, replaced, t.appends.toSet))
 
+  /**
+   * Whether two reads of the table at `root` loaded the same records, both still held here: two
+   * snapshots naming the same record numbers name the same records only if no one deleted the
+   * log and wrote it again in between.
+   */
+  def sameRecords(readA: String, readB: String, root: String): Boolean =
+    (cache.get((readA, root)), cache.get((readB, root))) match {
+      case (Some(a), Some(b)) => a == b
+      case _ => false
+    }
+
   private def loaded(readId: String, t: TableSnapshot, make: () => Loaded): Loaded = {
     val key = (readId, t.root)
     cache.get(key).getOrElse(LoadLock.synchronized(cache.get(key).getOrElse {

@@ -26,7 +26,15 @@ import org.apache.spark.sql.types.{StructType, TimestampType}
 import io.txcommit.{Paths, TimeTravelException}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.log.TableVersions
-import io.txcommit.read.{AsOfListing, AsOfOption, LogFirstSnapshot, ReadFiles, SnapshotHandle, TableSnapshot}
+import io.txcommit.read.{
+  AsOfListing,
+  AsOfOption,
+  LogFirstReader,
+  LogFirstSnapshot,
+  ReadFiles,
+  SnapshotHandle,
+  TableSnapshot
+}
 
 /**
  * What the analyzer rules giving reads their log-first snapshot ([[LogFirstReads]],
@@ -193,7 +201,7 @@ private[spark] object ReadRules {
         keep.toRight(unchanged.snapshot(p.snapshot)).map { keep =>
           val inCatalog = (files: Seq[FileStatus]) => files.filter(f => keep(f.getPath.getParent))
           val schema = Some(table.schema).filter(_.nonEmpty)
-          val relation = unchanged.relation(p.snapshot) {
+          val relation = unchanged.relation(p.snapshot, p.files) {
             val index = new LogFileIndex(session, p.roots, dsOptions, schema, p.files, p.retake, p.pastFiles,
               p.pastFilesThere, inCatalog)
             LogRelations.relation(session, fileFormat.get, dsOptions + (Key -> p.snapshot), schema, index,
@@ -214,44 +222,62 @@ private[spark] object ReadRules {
    * that equality: `saveAsTable` in overwrite mode finds a query reading the table it replaces by
    * comparing the query's relations with a fresh read of the table, before it drops the table
    * (and, for a managed table, its files). A read still takes its snapshot; only what it builds
-   * from an unchanged one is the last read's.
+   * from an unchanged one is the last read's. A snapshot names its log's records by number
+   * (a log deleted and written again may reach the same numbers), so a planned read is reused
+   * only when its files are the same files too, and a listed read only when the driver loaded
+   * the same records for both.
    */
   private object UnchangedTableReads {
     private final case class Key(table: Seq[Any], options: Map[String, String], partitions: Option[Seq[Any]])
-    private final case class Last(tables: Vector[TableSnapshot], snapshot: String, relation: Option[HadoopFsRelation])
+    private final case class Last(tables: Vector[TableSnapshot], snapshot: String, relation: Option[HadoopFsRelation],
+        files: Seq[(String, Long, Long)])
     // Per session, a few tables each (a session's recent reads), dropped with the session.
     private val bySession = new java.util.WeakHashMap[SparkSession, java.util.Map[Key, Last]]()
     private val PerSession = 64
 
     final class Of private[UnchangedTableReads] (session: SparkSession, key: Option[Key]) {
 
-      /** The last read's snapshot if `snapshot` holds what it held, else `snapshot` (now the last). */
+      /**
+       * The last read's snapshot if `snapshot` holds what it held (the same records, as the
+       * driver loaded them), else `snapshot` (now the last).
+       */
       def snapshot(snapshot: String): String =
-        withLast(snapshot) { (tables, last) =>
-          last.filter(_.tables == tables).fold((snapshot, Option(Last(tables, snapshot, None))))(l =>
-            (l.snapshot, None))
+        withLast(snapshot) { (handle, last) =>
+          last.filter(l => l.tables == handle.tables && sameRecords(l.snapshot, handle)) match {
+            case Some(l) => (l.snapshot, None)
+            case None => (snapshot, Some(Last(handle.tables, snapshot, None, Nil)))
+          }
         }
 
-      /** The last read's relation if `snapshot` holds what its did, else `build`'s (now the last). */
-      def relation(snapshot: String)(build: => HadoopFsRelation): HadoopFsRelation =
-        withLast(snapshot) { (tables, last) =>
-          last.filter(_.tables == tables).flatMap(_.relation) match {
+      private def sameRecords(lastSnapshot: String, now: SnapshotHandle): Boolean =
+        SnapshotHandle.decode(lastSnapshot).toOption.flatten.exists(last =>
+          now.tables.forall(t => LogFirstReader.sameRecords(last.readId, now.readId, t.root)))
+
+      /**
+       * The last read's relation if `snapshot` holds what its did and `files` are its files, else
+       * `build`'s (now the last).
+       */
+      def relation(snapshot: String, files: Seq[FileStatus])(build: => HadoopFsRelation): HadoopFsRelation =
+        withLast(snapshot) { (handle, last) =>
+          val tables = handle.tables
+          val same = files.map(f => (f.getPath.toString, f.getLen, f.getModificationTime))
+          last.filter(l => l.tables == tables && l.files == same).flatMap(_.relation) match {
             case Some(r) => (r, None)
-            case None => val r = build; (r, Some(Last(tables, snapshot, Some(r))))
+            case None => val r = build; (r, Some(Last(tables, snapshot, Some(r), same)))
           }
         }
 
       /** `decide` given the snapshot's tables and the last read: what to return and the new last read. */
-      private def withLast[A](snapshot: String)(decide: (Vector[TableSnapshot], Option[Last]) => (A, Option[Last]))
+      private def withLast[A](snapshot: String)(decide: (SnapshotHandle, Option[Last]) => (A, Option[Last]))
           : A = (key, SnapshotHandle.decode(snapshot).toOption.flatten) match {
         case (Some(k), Some(handle)) =>
           val reads = bySession.synchronized(bySession.computeIfAbsent(session, _ => lru()))
           reads.synchronized {
-            val (result, last) = decide(handle.tables, Option(reads.get(k)))
+            val (result, last) = decide(handle, Option(reads.get(k)))
             last.foreach(reads.put(k, _))
             result
           }
-        case _ => decide(Vector.empty, None)._1
+        case (_, handle) => decide(handle.getOrElse(SnapshotHandle("", Vector.empty)), None)._1
       }
     }
 

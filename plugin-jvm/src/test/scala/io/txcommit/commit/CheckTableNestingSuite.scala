@@ -155,7 +155,10 @@ class CheckTableNestingSuite extends AnyFunSuite {
     val pool = Executors.newFixedThreadPool(2)
     implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
     try {
-      val outcomes = (1 to 30).map { round =>
+      // At least 30 rounds, and more (up to 500) until one overlapped: on a loaded machine one
+      // thread may finish its first write before the other has begun.
+      val overlapped = (o: String) => o.nonEmpty && !o.contains("check")
+      val outcomes = Iterator.from(1).map { round =>
         val t = new TempTable
         val barrier = new CyclicBarrier(2)
         // Round by round the marker of one writer lands before, between or after the other's checks.
@@ -167,11 +170,13 @@ class CheckTableNestingSuite extends AnyFunSuite {
         assert(refused.exists(_.isDefined), s"round $round: both first writes passed")
         assert(logs <= 1, s"round $round: $logs logs left")
         refused.flatten.sorted.mkString("+")
-      }
+      }.zipWithIndex.scanLeft((Vector.empty[String], false)) { case ((seen, _), (o, i)) =>
+        (seen :+ o, i + 1 >= 500 || (i + 1 >= 30 && (seen :+ o).exists(overlapped)))
+      }.dropWhile(!_._2).next()._1
       val seen = outcomes.groupBy(identity).view.mapValues(_.size).toMap
       info(s"where the writers of a round were refused, and in how many rounds: $seen")
       // The race this guards against: both writers passed the first check.
-      assert(outcomes.exists(o => o.nonEmpty && !o.contains("check")), s"no round overlapped: $seen")
+      assert(outcomes.exists(overlapped), s"no round of ${outcomes.size} overlapped: $seen")
     } finally pool.shutdownNow()
   }
 

@@ -152,11 +152,15 @@ class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("an overwrite of a table the query reads is refused, as Spark refuses it") {
     val url = Files.createTempDirectory("txcommit-self-overwrite").resolve("t").toUri.toString
     spark.range(10).selectExpr("cast(id as string) as a", "cast(id as int) as b").write.parquet(url)
-    val names = Seq("self_overwrite_empty", "self_overwrite_logged", "self_overwrite_managed")
+    val names =
+      Seq("self_overwrite_empty", "self_overwrite_logged", "self_overwrite_managed", "self_overwrite_bucketed")
     try {
       spark.sql(s"CREATE TABLE ${names(0)} (a STRING, b INT) USING parquet")
       spark.sql(s"CREATE TABLE ${names(1)} USING parquet LOCATION '$url'")
       spark.sql(s"CREATE TABLE ${names(2)} USING parquet AS SELECT * FROM parquet.`$url`")
+      // a bucketed table is listed by Spark, not planned from the log
+      spark.sql(
+        s"CREATE TABLE ${names(3)} USING parquet CLUSTERED BY (b) INTO 2 BUCKETS AS SELECT * FROM parquet.`$url`")
       spark.sql(s"CREATE OR REPLACE TEMPORARY VIEW self_overwrite_view USING parquet OPTIONS (path '$url')")
       val writes = names.flatMap(n =>
         Seq(
@@ -173,10 +177,26 @@ class LogIndexReadsSuite extends AnyFunSuite with BeforeAndAfterAll {
         }
       }
       assert(notRefused.isEmpty)
-      assert(names.map(spark.table(_).count()) == Seq(0, 10, 10), "nothing was written or lost")
+      assert(names.map(spark.table(_).count()) == Seq(0, 10, 10, 10), "nothing was written or lost")
     } finally {
       names.foreach(n => spark.sql(s"DROP TABLE IF EXISTS $n"))
       spark.sql("DROP VIEW IF EXISTS self_overwrite_view")
+    }
+  }
+
+  test("a table dropped and created again under its name is read anew, whatever its log's numbers") {
+    val name = "recreated_table"
+    spark.conf.set("spark.txcommit.checkpoint.interval", "1") // checkpoint 1 covers the one write, both times
+    try for (bucketed <- Seq(false, true); round <- 1 to 2) {
+        spark.sql(s"DROP TABLE IF EXISTS $name")
+        spark.sql(
+          s"CREATE TABLE $name (id BIGINT) USING parquet" + (if (bucketed) " CLUSTERED BY (id) INTO 2 BUCKETS" else ""))
+        spark.range(round * 10L).write.insertInto(name)
+        assert(spark.table(name).count() == round * 10L, s"round $round, bucketed $bucketed")
+      }
+    finally {
+      spark.conf.unset("spark.txcommit.checkpoint.interval")
+      spark.sql(s"DROP TABLE IF EXISTS $name")
     }
   }
 
