@@ -59,29 +59,29 @@ final case class CatalogTableSnapshots(session: SparkSession) extends Rule[Logic
 
   private def rules(plan: LogicalPlan, reads: ReadRules.StatementReads = new ReadRules.StatementReads): LogicalPlan =
     plan.resolveOperatorsDown {
-    case t @ RelationTimeTravel(u @ UnresolvedRelation(parts, options, false), timestamp, version)
-        if !options.containsKey(Key) && fileSourceTable(parts).isDefined =>
-      ReadRules.asOfClause(session, timestamp, version, parts.mkString(".")).fold(t: LogicalPlan) {
-        case (clause, value) =>
-          val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
-          u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
-      }
-  }.resolveOperatorsUp {
-    case u @ UnresolvedRelation(parts, options, false) if !options.containsKey(Key) =>
-      fileSourceTable(parts).fold[LogicalPlan](u) { table =>
-        val roots = Seq(table.location.toString)
-        val opts = options.asCaseSensitiveMap().asScala.toMap
-        val asOf = ReadRules.asOfOf(opts - ClauseKey, roots, opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
-        if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-        else ReadRules.tableRead(session, reads, table, opts - ClauseKey, asOf).fold[LogicalPlan](
-          snapshot => {
-            // Spark would reuse the relation cached by an earlier query, and its listing with it.
-            if (snapshot.nonEmpty) session.sessionState.catalog.invalidateCachedTable(table.identifier)
-            u.copy(options = new CaseInsensitiveStringMap((opts - ClauseKey + (Key -> snapshot)).asJava))
-          },
-          identity)
-      }
-  }
+      case t @ RelationTimeTravel(u @ UnresolvedRelation(parts, options, false), timestamp, version)
+          if !options.containsKey(Key) && fileSourceTable(parts).isDefined =>
+        ReadRules.asOfClause(session, timestamp, version, parts.mkString(".")).fold(t: LogicalPlan) {
+          case (clause, value) =>
+            val withAsOf = options.asCaseSensitiveMap().asScala.toMap + (AsOfKey -> value) + (ClauseKey -> clause)
+            u.copy(options = new CaseInsensitiveStringMap(withAsOf.asJava))
+        }
+    }.resolveOperatorsUp {
+      case u @ UnresolvedRelation(parts, options, false) if !options.containsKey(Key) =>
+        fileSourceTable(parts).fold[LogicalPlan](u) { table =>
+          val roots = Seq(table.location.toString)
+          val opts = options.asCaseSensitiveMap().asScala.toMap
+          val asOf = ReadRules.asOfOf(opts - ClauseKey, roots, opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
+          if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
+          else ReadRules.tableRead(session, reads, table, opts - ClauseKey, asOf).fold[LogicalPlan](
+            snapshot => {
+              // Spark would reuse the relation cached by an earlier query, and its listing with it.
+              if (snapshot.nonEmpty) session.sessionState.catalog.invalidateCachedTable(table.identifier)
+              u.copy(options = new CaseInsensitiveStringMap((opts - ClauseKey + (Key -> snapshot)).asJava))
+            },
+            identity)
+        }
+    }
 
   /** The file-source table of the session catalog that `parts` names, if it is one with a location. */
   private[spark] def fileSourceTable(parts: Seq[String]): Option[CatalogTable] = {

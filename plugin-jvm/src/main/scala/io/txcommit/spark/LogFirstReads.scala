@@ -78,30 +78,30 @@ final case class LogFirstReads(session: SparkSession) extends Rule[LogicalPlan] 
 
   private def resolve(plan: LogicalPlan, reads: ReadRules.StatementReads = new ReadRules.StatementReads): LogicalPlan =
     plan.resolveOperatorsUp {
-    case u: UnresolvedDataSource
-        if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
-          ReadRules.arePaths(u.paths ++ u.options.get("path").toSeq) =>
-      val roots = u.paths ++ u.options.get("path").toSeq
-      val asOf = ReadRules.asOfOf(u.options, roots, TxCommitConf.AsOfOption)
-      if (u.isStreaming) {
-        asOf.foreach(a =>
-          throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
-        u
-      } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
-      else ReadRules.pathRead(session, reads, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
-        .fold[LogicalPlan](snapshot => u.copy(options = u.options + (Key -> snapshot)), r => LogicalRelation(r))
-    case u @ UnresolvedRelation(Seq(format, path), options, false)
-        if !options.containsKey(Key) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
-      val opts = options.asCaseSensitiveMap().asScala.toMap
-      val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
-      if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
-      else {
-        val read = opts - ClauseKey
-        ReadRules.pathRead(session, reads, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
-          snapshot => u.copy(options = new CaseInsensitiveStringMap((read + (Key -> snapshot)).asJava)),
-          r => LogicalRelation(r))
-      }
-  }
+      case u: UnresolvedDataSource
+          if !u.options.contains(Key) && ReadRules.isFileSource(session, u.format) &&
+            ReadRules.arePaths(u.paths ++ u.options.get("path").toSeq) =>
+        val roots = u.paths ++ u.options.get("path").toSeq
+        val asOf = ReadRules.asOfOf(u.options, roots, TxCommitConf.AsOfOption)
+        if (u.isStreaming) {
+          asOf.foreach(a =>
+            throw ReadRules.refused(roots, s"${a.option} '${a.value.text}': a streaming read has no past snapshot"))
+          u
+        } else if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(roots, a)); u }
+        else ReadRules.pathRead(session, reads, u.format, u.paths, u.options.originalMap, u.userSpecifiedSchema, asOf)
+          .fold[LogicalPlan](snapshot => u.copy(options = u.options + (Key -> snapshot)), r => LogicalRelation(r))
+      case u @ UnresolvedRelation(Seq(format, path), options, false)
+          if !options.containsKey(Key) && isSqlOnFile(format) && ReadRules.arePaths(Seq(path)) =>
+        val opts = options.asCaseSensitiveMap().asScala.toMap
+        val asOf = ReadRules.asOfOf(opts - ClauseKey, Seq(path), opts.getOrElse(ClauseKey, TxCommitConf.AsOfOption))
+        if (!ReadRules.enabled(session)) { asOf.foreach(a => throw ReadRules.disabled(Seq(path), a)); u }
+        else {
+          val read = opts - ClauseKey
+          ReadRules.pathRead(session, reads, format, Seq(path), read, None, asOf, sqlOnFile = true).fold[LogicalPlan](
+            snapshot => u.copy(options = new CaseInsensitiveStringMap((read + (Key -> snapshot)).asJava)),
+            r => LogicalRelation(r))
+        }
+    }
 
   /** `format`.`path` is SQL on a file: a file format that is not a namespace of the current catalog. */
   private def isSqlOnFile(format: String): Boolean =
