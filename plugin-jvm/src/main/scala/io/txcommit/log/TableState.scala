@@ -43,12 +43,24 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration,
    * `commits/` records not covered by the newest checkpoint are read to find them (every one a
    * checkpoint covers is decided).
    */
-  lazy val undecided: Seq[CommitRecord] = {
-    val covered = CheckpointLog.newest(CheckpointLog.list(layout, store.list), store.read, Paths.display, _ => true)
-      .fold(Set.empty[String])(_.committed.keySet)
+  lazy val undecided: Seq[CommitRecord] =
     replaceListed.records.filter(groups.undecided) ++
       commitTxns.toSeq.sorted.filterNot(covered).flatMap(commitRecordOf).filter(groups.undecided)
-  }
+
+  /**
+   * The transactions the newest checkpoint covers, listed once for the snapshot: each committed
+   * (a checkpoint covers a group's prepared record only once its group committed it). A group
+   * this snapshot asked before its decision existed may be covered by a checkpoint listed
+   * after, so a covered prepared record counts as committed wherever this snapshot judges it,
+   * never as undecided in one place and as never committed in another (VACUUM deleted such an
+   * append's files).
+   */
+  private lazy val covered: Set[String] =
+    CheckpointLog.newest(CheckpointLog.list(layout, store.list), store.read, Paths.display, _ => true)
+      .fold(Set.empty[String])(_.committed.keySet)
+
+  /** Whether the `commits/` record `r` commits in this snapshot (see [[covered]]). */
+  private def commits(r: CommitRecord): Boolean = groups.committed(r) || (r.isPrepared && covered(r.txn))
 
   /** The listing of `replace/` every [[ReplaceLog]] of this snapshot is read from (after `commits/`'s). */
   lazy val replaceListing: Seq[FileStatus] = {
@@ -99,7 +111,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration,
    * transaction). A prepared record counts only where its group committed it.
    */
   def isCommitted(txn: String): Boolean =
-    replaceLog.byTxn.contains(txn) || (commitTxns(txn) && commitRecordOf(txn).forall(groups.committed))
+    replaceLog.byTxn.contains(txn) || (commitTxns(txn) && commitRecordOf(txn).forall(commits))
 
   /**
    * The committed record of `txn` (from `replace/` or `commits/`), if it is committed. A
@@ -107,7 +119,7 @@ final class TableState(val table: Path, store: CommitStore, conf: Configuration,
    * `commits/` copy, listed after `replace/` was, commits nothing (its removals would be missing).
    */
   def record(txn: String): Option[CommitRecord] =
-    replaceLog.byTxn.get(txn).orElse(commitRecordOf(txn).filter(groups.committed))
+    replaceLog.byTxn.get(txn).orElse(commitRecordOf(txn).filter(commits))
 
   /** The `commits/` record of `txn` other than a replacing commit's copy: an append, a fence or a prepared append. */
   def commitRecordOf(txn: String): Option[CommitRecord] =

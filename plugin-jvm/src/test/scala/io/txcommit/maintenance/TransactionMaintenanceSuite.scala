@@ -2,14 +2,16 @@ package io.txcommit.maintenance
 
 import java.nio.file.{Files => JFiles}
 
+import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.txcommit.TransactionException
 import io.txcommit.commit.{DecideGroup, DerivedWork, OpenGroups, WriteIntent}
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{Decision, RecordCodec, TableVersions}
-import io.txcommit.read.SnapshotAsOf
-import io.txcommit.testing.TempTable
+import io.txcommit.log.{CheckpointLog, CheckpointWriter, Decision, Groups, RecordCodec, TableVersions}
+import io.txcommit.read.{LogFirstSnapshot, ReadFiles, SnapshotAsOf}
+import io.txcommit.store.Adapters
+import io.txcommit.testing.{LateDecisionAdapter, TempTable}
 import io.txcommit.testing.GroupJobs.{job, visibleFiles}
 
 /**
@@ -59,6 +61,28 @@ class TransactionMaintenanceSuite extends AnyFunSuite {
     assert(a.store.exists(ra.group.get.decisionPath), "decisions stay: other tables' records name them")
   }
 
+  test("VACUUM that asked a transaction's decision before its COMMIT keeps its append, covered by a newer checkpoint") {
+    // The bank transfer on S3 under VACUUM FORCE: VACUUM listed the prepared append and asked its
+    // decision (none yet); the COMMIT landed and its derived work wrote a checkpoint covering the
+    // append; VACUUM then listed the checkpoints. The append is committed, so its file stays.
+    val a = new TempTable
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, r) = job(a, Seq("k=1"), group = Some(g))
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    CheckpointWriter.write(a.table, a.store, None)
+    assert(CheckpointLog.newest(CheckpointLog.list(a.layout, a.store.list), a.store.read, _.toString, _ => true)
+        .exists(_.covers(r.txn)), "a checkpoint covers the committed append")
+    Groups.forget(r.group.get) // this JVM has not read the decision: VACUUM asks the store
+    val late = new Configuration(a.conf)
+    late.set(Adapters.ConfPrefix + "file", "local-late-decision")
+    LateDecisionAdapter.hidden.set(true)
+    val deleted =
+      try Vacuum.run(a.table, late, VacuumOptions(retainHours = 0, force = true)).filter(_.deleted).map(_.path)
+      finally LateDecisionAdapter.hidden.set(false)
+    assert(!deleted.contains(r.added.head.path), deleted)
+    assert(visibleFiles(a) == r.added.map(_.path) && exists(a, r.added.head.path), "the committed append is whole")
+  }
+
   test("VACUUM deletes a rolled-back transaction's files past its horizon only, and decided leases") {
     val a = new TempTable
     a.conf.set(TxCommitConf.KeepAbortedFiles, "true") // as a driver that died after its rollback
@@ -72,6 +96,38 @@ class TransactionMaintenanceSuite extends AnyFunSuite {
     assert(gone.get(r.added.head.path).contains(true))
     assert(gone.get(s"_txcommit/groups/${g.id}/lease.json").contains(true))
     assert(a.store.exists(r.group.get.decisionPath))
+  }
+
+  test(
+    "a read holding the snapshot an overwrite replaced loses its files to VACUUM RETAIN 0 HOURS FORCE, not at 1 hour") {
+    // The bank transfer's reader under VACUUM FORCE: the read took its snapshot of both tables
+    // (the first consolidation), a second consolidation committed, VACUUM ran, then the read
+    // listed its data. FORCE deletes what the second removed: the files of the snapshot the
+    // read still holds, and nothing of the committed transaction.
+    val (a, b) = (new TempTable, new TempTable)
+    def consolidate(): (String, String) = {
+      val g = OpenGroups.begin(None, 60000L)
+      val (_, ra) = job(a, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+      val (_, rb) = job(b, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+      DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+      (ra.added.head.path, rb.added.head.path)
+    }
+    val (a1, b1) = consolidate()
+    val held = LogFirstSnapshot.forRoots(Seq(a.table, b.table), a.conf).get
+    def readHeld(): Set[String] = ReadFiles.of(held, Seq(a.table, b.table), a.conf) match {
+      case ReadFiles.Files(files, _) => files.map(st => st.getPath.toUri.getPath).toSet
+      case other => fail(s"not planned: $other")
+    }
+    val whole = Set(s"${a.dir}/$a1", s"${b.dir}/$b1")
+    assert(readHeld() == whole)
+    val (a2, b2) = consolidate()
+    assert(Vacuum.run(a.table, a.conf, VacuumOptions(retainHours = 1)).forall(_.kind != "data"),
+      "at the horizon no data file goes")
+    assert(readHeld() == whole, "at the horizon the held snapshot reads whole")
+    val gone = vacuumAll(a).filter(e => e.deleted && e.kind == "data").map(_.path)
+    assert(gone == Seq(a1), "FORCE deletes exactly the files the committed overwrite removed")
+    assert(readHeld() == Set(s"${b.dir}/$b1"), "the held snapshot lost table a's files, with no error")
+    assert(visibleFiles(a) == Seq(a2) && visibleFiles(b) == Seq(b2), "the committed transaction is whole")
   }
 
   test("history shows one row per table naming the transaction: prepared, then committed with its version") {
