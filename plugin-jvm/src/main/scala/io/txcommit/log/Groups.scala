@@ -27,9 +27,14 @@ final class GroupDecisions(storeOf: Path => CommitStore, val own: Option[String]
   /** The store holding `ref`'s decision and lease. */
   def store(ref: GroupRef): CommitStore = stores.computeIfAbsent(ref.root, r => storeOf(r))
 
-  /** The decision of `ref`'s group as this snapshot knows it (None: not decided when asked). */
+  /**
+   * The decision of `ref`'s group as this snapshot knows it (None: not decided when asked). The
+   * first answer holds for the snapshot, also when this JVM learns the decision afterwards (a
+   * COMMIT in the same JVM): judged committed in one place and undecided in none, a record was
+   * taken for never committed (VACUUM deleted a committed overwrite's files).
+   */
   def decision(ref: GroupRef): Option[Decision] =
-    Groups.known(ref).orElse(asked.computeIfAbsent(ref.decision, _ => Groups.lookup(ref, store(ref))))
+    asked.computeIfAbsent(ref.decision, _ => Groups.lookup(ref, store(ref)))
 
   /** Asks `ref`'s group again (a writer waiting for an undecided group to be decided). */
   def askAgain(ref: GroupRef): Option[Decision] = { asked.remove(ref.decision); decision(ref) }

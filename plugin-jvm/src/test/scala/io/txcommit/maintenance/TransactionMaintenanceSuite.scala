@@ -8,7 +8,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.txcommit.TransactionException
 import io.txcommit.commit.{DecideGroup, DerivedWork, OpenGroups, WriteIntent}
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{CheckpointLog, CheckpointWriter, Decision, Groups, RecordCodec, TableVersions}
+import io.txcommit.log.{CheckpointLog, CheckpointWriter, Decision, Groups, RecordCodec, TableState, TableVersions}
 import io.txcommit.read.{LogFirstSnapshot, ReadFiles, SnapshotAsOf}
 import io.txcommit.store.Adapters
 import io.txcommit.testing.{LateDecisionAdapter, TempTable}
@@ -59,6 +59,42 @@ class TransactionMaintenanceSuite extends AnyFunSuite {
     vacuumAll(a)
     assert(!exists(a, ra.added.head.path))
     assert(a.store.exists(ra.group.get.decisionPath), "decisions stay: other tables' records name them")
+  }
+
+  test("a snapshot that found a transaction undecided keeps it undecided when its COMMIT lands in the same JVM") {
+    val (a, b) = (new TempTable, new TempTable)
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, ra) = job(a, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+    job(b, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+    val state = new TableState(a.table, a.store, a.conf)
+    assert(!state.isCommitted(ra.txn), "no decision yet")
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline) // this JVM now knows it committed
+    assert(state.undecided.map(_.txn).contains(ra.txn),
+      "the snapshot's answer holds: undecided (kept), not taken for neither committed nor undecided")
+  }
+
+  test("VACUUM keeps a consolidation's overwrite whose COMMIT lands in its JVM while it runs, at each decision read") {
+    // The bank transfer on S3 under VACUUM FORCE, VACUUM in the writer's server: it asked the
+    // consolidation's decision (none yet), the COMMIT landed, then it collected the undecided
+    // records; the overwrite's file was deleted and the writer's next read failed on it.
+    val commitsDuring = (1 to 6).map { n =>
+      val (a, b) = (new TempTable, new TempTable)
+      val g = OpenGroups.begin(None, 60000L)
+      val (_, ra) = job(a, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+      val (_, rb) = job(b, Seq(""), WriteIntent(staticScopes = Seq("")), group = Some(g))
+      val hooked = new Configuration(a.conf)
+      hooked.set(Adapters.ConfPrefix + "file", "local-late-decision")
+      LateDecisionAdapter.afterRead(n)(DecideGroup.commit(g, a.conf, DerivedWork.Inline))
+      val deleted = Vacuum.run(a.table, hooked, VacuumOptions(retainHours = 0, force = true))
+        .filter(_.deleted).map(_.path)
+      val during = LateDecisionAdapter.ran()
+      if (!during) DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+      assert(!deleted.contains(ra.added.head.path), s"COMMIT after decision read $n: $deleted")
+      assert(visibleFiles(a) == ra.added.map(_.path) && exists(a, ra.added.head.path) &&
+          visibleFiles(b) == rb.added.map(_.path), s"COMMIT after decision read $n: the transaction is whole")
+      during
+    }
+    assert(commitsDuring.count(identity) >= 3, s"COMMITs landed inside VACUUM: $commitsDuring")
   }
 
   test("VACUUM that asked a transaction's decision before its COMMIT keeps its append, covered by a newer checkpoint") {
