@@ -3,7 +3,7 @@ package io.txcommit.commit
 import scala.util.control.NonFatal
 
 import io.txcommit.Paths
-import io.txcommit.log.{LogLayout, RecordCodec}
+import io.txcommit.log.{GroupDecisions, LogLayout, RecordCodec}
 
 /**
  * Job setup: finishes the derived work of the newest committed transaction if its driver died
@@ -25,6 +25,9 @@ object RollForward extends CommitStage[Unit, Option[String]]("roll-forward") {
           val bytes = ctx.store.read(st.getPath).getOrElse(Array.emptyByteArray)
           val record = RecordCodec.decode(bytes, Paths.display(st.getPath), txn)
           if (record.isFence) None // VACUUM's claim: nothing was committed, nothing to finish
+          // A prepared record's derived work follows its group's decision (a second write of the
+          // same transaction finds its first one here): only once the group committed it.
+          else if (record.group.exists(g => !GroupDecisions.of(ctx.conf, ctx.table, ctx.store).commits(g, txn))) None
           else {
             log.info(s"txcommit: ${ctx.describe}: rolling forward the derived work of committed txn $txn")
             // Inline: rare (a driver died after its record), and the new job may as well wait.

@@ -1,7 +1,7 @@
 package io.txcommit.commit
 
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{CheckpointWriter, CommitRecord}
+import io.txcommit.log.{CheckpointWriter, CommitRecord, GroupDecisions}
 
 /**
  * Derived work: about every `spark.txcommit.checkpoint.interval` commits, a commit writes the
@@ -16,5 +16,8 @@ object WriteCheckpoint extends CommitStage[CommitRecord, Option[CheckpointWriter
 
   override protected def execute(ctx: TxnContext, record: CommitRecord): Option[CheckpointWriter.Outcome] =
     if (!due(record.txn, TxCommitConf.checkpointInterval(ctx.conf))) None
-    else Some(CheckpointWriter.write(ctx.table, ctx.store, io.txcommit.SparkApp.id, groups = Some(ctx.state().groups)))
+    // Judged as any reader judges, never by the transaction's own view (where its undecided
+    // records count as done): a checkpoint covers a prepared record only once its group committed it.
+    else Some(CheckpointWriter.write(ctx.table, ctx.store, io.txcommit.SparkApp.id,
+        groups = Some(GroupDecisions.of(ctx.conf, ctx.table, ctx.store))))
 }

@@ -293,6 +293,27 @@ class DecideGroupSuite extends AnyFunSuite {
     assert(visibleFiles(a) == second.added.map(_.path))
   }
 
+  test(
+    "a transaction's second write to a table rolls nothing of its first forward: no checkpoint covers it undecided") {
+    // Job setup rolls forward the newest record's derived work; for the transaction's own
+    // prepared append it wrote a checkpoint judged by the transaction's own view (its records
+    // count as done for it), covering the undecided append and, later, passing its overwrite:
+    // readers using that checkpoint showed the transaction before its decision.
+    val a = new TempTable
+    a.conf.set(TxCommitConf.CheckpointInterval, "1") // every commit's derived work writes one
+    val (_, old) = job(a, Seq(""))
+    val g = begin()
+    val (_, append) = job(a, Seq(""), group = Some(g))
+    val (_, over) = job(a, Seq(""), overwrite(), group = Some(g))
+    job(a, Seq(""), overwrite(), group = Some(g))
+    val newest = io.txcommit.log.CheckpointLog.newest(io.txcommit.log.CheckpointLog.list(a.layout, a.store.list),
+      a.store.read, _.toString, _ => true)
+    assert(
+      !newest.exists(c => c.covers(append.txn) || c.covers(over.txn) || c.through >= over.sequence.get),
+      s"undecided, covered by checkpoint ${newest.map(c => (c.number, c.through, c.committed.keySet))}")
+    assert(visibleFiles(a) == old.added.map(_.path))
+  }
+
   test("a checkpoint covers a transaction only once decided, and never passes an undecided overwrite") {
     val a = new TempTable
     a.conf.set(TxCommitConf.CheckpointInterval, "0") // only the checkpoints this test writes
