@@ -93,6 +93,47 @@ def partitioned_table(
     yield LogLayout(table).commit_record(txn), encode_record(record)
 
 
+def big_table(
+    table: str,
+    commits: int,
+    files_per_commit: int,
+    dirs: int,
+    size: int,
+    start_ms: int,
+    *,
+    seed: str = "",
+) -> Iterator[tuple[str, list[str], bytes]]:
+    """The log of a log-only txcommit table of ``commits`` appends of ``files_per_commit`` files
+    each, spread over the partition directories ``p=0`` .. ``p=<dirs-1>`` (each task of an
+    append writes one file in each): per append its commit record's key, the names of its data
+    files and the record's bytes. Checkpoint 1 (the table's creation) comes first, with no
+    names. Every file is ``size`` bytes in its record (a plan takes sizes from the log). Only the
+    log: which data files to upload is the caller's business."""
+    key, data = log_only_checkpoint(table, start_ms - TXN_SPACING_MS)
+    yield key, [], data
+    layout = LogLayout(table)
+    tasks = max(1, files_per_commit // dirs)
+    for i in range(commits):
+        started = start_ms + i * TXN_SPACING_MS
+        txn = _txn(started, f"{seed}/{table}/{i}")
+        names = [
+            f"p={k}/" + data_file_name("", task, txn, 0, PARQUET_SUFFIX)
+            for task in range(tasks)
+            for k in range(dirs)
+        ][:files_per_commit]
+        record = CommitRecord(
+            txn=txn,
+            token=hashlib.sha256(f"token/{txn}".encode()).hexdigest()[:32],
+            job_id=f"synth-{i:06d}",
+            started_at=started,
+            committed_at=started + TXN_SPACING_MS // 2,
+            added=tuple(AddedFile(n, size) for n in names),
+            app_id=SYNTH_APP_ID,
+            writer=SYNTH_WRITER,
+        )
+        yield layout.commit_record(txn), names, encode_record(record)
+
+
 def plain_table(table: str, dirs: int, body: bytes) -> Iterator[tuple[str, bytes]]:
     """The objects of a Hive-style table not written by txcommit: one Parquet file in each of
     ``k=0`` .. ``k=<dirs-1>``, named like Spark's default committer names them (no txn id)."""
