@@ -178,3 +178,20 @@ def test_the_big_table_has_its_section_and_merges_by_its_size():
         (10, 900.0, "A"),
     ]
     assert "a synthesised table of 1,000,000 files" in merged["runs"][1]["covers"]
+
+
+def test_the_live_heap_is_read_by_class_largest_first():
+    from txcommit.bench.bigtable import parse_histogram
+
+    text = """12345:
+ num     #instances         #bytes  class name (module)
+-------------------------------------------------------
+   1:       2000000      104857600  [B (java.base@17.0.9)
+   2:       1000000      314572800  org.apache.hadoop.fs.Path
+   3:             5            100  java.lang.Object (java.base@17.0.9)
+Total       3000005      419430500
+"""
+    assert parse_histogram(text, 2) == [
+        {"class": "org.apache.hadoop.fs.Path", "instances": 1_000_000, "mb": 300},
+        {"class": "[B", "instances": 2_000_000, "mb": 100},
+    ]

@@ -21,11 +21,11 @@ for real through Spark, then planned by Spark and by the Python readers, on the 
   warm (median); then one cold read again under cProfile (caches emptied) for what dominates.
 * Heap: both servers run with ``spark.driver.memory`` = :data:`DRIVER_MEMORY`; ``jstat`` samples
   the heap in use (garbage included) during the checkpoint and the plans; after each, the heap
-  after a full GC (what the JVM keeps: its caches of the decoded checkpoint). ``jcmd
-  Thread.print`` samples the busy threads' stacks for what dominates the cold plan and the
-  checkpoint write.
+  after a full GC (what the JVM keeps: its caches of the decoded checkpoint), and after the plans
+  the classes holding most of it (``jcmd GC.class_histogram``). ``jcmd Thread.print`` samples
+  the busy threads' stacks for what dominates the cold plan and the checkpoint write.
 
-Outside CI (the full size takes about half an hour on 2 cores):
+Outside CI (the full size took about 6 minutes on 2 cores, most of it in the plans):
 ``txcommit bench --only bigtable --stores s3 --merge-into docs/benchmarks/results.json``.
 """
 
@@ -203,6 +203,28 @@ class StackSampler:
         return {"samples": self.samples, "busy": dict(self.counts.most_common(top))}
 
 
+def heap_histogram(pid: int, top: int = 8) -> list[dict[str, Any]]:
+    """The classes holding most of a JVM's live heap (``jcmd GC.class_histogram``, which runs a
+    full GC first): class, instances, MB."""
+    out = subprocess.run(
+        ["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True, check=True
+    ).stdout
+    return parse_histogram(out, top)
+
+
+def parse_histogram(text: str, top: int) -> list[dict[str, Any]]:
+    """The ``top`` rows by bytes of a class histogram (`` num: instances bytes class``)."""
+    rows: list[tuple[int, str, int]] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[0].rstrip(":").isdigit():
+            rows.append((int(parts[2]), parts[3], int(parts[1])))
+    return [
+        {"class": name, "instances": n, "mb": round(size / 2**20)}
+        for size, name, n in sorted(rows, reverse=True)[:top]
+    ]
+
+
 def _checkpoint(
     bench: Bench, tx: Protocol, rb: ReadBench, big: Table, warm: Table, server: RunningServer
 ) -> dict[str, Any]:
@@ -287,12 +309,15 @@ def _plans(
                 cold_entries = bench._requests_since(mark)
                 warm: list[dict[str, Any]] = []
                 warm_entries: list[dict[str, Any]] = []
-                for _ in range(rb.sizes.repeats):
-                    mark = bench._requests_mark()
-                    warm.append(_plan_once(spark, big.url))
-                    last_warm = bench._requests_since(mark)  # each warm plan asks the same
-                    warm_entries += last_warm
+                warm_stacks = StackSampler(server.pid)
+                with warm_stacks.sampling():
+                    for _ in range(rb.sizes.repeats):
+                        mark = bench._requests_mark()
+                        warm.append(_plan_once(spark, big.url))
+                        last_warm = bench._requests_since(mark)  # each warm plan asks the same
+                        warm_entries += last_warm
             after = heap.now_mb(collect=True)
+            histogram = heap_histogram(server.pid)
         finally:
             spark.stop()
     finally:
@@ -323,16 +348,19 @@ def _plans(
             "files": warm[-1]["files"],
             "requests": wops,
             "log_requests": wlog,
+            "profile": warm_stacks.summary(),
         },
         "heap_before_mb": round(before, 1),
         "heap_peak_mb": round(heap.peak_mb, 1),
         "heap_after_gc_mb": round(after, 1),
+        "heap_histogram": histogram,
         "entries": entries,
     }
     rb.say(
         f"  bigtable: Spark plan cold {cold['plan_s']:.2f} s (schema {cold['schema_s']:.2f} s), "
         f"warm {out['warm']['plan_s']:.2f} s {out['warm']['samples']}; heap {before:.0f} MB "
-        f"before, peak {heap.peak_mb:.0f} MB, {after:.0f} MB after GC; {out['cold']['profile']}"
+        f"before, peak {heap.peak_mb:.0f} MB, {after:.0f} MB after GC; {out['cold']['profile']}; "
+        f"live heap by class: {histogram}"
     )
     return out
 

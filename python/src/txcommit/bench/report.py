@@ -568,6 +568,15 @@ def render(
             "",
         ]
         parts += [
+            "The sections outside the default run (and outside CI: tens of minutes each on 2 "
+            "cores), each merged into the results of earlier runs:",
+            "",
+            "- a very large job: `txcommit bench --only large --stores s3 --large-files 100000 "
+            "--no-plots --merge-into docs/benchmarks/results.json`;",
+            "- a table of a million files: `txcommit bench --only bigtable --stores s3 "
+            "--no-plots --merge-into docs/benchmarks/results.json` (`--bigtable-commits`, "
+            "`--bigtable-files-per-commit` for other sizes).",
+            "",
             "The latency model alone: `txcommit local-s3 --latency-model s3 "
             "[--latency-scale F]` (default `--latency-model none`, scale 1.0).",
             "",
