@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import cProfile
 import multiprocessing
+import os
 import pstats
 import statistics
 import subprocess
@@ -100,11 +101,17 @@ def run(
     row["synthesis"] = _synthesise(rb, big, body, commits, per, sizes.bigtable_partitions)
     rb.synthesise([warm_tx, warm_plain], body)
     confs = {"spark.driver.memory": DRIVER_MEMORY}
+    # The machine's load (1-minute average) as each part starts: its figures move with it.
+    row["load"] = {}
     server = start_server("bigtable-checkpoint", confs)
+    row["load"]["checkpoint"] = round(os.getloadavg()[0], 1)
     row["checkpoint"] = _checkpoint(bench, tx, rb, big, warm_tx, server)
     server = start_server("bigtable-plans", confs)
+    row["load"]["plans"] = round(os.getloadavg()[0], 1)
     row["spark"] = _plans(bench, rb, big, [warm_tx, warm_plain], server)
+    row["load"]["python"] = round(os.getloadavg()[0], 1)
     row["python"] = _python(bench, big, commits * per, warm_tx, sizes.repeats)
+    row["load"]["end"] = round(os.getloadavg()[0], 1)
     row["data_requests"] = _data_requests(
         row["checkpoint"].pop("entries") + row["spark"].pop("entries"), big
     )

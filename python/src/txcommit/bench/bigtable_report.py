@@ -148,6 +148,7 @@ def bigtable_section(rows: list[dict[str, Any]]) -> list[str]:
                 f"{cp['heap_after_gc_mb']:.0f} / {spark['heap_after_gc_mb']:.0f}",
                 _kv(spark["cold"]["log_requests"]),
                 _kv(r.get("data_requests")),
+                " / ".join(f"{v:g}" for v in (r.get("load") or {}).values()) or "n/a",
                 f"{r['elapsed_s'] / 60:.0f}",
                 r.get("run", ""),
             ]
@@ -188,6 +189,9 @@ def bigtable_section(rows: list[dict[str, Any]]) -> list[str]:
         "- The latency model charges a GET its first byte only: the checkpoint's bytes come "
         "at moto's local speed. S3 serves one read at roughly 50-100 MB/s (the Delta Lake paper, "
         "below), so a cold plan on S3 would pay about 1-2 s more per 100 MB of checkpoint.",
+        "- *load*: the machine's 1-minute load average as the checkpoint, the plans, the Python "
+        "reads start and as the row ends (2 cores, shared with other work: every figure here "
+        "moves with it; compare ratios of one row).",
         "",
         markdown(
             [
@@ -203,6 +207,7 @@ def bigtable_section(rows: list[dict[str, Any]]) -> list[str]:
                 "heap MB after GC cp / plans",
                 "log requests (cold)",
                 "data requests",
+                "load cp / plans / Python / end",
                 "minutes",
                 "run",
             ],
