@@ -116,6 +116,10 @@ def _row(**changes: Any) -> dict[str, Any]:
             "warm": {"plan_s": 6.0, "schema_s": 3.0, "samples": [6.0, 6.1, 5.9],
                      "files": 1_000_000, "requests": {"LIST": 3}, "log_requests": {}},
             "heap_before_mb": 125.0, "heap_peak_mb": 2600.0, "heap_after_gc_mb": 900.0,
+            "heap_histogram": [
+                {"class": "[B", "instances": 21_000_000, "mb": 1376},
+                {"class": "org.apache.hadoop.fs.FileStatus", "instances": 4_000_006, "mb": 305},
+            ],
         },
         "python": {"cold": {"plan_s": 30.0, "files": 1_000_000},
                    "warm": {"plan_s": 9.0, "samples": [9.0], "files": 1_000_000},
@@ -145,6 +149,8 @@ def test_each_target_of_the_big_table_is_held_or_missed_with_its_measurement():
     heap = found["driver heap <= 2 GB"]
     assert heap["held"] is False and heap["value"].startswith("peak in use 2600 MB")
     assert "after a full GC 900 MB" in heap["value"]
+    # four plans made, four file lists kept: the histogram says so
+    assert "4.0 `FileStatus` per file of the table after 4 plans" in heap["why"]
     py = found["Python reader within 2x of Spark, cold and warm"]
     assert py["held"] is True and py["value"].startswith("cold 1.50x (30.00 s vs 20.00 s)")
     # a miss is explained among the notes, with what dominated
