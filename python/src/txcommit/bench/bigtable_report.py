@@ -85,10 +85,11 @@ def bigtable_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 f"`inputFiles()` {cold['plan_s'] - cold['schema_s']:.2f} s)",
                 "why": f"the first plan in the JVM reads the {mb:.0f} MB JSON checkpoint (log "
                 f"requests: {_kv(cold['log_requests'])}) and decodes it, which the warm plans "
-                f"do not; {_decode_share(cold['profile'])}. Its "
-                f"{cold['plan_s'] - warm['plan_s']:.1f} s over a warm plan is that and the "
-                "JVM's first pass over the code a million entries go through; the other "
-                f"{warm['plan_s']:.1f} s every plan pays (see the warm plan); "
+                f"do not; {_decode_share(cold['profile'])}. Cold - warm = "
+                f"{cold['plan_s'] - warm['plan_s']:+.1f} s: that one-time work, the JVM's first "
+                "pass over the code a million entries go through, and the machine's load (the "
+                f"section's *load* column); the {warm['plan_s']:.1f} s of a warm plan every "
+                "plan pays (see the warm plan); "
                 f"{_busy(cold['profile'])}",
             }
         )
@@ -251,7 +252,7 @@ def _format_share(r: dict[str, Any]) -> str:
     return (
         f"What the checkpoint's format accounts for at {r['files']:,} files: a Spark plan "
         f"reads and decodes the {r['checkpoint']['bytes'] / 1e6:.0f} MB JSON checkpoint once "
-        f"per JVM, in the cold plan ({cold:.1f} s, {cold - warm:.1f} s over a warm one): "
+        f"per JVM, in the cold plan ({cold:.1f} s; cold - warm = {cold - warm:+.1f} s): "
         f"{_decode_share(spark['cold']['profile'])}. Every plan, warm ones too, spends "
         f"{warm:.1f} s on the {r['files']:,} files themselves. In "
         f"Python, under cProfile, `decode_checkpoint` took {prof.get('decode_checkpoint', 0)} s "
