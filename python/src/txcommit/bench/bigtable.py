@@ -25,7 +25,8 @@ for real through Spark, then planned by Spark and by the Python readers, on the 
   the classes holding most of it (``jcmd GC.class_histogram``). ``jcmd Thread.print`` samples
   the busy threads' stacks for what dominates the cold plan and the checkpoint write.
 
-Outside CI (the full size took about 6 minutes on 2 cores, most of it in the plans):
+Outside CI (the full size took 5 minutes on 2 cores at a low load, 17-19 at a load average of
+11-20, most of it in the plans):
 ``txcommit bench --only bigtable --stores s3 --merge-into docs/benchmarks/results.json``.
 """
 
