@@ -46,8 +46,9 @@ def _positive(text: str) -> int:
 
 
 #: The sections of a run, for ``--only``: the file-count sweep, the DBIO paper's job, the read
-#: cost, and a very large job (not in the default run: tens of minutes).
-SECTIONS = ("sweep", "paper", "read", "large")
+#: cost, a very large job and a table of a million files (the last two not in the default run:
+#: tens of minutes each).
+SECTIONS = ("sweep", "paper", "read", "large", "bigtable")
 DEFAULT_SECTIONS = ("sweep", "paper", "read")
 
 
@@ -173,6 +174,18 @@ def build_parser() -> argparse.ArgumentParser:
         "txcommit appends on S3, run only when --only names large "
         "(default 100000)",
     )
+    p.add_argument(
+        "--bigtable-commits",
+        type=_positive,
+        help="appends of the bigtable section's synthesised table, run only when --only names "
+        "bigtable (default 1000)",
+    )
+    p.add_argument(
+        "--bigtable-files-per-commit",
+        type=_positive,
+        help="data files per append of the bigtable section's table (default 1000: a table of "
+        "1,000,000 files)",
+    )
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
     p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
     p.add_argument(
@@ -278,6 +291,10 @@ def sizes_from(ns: argparse.Namespace) -> Any:
     only = ns.only or list(DEFAULT_SECTIONS)
     if "large" in only:
         sizes.large_files = ns.large_files or [100_000]
+    if "bigtable" in only:
+        sizes.bigtable_commits = ns.bigtable_commits or 1000
+        if ns.bigtable_files_per_commit:
+            sizes.bigtable_files_per_commit = ns.bigtable_files_per_commit
     if ns.no_read or "read" not in only:
         sizes.read_txns = []
         sizes.read_partitions = 0
@@ -310,8 +327,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(
                 f"txcommit bench: --stores {ns.stores!r}: choose from {', '.join(STORES)}"
             )
-        if ns.only == ["read"] and "s3" not in stores:
-            raise SystemExit("txcommit bench: --only read measures on S3: add s3 to --stores")
+        for section in ("read", "bigtable"):
+            if ns.only == [section] and "s3" not in stores:
+                raise SystemExit(
+                    f"txcommit bench: --only {section} measures on S3: add s3 to --stores"
+                )
         earlier = None
         if ns.merge_into:  # read first: a bad file should not cost a run
             earlier = _read_results("--merge-into", ns.merge_into)
@@ -369,10 +389,17 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
     if results.get("large"):
         files = ",".join(str(r["files"]) for r in results["large"])
         parts.append(f"large jobs of {files} files")
+    if results.get("bigtable"):
+        files = ",".join(f"{r['files']:,}" for r in results["bigtable"])
+        parts.append(f"a synthesised table of {files} files (checkpoint, plans)")
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
     return "; ".join(parts) or "nothing"
+
+
+#: The parts of results.json that hold rows.
+PARTS = ("sweep", "seed", "read", "large", "bigtable")
 
 
 def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -387,7 +414,7 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         }
     ]
     run_id = chr(ord("A") + len(runs))
-    for part in ("sweep", "seed", "read", "large"):
+    for part in PARTS:
         for r in earlier.get(part, []):
             r.setdefault("run", runs[0]["id"])
         for r in new.get(part, []):
@@ -407,6 +434,8 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
             return (r["store"], r["protocol"])
         if part == "large":
             return (r["store"], r["files"], r["protocol"])
+        if part == "bigtable":
+            return (r["store"], r["commits"], r["files_per_commit"])
         if part == "read":
             return tuple(r.get(k) for k in ("case", "txns", "dirs", "checkpoint", "temp", "filter"))
         return (r["store"], r["files"], r["mode"], r["protocol"])
@@ -414,7 +443,7 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {"runs": runs}
     if new.get("read"):  # rows of an older layout (no "case") cannot be matched: re-run whole
         earlier = {**earlier, "read": [r for r in earlier.get("read", []) if "case" in r]}
-    for part in ("sweep", "seed", "read", "large"):  # a re-run point takes its earlier row's place
+    for part in PARTS:  # a re-run point takes its earlier row's place
         fresh = {key(part, r): r for r in new.get(part, [])}
         merged[part] = [fresh.pop(key(part, r), r) for r in earlier.get(part, [])]
         merged[part] += list(fresh.values())
@@ -494,12 +523,17 @@ def run(
     )
     print(f"txcommit bench: starting the server (log {config.log_file})", flush=True)
     server = start(config)
-    results: dict[str, Any] = {"sweep": [], "seed": [], "read": [], "large": []}
+    results: dict[str, Any] = {part: [] for part in PARTS}
 
-    def fresh_server(name: str) -> Any:
-        """Another server configured like this one (the read cost's cold plans)."""
+    def fresh_server(name: str, extra: dict[str, str] | None = None) -> Any:
+        """Another server configured like this one (cold plans), plus ``extra`` confs."""
         return start(
-            replace(config, port=free_port(), log_file=str(workdir / f"server-{name}.log"))
+            replace(
+                config,
+                port=free_port(),
+                log_file=str(workdir / f"server-{name}.log"),
+                confs={**config.confs, **(extra or {})},
+            )
         )
 
     def meta(done: bool) -> dict[str, Any]:
@@ -547,6 +581,11 @@ def run(
                 for files in sizes.large_files:
                     results["large"].append(large_job(bench, tx, files, sizes))
                     checkpoint()
+            if store == "s3" and tx is not None and sizes.bigtable_commits:
+                from txcommit.bench import bigtable
+
+                results["bigtable"].append(bigtable.run(bench, tx, sizes, fresh_server))
+                checkpoint()
             reads = sizes.read_txns or sizes.read_partitions or sizes.read_listing_txns
             if store == "s3" and tx is not None and reads:
                 from txcommit.bench.reads import ReadBench

@@ -12,6 +12,7 @@ from txcommit._names import (
     PUBLISH_COMMIT_RECORD_STAGE,
     PUBLISH_REPLACE_RECORD_STAGE,
 )
+from txcommit.bench.bigtable_report import bigtable_section, bigtable_targets
 from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
 from txcommit.devkit.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
@@ -128,6 +129,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             )
     out += floor_targets(results)
     out += large_targets(results)
+    out += bigtable_targets(results)
     costs = {
         r["files"]: {
             k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items() if k != "adapter"
@@ -545,6 +547,8 @@ def render(
             parts += _sweep_section(store, rows)
     if results.get("large"):
         parts += _large_section(results["large"])
+    if results.get("bigtable"):
+        parts += bigtable_section(results["bigtable"])
     if results.get("seed"):
         parts += _seed_section(results["seed"], meta)
     if results.get("read"):
@@ -564,6 +568,15 @@ def render(
             "",
         ]
         parts += [
+            "The sections outside the default run (and outside CI: tens of minutes each on 2 "
+            "cores), each merged into the results of earlier runs:",
+            "",
+            "- a very large job: `txcommit bench --only large --stores s3 --large-files 100000 "
+            "--no-plots --merge-into docs/benchmarks/results.json`;",
+            "- a table of a million files: `txcommit bench --only bigtable --stores s3 "
+            "--no-plots --merge-into docs/benchmarks/results.json` (`--bigtable-commits`, "
+            "`--bigtable-files-per-commit` for other sizes).",
+            "",
             "The latency model alone: `txcommit local-s3 --latency-model s3 "
             "[--latency-scale F]` (default `--latency-model none`, scale 1.0).",
             "",
@@ -629,7 +642,7 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
         )
     notes += [
         f"Missed, {t['target']}: {t['why']}"
-        for t in floor_targets(results) + large_targets(results)
+        for t in floor_targets(results) + large_targets(results) + bigtable_targets(results)
         if t["held"] is False and t["why"]
     ]
     reads = results.get("read", [])

@@ -99,6 +99,11 @@ class Sizes:
     large_partitions: int = 100
     #: Rows per file of a large job: small files, so the job measures per-file costs.
     large_rows_per_file: int = 10
+    #: The synthesised big table (the bigtable section; none unless asked for): appends, files
+    #: per append, partition directories.
+    bigtable_commits: int = 0
+    bigtable_files_per_commit: int = 1000
+    bigtable_partitions: int = 100
 
     @classmethod
     def quick(cls) -> Sizes:

@@ -56,16 +56,7 @@ def txcommit_table(
         started = start_ms + i * TXN_SPACING_MS
         txn = _txn(started, f"{seed}/{table}/{i}")
         name = data_file_name("", 0, txn, i, PARQUET_SUFFIX)
-        record = CommitRecord(
-            txn=txn,
-            token=hashlib.sha256(f"token/{txn}".encode()).hexdigest()[:32],
-            job_id=f"synth-{i:06d}",
-            started_at=started,
-            committed_at=started + TXN_SPACING_MS // 2,
-            added=(AddedFile(name, len(body)),),
-            app_id=SYNTH_APP_ID,
-            writer=SYNTH_WRITER,
-        )
+        record = _record(txn, f"synth-{i:06d}", started, (AddedFile(name, len(body)),))
         yield join(table, name), body
         yield layout.commit_record(txn), encode_record(record)
 
@@ -80,17 +71,42 @@ def partitioned_table(
     yield log_only_checkpoint(table, start_ms - TXN_SPACING_MS)
     for name in names:
         yield join(table, name), body
-    record = CommitRecord(
-        txn=txn,
-        token=hashlib.sha256(f"token/{txn}".encode()).hexdigest()[:32],
-        job_id="synth-partitioned",
-        started_at=start_ms,
-        committed_at=start_ms + TXN_SPACING_MS // 2,
-        added=tuple(AddedFile(n, len(body)) for n in names),
-        app_id=SYNTH_APP_ID,
-        writer=SYNTH_WRITER,
+    record = _record(
+        txn, "synth-partitioned", start_ms, tuple(AddedFile(n, len(body)) for n in names)
     )
     yield LogLayout(table).commit_record(txn), encode_record(record)
+
+
+def big_table(
+    table: str,
+    commits: int,
+    files_per_commit: int,
+    dirs: int,
+    size: int,
+    start_ms: int,
+    *,
+    seed: str = "",
+) -> Iterator[tuple[str, list[str], bytes]]:
+    """The log of a log-only txcommit table of ``commits`` appends of ``files_per_commit`` files
+    each, spread over the partition directories ``p=0`` .. ``p=<dirs-1>`` (each task of an
+    append writes one file in each): per append its commit record's key, the names of its data
+    files and the record's bytes. Checkpoint 1 (the table's creation) comes first, with no
+    names. Every file is ``size`` bytes in its record (a plan takes sizes from the log). Only the
+    log: which data files to upload is the caller's business."""
+    key, data = log_only_checkpoint(table, start_ms - TXN_SPACING_MS)
+    yield key, [], data
+    layout = LogLayout(table)
+    tasks = max(1, files_per_commit // dirs)
+    for i in range(commits):
+        started = start_ms + i * TXN_SPACING_MS
+        txn = _txn(started, f"{seed}/{table}/{i}")
+        names = [
+            f"p={k}/" + data_file_name("", task, txn, 0, PARQUET_SUFFIX)
+            for task in range(tasks)
+            for k in range(dirs)
+        ][:files_per_commit]
+        record = _record(txn, f"synth-{i:06d}", started, tuple(AddedFile(n, size) for n in names))
+        yield layout.commit_record(txn), names, encode_record(record)
 
 
 def plain_table(table: str, dirs: int, body: bytes) -> Iterator[tuple[str, bytes]]:
@@ -98,6 +114,21 @@ def plain_table(table: str, dirs: int, body: bytes) -> Iterator[tuple[str, bytes
     ``k=0`` .. ``k=<dirs-1>``, named like Spark's default committer names them (no txn id)."""
     for k in range(dirs):
         yield join(table, f"k={k}/part-00000-{_uuid(table, k)}{PARQUET_SUFFIX}"), body
+
+
+def _record(txn: str, job_id: str, started: int, added: tuple[AddedFile, ...]) -> CommitRecord:
+    """The record of a synthesised append that started at ``started`` and committed half a
+    second later."""
+    return CommitRecord(
+        txn=txn,
+        token=hashlib.sha256(f"token/{txn}".encode()).hexdigest()[:32],
+        job_id=job_id,
+        started_at=started,
+        committed_at=started + TXN_SPACING_MS // 2,
+        added=added,
+        app_id=SYNTH_APP_ID,
+        writer=SYNTH_WRITER,
+    )
 
 
 def _txn(millis: int, salt: str) -> str:

@@ -241,44 +241,39 @@ private[spark] object ReadRules {
        * The last read's snapshot if `snapshot` holds what it held (the same records, as the
        * driver loaded them), else `snapshot` (now the last).
        */
-      def snapshot(snapshot: String): String =
-        withLast(snapshot) { (handle, last) =>
-          last.filter(l => l.tables == handle.tables && sameRecords(l.snapshot, handle)) match {
-            case Some(l) => (l.snapshot, None)
-            case None => (snapshot, Some(Last(handle.tables, snapshot, None, Nil)))
-          }
+      def snapshot(snapshot: String): String = handleOf(snapshot).fold(snapshot) { case (k, handle) =>
+        last(k).filter(l => l.tables == handle.tables && sameRecords(l.snapshot, handle)).map(_.snapshot).getOrElse {
+          remember(k, Last(handle.tables, snapshot, None, Nil))
+          snapshot
         }
-
-      private def sameRecords(lastSnapshot: String, now: SnapshotHandle): Boolean =
-        SnapshotHandle.decode(lastSnapshot).toOption.flatten.exists(last =>
-          now.tables.forall(t => LogFirstReader.sameRecords(last.readId, now.readId, t.root)))
+      }
 
       /**
        * The last read's relation if `snapshot` holds what its did and `files` are its files, else
        * `build`'s (now the last).
        */
-      def relation(snapshot: String, files: Seq[FileStatus])(build: => HadoopFsRelation): HadoopFsRelation =
-        withLast(snapshot) { (handle, last) =>
-          val tables = handle.tables
-          val same = files.map(f => (f.getPath.toString, f.getLen, f.getModificationTime))
-          last.filter(l => l.tables == tables && l.files == same).flatMap(_.relation) match {
-            case Some(r) => (r, None)
-            case None => val r = build; (r, Some(Last(tables, snapshot, Some(r), same)))
+      def relation(snapshot: String, files: Seq[FileStatus])(build: => HadoopFsRelation): HadoopFsRelation = {
+        val same = files.map(f => (f.getPath.toString, f.getLen, f.getModificationTime))
+        handleOf(snapshot).fold(build) { case (k, handle) =>
+          last(k).filter(l => l.tables == handle.tables && l.files == same).flatMap(_.relation).getOrElse {
+            val built = build
+            remember(k, Last(handle.tables, snapshot, Some(built), same))
+            built
           }
         }
-
-      /** `decide` given the snapshot's tables and the last read: what to return and the new last read. */
-      private def withLast[A](snapshot: String)(decide: (SnapshotHandle, Option[Last]) => (A, Option[Last]))
-          : A = (key, SnapshotHandle.decode(snapshot).toOption.flatten) match {
-        case (Some(k), Some(handle)) =>
-          val reads = bySession.synchronized(bySession.computeIfAbsent(session, _ => lru()))
-          reads.synchronized {
-            val (result, last) = decide(handle, Option(reads.get(k)))
-            last.foreach(reads.put(k, _))
-            result
-          }
-        case (_, handle) => decide(handle.getOrElse(SnapshotHandle("", Vector.empty)), None)._1
       }
+
+      private def handleOf(snapshot: String): Option[(Key, SnapshotHandle)] =
+        key.zip(SnapshotHandle.decode(snapshot).toOption.flatten)
+
+      private def sameRecords(lastSnapshot: String, now: SnapshotHandle): Boolean =
+        SnapshotHandle.decode(lastSnapshot).toOption.flatten.exists(last =>
+          now.tables.forall(t => LogFirstReader.sameRecords(last.readId, now.readId, t.root)))
+
+      private def reads: java.util.Map[Key, Last] =
+        bySession.synchronized(bySession.computeIfAbsent(session, _ => lru()))
+      private def last(k: Key): Option[Last] = { val r = reads; r.synchronized(Option(r.get(k))) }
+      private def remember(k: Key, l: Last): Unit = { val r = reads; r.synchronized(r.put(k, l)) }
     }
 
     private def lru(): java.util.Map[Key, Last] = new java.util.LinkedHashMap[Key, Last](16, 0.75f, true) {

@@ -29,6 +29,9 @@ object PluginSessions {
     if (!countListings) b
     else b.config("spark.hadoop.fs.file.impl", classOf[ListingCountingFileSystem].getName)
       .config("spark.hadoop.fs.file.impl.disable.cache", "true")
+      // A commit's clean-up of failed attempts lists each directory it wrote, in the background
+      // after the job returned: a count of a read's listings would take those for the read's.
+      .config(TxCommitConf.CleanupAttempts, "false")
   }
 
   /**
