@@ -40,6 +40,8 @@ COMMIT_RECORD = re.compile(r"_txcommit/(?:commits/[0-9a-z]{16}|replace/[0-9]{20}
 #: VACUUM's horizon record, written before it deletes a file an overwrite removed: the point
 #: from which past snapshots holding such files are refused.
 VACUUM_RECORD = re.compile(r"_txcommit/vacuum/[0-9]{20}\.json")
+#: A multi-table transaction's decision: the commit point of every table it wrote.
+DECISION_RECORD = re.compile(r"_txcommit/groups/[0-9a-z]+\.json")
 #: How often a CommitWatch lists the log (seconds): the width of a commit window, about.
 WATCH_INTERVAL_S = 0.05
 
@@ -147,6 +149,8 @@ class CommitWatch:
     interval: float = WATCH_INTERVAL_S
     #: Also dates VACUUM's horizon records (`vacuum/`) as points.
     vacuums: bool = False
+    #: Dates only multi-table transactions' decisions (`groups/<id>.json`) kept in this table.
+    decisions: bool = False
     _before: set[str] = field(default_factory=set)
     _began: float = 0.0
     _seen: dict[str, Span] = field(default_factory=dict)
@@ -157,6 +161,8 @@ class CommitWatch:
     listings: int = 0
 
     def _list(self) -> set[str]:
+        if self.decisions:
+            return {k for k in self.table.log_records(("groups",)) if DECISION_RECORD.fullmatch(k)}
         if not self.vacuums:
             return {k for k in self.table.log_records() if COMMIT_RECORD.fullmatch(k)}
         found = self.table.log_records(("commits", "replace", "vacuum"))
