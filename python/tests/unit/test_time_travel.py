@@ -28,7 +28,7 @@ from txcommit.table.checkpoints import encode_checkpoint
 from txcommit.table.layout import replace_record_name
 from txcommit.table.names import data_file_name, generate_txn
 from txcommit.table.records import AddedFile, CommitRecord, RemovedFile, encode_record
-from txcommit.table.versions import AsOfTime, AsOfTxn, at_time, of_txn, order, parse_as_of
+from txcommit.table.versions import AsOfTime, AsOfTxn, at_time, of_txn, order, parse_as_of, whole
 from txcommit.table.view import open_table
 from txcommit.testing.vectors import load
 
@@ -56,6 +56,8 @@ def test_version_order(case: dict[str, Any]) -> None:
             if isinstance(named, AsOfTxn)
             else at_time(versions, named.epoch_ms)
         )
+        group_of = {r["txn"]: r["group"] for r in case.get("decided", []) if "group" in r}
+        found = found and whole(versions, found, group_of)
         assert (found.number if found else None) == q["version"], q["value"]
 
 

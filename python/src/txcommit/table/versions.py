@@ -14,7 +14,7 @@ Cases: ``conformance/vectors/versions.json``, which the JVM's TableVersionsSuite
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from txcommit.table.names import is_valid_txn
@@ -107,6 +107,24 @@ def at_time(versions: list[TableVersion], epoch_ms: int) -> TableVersion | None:
     return found
 
 
+def whole(
+    versions: list[TableVersion], version: TableVersion, group_of: Mapping[str, str]
+) -> TableVersion:
+    """The version a snapshot as of ``version`` ends at: ``version``, or a later one where a
+    multi-table transaction (``group_of``: a version's transaction, for the writes of one) has a
+    write up to it and another after it. A transaction's writes to one table are versions of their
+    own, all dated by its one decision; a snapshot holds all of them or none (I37)."""
+    groups = [group_of.get(v.txn) for v in versions]
+    last = version.number - 1
+    i = 0
+    while i <= last:
+        g = groups[i]
+        if g is not None:
+            last = max(last, max(k for k, h in enumerate(groups) if h == g))
+        i += 1
+    return versions[last]
+
+
 def parse_as_of(value: str) -> AsOf | None:
     """``value`` as a transaction id (16 characters of 0-9 and a-z) or an ISO-8601 time (with
     ``Z`` or an offset; without one, UTC; a date alone: its start in UTC); None when it is
@@ -143,5 +161,6 @@ __all__ = [
     "at_time",
     "of_txn",
     "order",
+    "whole",
     "parse_as_of",
 ]

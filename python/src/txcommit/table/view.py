@@ -92,7 +92,7 @@ from txcommit.table.records import (
     fold_removals,
     quoted_paths,
 )
-from txcommit.table.versions import AsOf, AsOfTxn, at_time, of_txn, order, parse_as_of
+from txcommit.table.versions import AsOf, AsOfTxn, at_time, of_txn, order, parse_as_of, whole
 
 #: Parallel reads of records and markers (S3 answers each GET in a round trip).
 READ_THREADS = 16
@@ -1112,6 +1112,9 @@ def _log_as_of(
                 f"no commit of this table is dated at or before {_iso(as_of.epoch_ms)} by the "
                 f"store; its first is dated {_iso(first) if first is not None else 'never'}"
             )
+    # A transaction's writes to this table, all or none (I37).
+    group_of = {r.txn: r.group.id for r in [*all_appends.values(), *replacements] if r.group}
+    version = whole(versions, version, group_of)
     held_versions = versions[: version.number]
     held = {v.txn for v in held_versions}
     later = {v.txn for v in versions[version.number :]}

@@ -31,6 +31,20 @@ final case class TableVersions(versions: Vector[TableVersion]) {
 
   /** The versions up to `v`, inclusive. */
   def upTo(v: TableVersion): Vector[TableVersion] = versions.take(v.number.toInt)
+
+  /**
+   * The version a snapshot as of `v` ends at: `v`, or a later one where a multi-table
+   * transaction (`groupOf`: a version's transaction, for the writes of one) has a write up to
+   * `v` and another after it. A transaction's writes to one table are versions of their own, all
+   * dated by its one decision; a snapshot holds all of them or none (I37).
+   */
+  def whole(v: TableVersion, groupOf: String => Option[String]): TableVersion = {
+    val groups = versions.map(x => groupOf(x.txn))
+    @annotation.tailrec def end(last: Int, i: Int): Int =
+      if (i > last) last
+      else end(groups(i).fold(last)(g => math.max(last, groups.lastIndexWhere(_.contains(g)))), i + 1)
+    versions(end(v.number.toInt - 1, 0))
+  }
 }
 
 object TableVersions {

@@ -82,7 +82,7 @@ object SnapshotAsOf {
       r.sequence.exists(_ <= through) && (!r.isPrepared || held(r.txn))
     def fail(why: String): Nothing =
       throw new TimeTravelException(s"$option '${asOf.text}' of table $table: $why")
-    val version = asOf match {
+    val named = asOf match {
       case AsOfTxn(txn) =>
         val v = versions.ofTxn(txn).getOrElse(fail(s"transaction $txn is not committed in this table " +
             "(TXCOMMIT HISTORY lists its transactions; a pending or aborted one has no snapshot)"))
@@ -94,6 +94,9 @@ object SnapshotAsOf {
             s"${Instant.ofEpochMilli(at)} by the store; its first is dated " +
             s"${versions.versions.headOption.fold("never")(v => Instant.ofEpochMilli(v.storeTime).toString)}"))
     }
+    // A transaction's writes to this table, all or none (I37).
+    val groupOf = prepared.view.mapValues(_.id).toMap ++ replaced.records.flatMap(r => r.group.map(r.txn -> _.id))
+    val version = versions.whole(named, groupOf.get)
     val upTo = versions.upTo(version)
     val through = upTo.flatMap(_.sequence).foldLeft(0L)(math.max)
     val later = versions.versions.drop(upTo.size).map(_.txn).toSet

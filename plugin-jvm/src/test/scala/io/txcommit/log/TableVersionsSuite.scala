@@ -22,6 +22,8 @@ class TableVersionsSuite extends AnyFunSuite {
           (r.get("txn").asText(), r.get("storeTime").asLong(), Vectors.long(r, "sequence"))))
       assert(versions.versions.map(_.txn) == Vectors.elements(c.get("order")).map(_.asText()))
       assert(versions.versions.map(_.number) == (1L to versions.versions.size.toLong))
+      val groupOf = Option(c.get("decided")).toSeq.flatMap(Vectors.elements)
+        .flatMap(r => Vectors.text(r, "group").map(r.get("txn").asText() -> _)).toMap
       for (q <- Vectors.elements(c.get("asOf"))) {
         val value = q.get("value").asText()
         val named = TableVersions.parseAsOf(value) match {
@@ -29,7 +31,7 @@ class TableVersionsSuite extends AnyFunSuite {
           case Some(AsOfTime(_, ms)) => versions.atTime(ms)
           case None => fail(s"$value does not parse")
         }
-        assert(named.map(_.number) == Vectors.long(q, "version"), value)
+        assert(named.map(versions.whole(_, groupOf.get).number) == Vectors.long(q, "version"), value)
       }
     }
   }

@@ -209,4 +209,88 @@ class TransactionMaintenanceSuite extends AnyFunSuite {
     assert(restore.removed.map(_.path) == over.added.map(_.path))
     assert(visibleFiles(a).contains(plain.added.head.path) && !visibleFiles(a).contains(over.added.head.path))
   }
+
+  test("RESTORE of one table to before a transaction undoes it in that table only; the other keeps it") {
+    val (a, b) = (new TempTable, new TempTable)
+    val (_, a0) = job(a, Seq("k=1"))
+    val (_, b0) = job(b, Seq("k=1"))
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, ra) = job(a, Seq("k=1", "k=2"), group = Some(g))
+    val (_, rb) = job(b, Seq("k=2"), group = Some(g))
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    val (_, restore) = Restore.toVersion(a.table, a.conf, TableVersions.AsOfTxn(a0.txn), "TXCOMMIT RESTORE")
+    assert(restore.removed.map(_.path).sorted == ra.added.map(_.path).sorted)
+    assert(visibleFiles(a) == a0.added.map(_.path), "table a is back before the transaction")
+    assert(visibleFiles(b).sorted == (b0.added ++ rb.added).map(_.path).sorted, "table b keeps the transaction")
+  }
+
+  test("RESTORE to a version inside or after a transaction holds all of its writes to that table") {
+    // The transaction writes table a twice (an append and an overwrite of k=1) and b once;
+    // each of a's writes is a version, both dated by the one decision.
+    val (a, b) = (new TempTable, new TempTable)
+    val (_, a0) = job(a, Seq("k=1"))
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, first) = job(a, Seq("k=2"), group = Some(g))
+    val (_, second) = job(a, Seq("k=1"), WriteIntent(staticScopes = Seq("k=1")), group = Some(g))
+    job(b, Seq(""), group = Some(g))
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    val whole = (first.added ++ second.added).map(_.path).sorted
+    Thread.sleep(20)
+    val (_, later) = job(a, Seq("k=3"))
+    val after = (whole ++ later.added.map(_.path)).sorted
+    def restoreTo(txn: String): Seq[String] = {
+      Restore.toVersion(a.table, a.conf, TableVersions.AsOfTxn(txn), "TXCOMMIT RESTORE")
+      visibleFiles(a).sorted
+    }
+    assert(restoreTo(first.txn) == whole, s"as of the transaction's first write (${first.txn})")
+    assert(restoreTo(later.txn) == after, "as of a version after the transaction")
+    assert(restoreTo(second.txn) == whole, s"as of the transaction's second write (${second.txn})")
+    assert(restoreTo(a0.txn) == a0.added.map(_.path), "as of before it: none of it")
+    assert(restoreTo(first.txn) == whole, "and back")
+  }
+
+  /** The files `t`'s symlink manifest of partition `d` names, relative to the table; None: no manifest. */
+  private def manifest(t: TempTable, d: String): Option[Seq[String]] =
+    t.store.read(t.layout.manifest(d)).map(bytes =>
+      new String(bytes, java.nio.charset.StandardCharsets.UTF_8).split("\n").toSeq.filter(_.nonEmpty)
+        .map(_.stripPrefix(t.table.toString + "/")).sorted)
+
+  test("manifests name an undecided transaction's files in no table, and in each table once its decision ran") {
+    val (a, b) = (new TempTable, new TempTable)
+    Seq(a, b).foreach(_.conf.set(TxCommitConf.Manifests, "true"))
+    val (_, a0) = job(a, Seq("k=1"))
+    val (_, b0) = job(b, Seq("k=1"))
+    def paths(rs: io.txcommit.log.CommitRecord*)(d: String): Seq[String] =
+      rs.flatMap(_.added.map(_.path)).filter(p => io.txcommit.log.CommitRecord.dirOf(p) == d).sorted
+    val g = OpenGroups.begin(None, 60000L)
+    val (_, ra) = job(a, Seq("k=1", "k=2"), group = Some(g))
+    val (_, rb) = job(b, Seq("k=2"), WriteIntent(staticScopes = Seq("")), group = Some(g))
+    def before(): Unit = {
+      assert(manifest(a, "k=1").contains(paths(a0)("k=1")) && manifest(a, "k=2").isEmpty, "a: undecided, not named")
+      assert(manifest(b, "k=1").contains(paths(b0)("k=1")) && manifest(b, "k=2").isEmpty, "b: undecided, not named")
+    }
+    before()
+    // A plain commit to a meanwhile rewrites its manifests from the log: still without the transaction.
+    val (_, a1) = job(a, Seq("k=1"))
+    assert(manifest(a, "k=1").contains(paths(a0, a1)("k=1")) && manifest(a, "k=2").isEmpty)
+    // The decision, with b's manifests not yet rewritten (they are each table's derived work, one
+    // table after the other: b's is left out here as by a driver that died between the two).
+    b.conf.set(TxCommitConf.Manifests, "false")
+    DecideGroup.commit(g, a.conf, DerivedWork.Inline)
+    assert(manifest(a, "k=1").contains(paths(a0, a1, ra)("k=1")) && manifest(a, "k=2").contains(paths(ra)("k=2")))
+    assert(manifest(b, "k=1").contains(paths(b0)("k=1")) && manifest(b, "k=2").isEmpty,
+      "b's manifests show the transaction only once its own pass ran")
+    // The next commit to b with manifests on rolls them forward: the overwrite replaced k=1.
+    b.conf.set(TxCommitConf.Manifests, "true")
+    val (_, b1) = job(b, Seq("k=3"))
+    assert(manifest(b, "k=1").isEmpty, "the transaction's overwrite removed k=1's file")
+    assert(manifest(b, "k=2").contains(paths(rb)("k=2")) && manifest(b, "k=3").contains(paths(b1)("k=3")))
+    // A rolled-back transaction is named by no manifest, before or after its decision.
+    val rolled = OpenGroups.begin(None, 60000L)
+    val (_, rr) = job(a, Seq("k=4"), group = Some(rolled))
+    job(a, Seq("k=2"))
+    DecideGroup.rollback(rolled, a.conf)
+    job(a, Seq("k=2"))
+    assert(manifest(a, "k=4").isEmpty && !manifest(a, "k=2").exists(_.exists(rr.added.map(_.path).contains)))
+  }
 }
