@@ -17,6 +17,8 @@ from pyspark.sql import functions as F
 import txcommit
 from txcommit.conformance.protocol import fail_at
 from txcommit.errors import TransactionError
+from txcommit.maintenance import history as txcommit_history
+from txcommit.maintenance import restore
 from txcommit.readers import dataset
 
 from support.servers import new_session, run_until_the_server_dies, running, server_with_s3
@@ -230,3 +232,41 @@ def test_a_transaction_across_two_stores(spark, workdir: Path, request) -> None:
     assert tx.outcome == "committed"
     assert ids(spark, s3.url) == list(range(5)) and ids(spark, local.url) == list(range(10, 15))
     assert [d["outcome"] for d in decisions(s3)] == ["committed"] and decisions(local) == []
+
+
+@pytest.mark.parametrize("any_table", ["local"], indirect=True)
+def test_a_snapshot_as_of_any_write_of_a_transaction_holds_all_of_its_writes(
+    spark, pair: tuple[TableRef, TableRef], local_s3
+) -> None:
+    """A transaction writes orders twice: two versions of orders, both dated by its decision.
+    A read and a RESTORE as of either hold both writes (before, as of the first one they held
+    only it); a RESTORE of orders to before the transaction leaves lines as it is."""
+    orders, lines = pair
+    orders.prepare(spark)
+    rows(spark, 0, 3).write.parquet(orders.url)
+    with txcommit.transaction(spark) as tx:
+        rows(spark, 100, 3).write.mode("append").parquet(orders.url)
+        rows(spark, 200, 3).write.mode("append").parquet(orders.url)
+        rows(spark, 300, 3).write.parquet(lines.url)
+    rows(spark, 400, 3).write.mode("append").parquet(orders.url)
+    history = [
+        r for r in txcommit_history(spark, orders.url).collect() if r["state"] == "committed"
+    ]
+    first = history[0]["txn"]
+    writes = [r["txn"] for r in history if r["transaction"] == tx.id]
+    assert len(writes) == 2
+    whole = [*range(3), *range(100, 103), *range(200, 203)]
+    url, options = reader_target(orders, local_s3)
+    for txn in writes:
+        arrow = txcommit.dataset(url, storage_options=options, as_of=txn).to_table()
+        assert sorted(arrow["id"].to_pylist()) == whole, txn
+        assert ids_of(spark.read.option("txcommit.asOf", txn).parquet(orders.url)) == whole, txn
+    restore(spark, orders.url, writes[0]).collect()
+    assert ids(spark, orders.url) == whole
+    restore(spark, orders.url, first).collect()
+    assert ids(spark, orders.url) == list(range(3))
+    assert ids(spark, lines.url) == list(range(300, 303)), "a RESTORE of orders leaves lines"
+
+
+def ids_of(df) -> list[int]:
+    return sorted(r["id"] for r in df.select("id").collect())
