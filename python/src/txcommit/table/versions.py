@@ -115,12 +115,13 @@ def whole(
     write up to it and another after it. A transaction's writes to one table are versions of their
     own, all dated by its one decision; a snapshot holds all of them or none (I37)."""
     groups = [group_of.get(v.txn) for v in versions]
+    last_of = {g: k for k, g in enumerate(groups) if g is not None}  # the last index wins
     last = version.number - 1
     i = 0
     while i <= last:
         g = groups[i]
         if g is not None:
-            last = max(last, max(k for k, h in enumerate(groups) if h == g))
+            last = max(last, last_of[g])
         i += 1
     return versions[last]
 

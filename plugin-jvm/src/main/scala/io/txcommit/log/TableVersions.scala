@@ -40,9 +40,10 @@ final case class TableVersions(versions: Vector[TableVersion]) {
    */
   def whole(v: TableVersion, groupOf: String => Option[String]): TableVersion = {
     val groups = versions.map(x => groupOf(x.txn))
-    @annotation.tailrec def end(last: Int, i: Int): Int =
-      if (i > last) last
-      else end(groups(i).fold(last)(g => math.max(last, groups.lastIndexWhere(_.contains(g)))), i + 1)
+    val lastOf = groups.zipWithIndex.collect { case (Some(g), i) => g -> i }.toMap // the last index wins
+    @annotation.tailrec
+    def end(last: Int, i: Int): Int =
+      if (i > last) last else end(groups(i).fold(last)(g => math.max(last, lastOf(g))), i + 1)
     versions(end(v.number.toInt - 1, 0))
   }
 }
