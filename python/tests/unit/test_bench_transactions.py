@@ -70,7 +70,7 @@ def test_a_transaction_is_held_against_the_single_table_and_a_miss_says_why():
     (t,) = transactions_targets({"transactions": _commits(tx_total=1.6)})
     assert t["held"] is False
     assert "2 writes are 2 Spark jobs" in t["why"] and "+0.30 s over them" in t["why"]
-    assert "PUT groups 1" in t["why"]
+    assert "1 requests, 0.5 per table" in t["why"] and "PUT groups 1" in t["why"]
     notes = "\n".join(_notes_on_targets({"transactions": _commits(tx_total=1.6)}))
     assert f"Missed, {t['target']}: {t['why']}" in notes
 
@@ -95,10 +95,9 @@ def test_a_read_is_counted_against_the_control_table_by_operation_and_log_area()
     ]
     r = reader_row(2, "undecided", 1, mine, theirs)
     assert r["extra"] == 1 and r["more"] == {"GET groups": 2} and r["fewer"] == {"HEAD data": 1}
-    assert r["decision_keys"] == [
-        "run/t/_txcommit/groups/g1.json",
-        "run/t/_txcommit/groups/g2.json",
-    ]
+    # which requests: their paths in the table (the run's directory cut off)
+    assert r["more_paths"] == ["GET t/_txcommit/groups/g1.json", "GET t/_txcommit/groups/g2.json"]
+    assert r["fewer_paths"] == ["HEAD c/p.parquet"]
     assert r["requests"] == {"GET": 3, "LIST": 3} and r["control_requests"]["HEAD"] == 1
 
 
@@ -135,7 +134,7 @@ def test_a_reader_pays_at_most_one_request_per_undecided_transaction_and_none_ag
     )
     per, again = transactions_targets({"transactions": _reads(2, 1)})
     assert per["held"] is False and per["value"].startswith("2 per undecided transaction at most")
-    assert "decisions asked: groups/g0.json" in per["why"]
+    assert "4 undecided, undecided: GET groups 8 more (GET t/_txcommit/groups/g0.json" in per["why"]
     assert again["held"] is False
 
 

@@ -36,6 +36,9 @@ from txcommit.bench.reads import count_requests, log_area
 from txcommit.bench.runner import summarise_requests
 from txcommit.bench.transactions_report import ROWS_PER_FILE
 
+#: Every ``spark.txcommit.checkpoint.interval`` commits a commit writes a checkpoint (0: none).
+CHECKPOINT_INTERVAL_CONF = "spark.txcommit.checkpoint.interval"
+
 
 def run(
     bench: Any, proto: Protocol, sizes: Any, stores: list[str], start_server: Callable[..., Any]
@@ -177,8 +180,14 @@ def reader_plan(
     bench: Any, proto: Protocol, sizes: Any, start_server: Callable[..., Any]
 ) -> list[dict[str, Any]]:
     """The reader's requests at each phase, for each count of undecided transactions."""
-    # Writers leave no background work to overlap the reader's counted plans.
-    confs = {**proto.session_confs("s3"), CLEANUP_ATTEMPTS_CONF: "false"}
+    # Writers leave no background work to overlap the reader's counted plans, and write no
+    # checkpoint (one in `interval` commits writes one, by its id): the table and the control
+    # keep the same history, so their reads differ by the transactions alone.
+    confs = {
+        **proto.session_confs("s3"),
+        CLEANUP_ATTEMPTS_CONF: "false",
+        CHECKPOINT_INTERVAL_CONF: "0",
+    }
     ks = sizes.transaction_undecided
     pairs = {
         k: (bench.url("s3", f"txread-{k}"), bench.url("s3", f"txread-control-{k}")) for k in ks
@@ -267,9 +276,15 @@ def _plan(bench: Any, spark: Any, url: str) -> tuple[int, list[dict[str, Any]]]:
     return files, bench._requests_since(mark)
 
 
-def _areas(entries: list[dict[str, Any]]) -> Counter[str]:
-    """Requests by "<operation> <log area>" ("data" outside the log)."""
-    return Counter(f"{e['op']} {log_area(e) or 'data'}" for e in entries)
+def _area(e: dict[str, Any]) -> str:
+    """A request as "<operation> <log area>" ("data" outside the log)."""
+    return f"{e['op']} {log_area(e) or 'data'}"
+
+
+def _path(e: dict[str, Any]) -> str:
+    """A request as "<operation> <path in its table>" (the bucket's run directory cut off)."""
+    key = e.get("key") or e.get("prefix") or ""
+    return f"{e['op']} {key.split('/', 1)[-1]}"
 
 
 def _phase(
@@ -298,7 +313,8 @@ def reader_row(
     """One phase of the reader's plan: its requests against the control table's."""
     ops, log = count_requests(mine)
     control_ops, control_log = count_requests(theirs)
-    more, fewer = _areas(mine) - _areas(theirs), _areas(theirs) - _areas(mine)
+    areas, control_areas = Counter(map(_area, mine)), Counter(map(_area, theirs))
+    more, fewer = areas - control_areas, control_areas - areas
     return {
         "kind": "reader",
         "store": "s3",
@@ -312,7 +328,8 @@ def reader_row(
         "extra": len(mine) - len(theirs),
         "more": dict(sorted(more.items())),
         "fewer": dict(sorted(fewer.items())),
-        "decision_keys": sorted(
-            e.get("key") or e.get("prefix") or "" for e in mine if log_area(e) == "groups"
-        ),
+        # which requests those were: the table's of the areas it asked more of, and the
+        # control's of the areas it asked more of
+        "more_paths": sorted(_path(e) for e in mine if _area(e) in more),
+        "fewer_paths": sorted(_path(e) for e in theirs if _area(e) in fewer),
     }

@@ -46,7 +46,12 @@ def _commit_why(tx: dict[str, Any], single: dict[str, Any], apart: dict[str, Any
         )
     why += f" (BEGIN {tx['begin_s']:.3f} s, not counted; COMMIT {tx['commit_s']:.3f} s"
     if tx.get("commit_requests"):
-        why += f": requests {_kv(tx['commit_requests'])}, log {_kv(tx['commit_log_requests'])}"
+        total = sum(tx["commit_requests"].values())
+        why += (
+            f": {total} requests, {total / n:.1f} per table: the decision's create, then each "
+            "table's derived work, one table after another before COMMIT answers; "
+            f"{_kv(tx['commit_requests'])}, in the log {_kv(tx['commit_log_requests'])}"
+        )
     return why + ")"
 
 
@@ -126,11 +131,10 @@ def _reader_why(rows: list[dict[str, Any]]) -> str:
     parts = []
     for r in rows:
         if r["extra"] > 0 or r["more"]:
-            keys = ", ".join(k.rpartition("/_txcommit/")[2] for k in r["decision_keys"])
             parts.append(
-                f"{r['undecided']} undecided, {r['phase']}: {_kv(r['more'])} more and "
-                f"{_kv(r['fewer'])} fewer than the control table"
-                + (f" (decisions asked: {keys})" if keys else "")
+                f"{r['undecided']} undecided, {r['phase']}: {_kv(r['more'])} more "
+                f"({', '.join(r['more_paths'])}) and {_kv(r['fewer'])} fewer "
+                f"({', '.join(r['fewer_paths']) or 'none'}) than the control table"
             )
     return "; ".join(parts)
 
