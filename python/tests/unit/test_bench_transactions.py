@@ -11,6 +11,8 @@ from txcommit.bench.report import _notes_on_targets, render
 from txcommit.bench.transactions import commit_row, reader_row
 from txcommit.bench.transactions_report import transactions_targets
 
+from support.bench import report_meta
+
 
 def test_transactions_run_only_when_asked_for_with_the_same_files_in_every_case():
     assert sizes_from(build_parser().parse_args([])).transaction_tables == []
@@ -139,15 +141,7 @@ def test_a_reader_pays_at_most_one_request_per_undecided_transaction_and_none_ag
 
 
 def test_the_section_has_its_tables_and_merges_by_its_points():
-    meta = {
-        "date": "d",
-        "elapsed_s": 60,
-        "machine": "m",
-        "master": "local[4]",
-        "hadoop_cloud": "h.jar",
-        "sizes": {"partitions": 10, "overwrite_files": [], "rows_per_file": 10, "seed_rows": 0,
-                  "seed_partitions": 1},
-    }  # fmt: skip
+    meta = report_meta()
     rows = _commits() + _reads(1, 0)
     text = render({"meta": meta, "transactions": rows}, [])
     assert "## Multi-table transactions" in text
