@@ -214,7 +214,9 @@ def transactions_section(rows: list[dict[str, Any]]) -> list[str]:
             "### What a reader pays for transactions it meets (S3)",
             "",
             "A table txcommit wrote and a control table of the same history, each read "
-            "(`spark.read.parquet`, its schema, `inputFiles()`) by a reader on a server of its "
+            "(`spark.read.schema(...).parquet(url)` and `inputFiles()`: the schema given, as a "
+            "catalog table's is, since an inferred one costs a footer read in some plans and not "
+            "in others, in both tables alike) by a reader on a server of its "
             "own that never wrote them (a JVM that decided a transaction knows its outcome "
             "without asking), warm: after two plans of each. *none*: no transaction. Then k "
             "transactions, each in a session of its own, append one file to the table and stay "
