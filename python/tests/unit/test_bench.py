@@ -15,6 +15,8 @@ from txcommit.devkit.latency_model import MB, S3_COPY_MB_PER_S, S3_FIGURES, by_n
 from txcommit_store_s3 import DUMMY_KEY, DUMMY_SECRET
 from txcommit_store_s3.devkit.emulator import LocalS3
 
+from support.bench import report_meta
+
 
 def test_latency_model_delays_each_request_by_operation_and_copied_bytes():
     slept: list[float] = []
@@ -373,20 +375,7 @@ def test_a_large_job_has_its_commit_and_heap_targets_and_its_table():
         False,
         "+800 MB (300 MB before, 1100 MB at the peak)",
     )
-    meta = {
-        "date": "d",
-        "elapsed_s": 60,
-        "machine": "m",
-        "master": "local[4]",
-        "hadoop_cloud": "h.jar",
-        "sizes": {
-            "partitions": 10,
-            "overwrite_files": [],
-            "rows_per_file": 10,
-            "seed_rows": 0,
-            "seed_partitions": 1,
-        },
-    }
+    meta = report_meta()
     text = render({"meta": meta, "large": [job]}, [])
     assert "| 100000 | 900.0 | 1.400 | publish-commit-record 300 | 9,000,000 | 300 / 1100 |" in text
 

@@ -17,6 +17,8 @@ from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import txn_of
 from txcommit.table.records import decode_record
 
+from support.bench import report_meta
+
 
 def test_the_big_table_is_its_creation_checkpoint_then_one_record_per_append():
     out = list(big_table("run/big", 3, 20, 10, 887, 1_700_000_000_000, seed="s"))
@@ -163,15 +165,7 @@ def test_each_target_of_the_big_table_is_held_or_missed_with_its_measurement():
 
 
 def test_the_big_table_has_its_section_and_merges_by_its_size():
-    meta = {
-        "date": "d",
-        "elapsed_s": 60,
-        "machine": "m",
-        "master": "local[4]",
-        "hadoop_cloud": "h.jar",
-        "sizes": {"partitions": 10, "overwrite_files": [], "rows_per_file": 10, "seed_rows": 0,
-                  "seed_partitions": 1},
-    }  # fmt: skip
+    meta = report_meta()
     text = render({"meta": meta, "bigtable": [_row()]}, [])
     assert "## A table of a million files (S3, synthesised log, checkpointed)" in text
     assert "| 1,000,000 | 1,000 x 1,000 | 105,000,000 | 12.50 | 20.00 (15.00) |" in text

@@ -11,6 +11,8 @@ from txcommit.table.layout import LogLayout, txn_of_record_name
 from txcommit.table.names import is_valid_txn, txn_of
 from txcommit.table.records import decode_record
 
+from support.bench import report_meta
+
 BODY = b"PAR1 not really parquet PAR1"
 
 
@@ -204,22 +206,7 @@ def _results() -> dict:
         ),
     ]
     return {
-        "meta": {
-            "date": "d",
-            "elapsed_s": 60,
-            "machine": "m",
-            "master": "local[4]",
-            "hadoop_cloud": "h.jar",
-            "stores": ["s3"],
-            "sizes": {
-                "partitions": 10,
-                "overwrite_files": [],
-                "rows_per_file": 10,
-                "seed_rows": 0,
-                "seed_partitions": 1,
-                "repeats": 3,
-            },
-        },
+        "meta": report_meta(stores=["s3"], sizes={**report_meta()["sizes"], "repeats": 3}),
         "sweep": [],
         "seed": [],
         "read": rows,

@@ -46,9 +46,9 @@ def _positive(text: str) -> int:
 
 
 #: The sections of a run, for ``--only``: the file-count sweep, the DBIO paper's job, the read
-#: cost, a very large job and a table of a million files (the last two not in the default run:
-#: tens of minutes each).
-SECTIONS = ("sweep", "paper", "read", "large", "bigtable")
+#: cost, a very large job, a table of a million files (those two not in the default run: tens
+#: of minutes each) and multi-table transactions (a few minutes, asked for by name).
+SECTIONS = ("sweep", "paper", "read", "large", "bigtable", "transactions")
 DEFAULT_SECTIONS = ("sweep", "paper", "read")
 
 
@@ -186,8 +186,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="data files per append of the bigtable section's table (default 1000: a table of "
         "1,000,000 files)",
     )
+    p.add_argument(
+        "--transaction-tables",
+        type=_ints,
+        help="table counts of the transactions section's transactions, run only when --only "
+        "names transactions (default 2,16); each must divide --transaction-files",
+    )
+    p.add_argument(
+        "--transaction-files",
+        type=_positive,
+        help="files of each commit point of the transactions section, split evenly over its "
+        "tables, against one table holding them all (default 16)",
+    )
+    p.add_argument(
+        "--transaction-undecided",
+        type=_ints,
+        help="undecided transactions a reader meets in the transactions section (default 1,4)",
+    )
     p.add_argument("--no-read", action="store_true", help="skip the read-cost measurement")
-    p.add_argument("--repeats", type=_positive, help="timed repeats per read plan (default 3)")
+    p.add_argument(
+        "--repeats",
+        type=_positive,
+        help="timed repeats per read plan, and rounds of the transactions section (default 3; "
+        "the transactions section 5)",
+    )
     p.add_argument(
         "--stores", default=",".join(STORES), help=f"stores to run on (default {','.join(STORES)})"
     )
@@ -295,6 +317,20 @@ def sizes_from(ns: argparse.Namespace) -> Any:
         sizes.bigtable_commits = ns.bigtable_commits or 1000
         if ns.bigtable_files_per_commit:
             sizes.bigtable_files_per_commit = ns.bigtable_files_per_commit
+    if "transactions" in only:
+        sizes.transaction_tables = ns.transaction_tables or [2, 16]
+        if ns.transaction_files:
+            sizes.transaction_files = ns.transaction_files
+        if ns.transaction_undecided:
+            sizes.transaction_undecided = ns.transaction_undecided
+        if ns.repeats is not None:
+            sizes.transaction_repeats = ns.repeats
+        bad = [n for n in sizes.transaction_tables if sizes.transaction_files % n]
+        if bad:
+            raise SystemExit(
+                f"txcommit bench: --transaction-tables {','.join(map(str, bad))}: each must "
+                f"divide --transaction-files {sizes.transaction_files} (the same files in all)"
+            )
     if ns.no_read or "read" not in only:
         sizes.read_txns = []
         sizes.read_partitions = 0
@@ -338,6 +374,10 @@ def main(argv: list[str] | None = None) -> int:
         partial = assets / "results.partial.json"
         results = run(ns, stores, parse(ns.protocols), sizes_from(ns), partial)
         partial.unlink(missing_ok=True)
+        if results.get("transactions"):
+            from txcommit.bench.transactions_report import transactions_section
+
+            print("\n".join(transactions_section(results["transactions"])))
         if earlier is not None:
             results = merge(earlier, results)
         _save(assets, results)
@@ -392,6 +432,15 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
     if results.get("bigtable"):
         files = ",".join(f"{r['files']:,}" for r in results["bigtable"])
         parts.append(f"a synthesised table of {files} files (checkpoint, plans)")
+    if results.get("transactions"):
+        tx = results["transactions"]
+        tables = sorted({r["tables"] for r in tx if r["kind"] == "commit" and r["tables"] > 1})
+        stores = ",".join(sorted({r["store"] for r in tx if r["kind"] == "commit"}))
+        undecided = sorted({r["undecided"] for r in tx if r["kind"] == "reader"})
+        parts.append(
+            f"transactions over {','.join(map(str, tables))} tables on {stores}"
+            + (f", a reader meeting {','.join(map(str, undecided))} undecided" if undecided else "")
+        )
     if results.get("seed"):
         stores = ",".join(sorted({r["store"] for r in results["seed"]}))
         parts.append("DBIO paper's job on " + stores)
@@ -399,7 +448,7 @@ def _covers(meta: dict[str, Any], results: dict[str, Any]) -> str:
 
 
 #: The parts of results.json that hold rows.
-PARTS = ("sweep", "seed", "read", "large", "bigtable")
+PARTS = ("sweep", "seed", "read", "large", "bigtable", "transactions")
 
 
 def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -438,6 +487,9 @@ def merge(earlier: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
             return (r["store"], r["commits"], r["files_per_commit"])
         if part == "read":
             return tuple(r.get(k) for k in ("case", "txns", "dirs", "checkpoint", "temp", "filter"))
+        if part == "transactions":
+            fields = ("kind", "store", "case", "tables", "undecided", "phase")
+            return tuple(r.get(k) for k in fields)
         return (r["store"], r["files"], r["mode"], r["protocol"])
 
     merged: dict[str, Any] = {"runs": runs}
@@ -597,6 +649,11 @@ def run(
                 results["read"], results["read_info"] = ReadBench(
                     bench, tx, sizes, fresh_server, progress
                 ).run()
+                checkpoint()
+            if store == order[0] and tx is not None and sizes.transaction_tables:
+                from txcommit.bench import transactions
+
+                results["transactions"] = transactions.run(bench, tx, sizes, order, fresh_server)
                 checkpoint()
             if sizes.seed_rows > 0:
                 results["seed"] += bench.paper_job(protocols, store, sizes)

@@ -14,6 +14,7 @@ from txcommit._names import (
 )
 from txcommit.bench.bigtable_report import bigtable_section, bigtable_targets
 from txcommit.bench.read_report import is_new, read_notes, read_section, read_targets
+from txcommit.bench.transactions_report import transactions_section, transactions_targets
 from txcommit.devkit.latency_model import S3_COPY_MB_PER_S, S3_DEFAULT_MS, S3_FIGURES
 
 #: Request columns of the tables: (heading, operations counted).
@@ -130,6 +131,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     out += floor_targets(results)
     out += large_targets(results)
     out += bigtable_targets(results)
+    out += transactions_targets(results)
     costs = {
         r["files"]: {
             k: v for k, v in (r["txcommit"]["jobCommitRequests"] or {}).items() if k != "adapter"
@@ -549,6 +551,8 @@ def render(
         parts += _large_section(results["large"])
     if results.get("bigtable"):
         parts += bigtable_section(results["bigtable"])
+    if results.get("transactions"):
+        parts += transactions_section(results["transactions"])
     if results.get("seed"):
         parts += _seed_section(results["seed"], meta)
     if results.get("read"):
@@ -575,7 +579,11 @@ def render(
             "--no-plots --merge-into docs/benchmarks/results.json`;",
             "- a table of a million files: `txcommit bench --only bigtable --stores s3 "
             "--no-plots --merge-into docs/benchmarks/results.json` (`--bigtable-commits`, "
-            "`--bigtable-files-per-commit` for other sizes).",
+            "`--bigtable-files-per-commit` for other sizes);",
+            "- multi-table transactions (a few minutes): `txcommit bench --only transactions "
+            "--stores s3,local --no-plots --merge-into docs/benchmarks/results.json` "
+            "(`--transaction-tables`, `--transaction-files`, `--transaction-undecided`, "
+            "`--repeats` for other sizes).",
             "",
             "The latency model alone: `txcommit local-s3 --latency-model s3 "
             "[--latency-scale F]` (default `--latency-model none`, scale 1.0).",
@@ -642,7 +650,10 @@ def _notes_on_targets(results: dict[str, Any]) -> list[str]:
         )
     notes += [
         f"Missed, {t['target']}: {t['why']}"
-        for t in floor_targets(results) + large_targets(results) + bigtable_targets(results)
+        for t in floor_targets(results)
+        + large_targets(results)
+        + bigtable_targets(results)
+        + transactions_targets(results)
         if t["held"] is False and t["why"]
     ]
     reads = results.get("read", [])

@@ -104,6 +104,13 @@ class Sizes:
     bigtable_commits: int = 0
     bigtable_files_per_commit: int = 1000
     bigtable_partitions: int = 100
+    #: The transactions section (none unless asked for): the table counts of its transactions,
+    #: the files each commit point writes in all (split evenly over its tables), its rounds,
+    #: and the counts of undecided transactions a reader meets.
+    transaction_tables: list[int] = field(default_factory=list)
+    transaction_files: int = 16
+    transaction_repeats: int = 5
+    transaction_undecided: list[int] = field(default_factory=lambda: [1, 4])
 
     @classmethod
     def quick(cls) -> Sizes:
