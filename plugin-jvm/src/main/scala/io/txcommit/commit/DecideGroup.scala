@@ -2,6 +2,7 @@ package io.txcommit.commit
 
 import java.io.IOException
 import java.time.Instant
+import java.util.concurrent.Executors
 
 import scala.util.control.NonFatal
 
@@ -11,7 +12,7 @@ import org.slf4j.LoggerFactory
 import io.txcommit.{CommitOutcomeUnknownException, Paths, SparkApp, TransactionException, Version}
 import io.txcommit.conf.TxCommitConf
 import io.txcommit.fault.HaltPoint
-import io.txcommit.log.{Decision, GroupRef, Groups}
+import io.txcommit.log.{CommitRecord, Decision, GroupRef, Groups}
 import io.txcommit.store.StagedFile
 
 /**
@@ -62,10 +63,34 @@ object DecideGroup {
         log.info(s"txcommit: ${g.describe}: COMMITTED ${g.participants.size} write(s) with one decision, " +
           s"${Paths.display(ref.decisionPath)}, in ${(System.nanoTime() - start) / 1000000} ms")
         HaltPoint.maybeHalt(conf, HaltPoint.TransactionAfterDecision)
-        g.prepared.foreach { case (ctx, r) => DerivedWork.apply(ctx, r, new StageTimings, derived) }
+        deriveAll(g.prepared, derived)
         Some(inForce)
     }
   }
+
+  /**
+   * Each table's derived work before COMMIT answers: the tables side by side, a table's own writes
+   * in their order. One table after the other, COMMIT of a transaction over 16 tables on S3 spent
+   * 2 s there (a few requests each), against a third of a second for its decision.
+   */
+  private def deriveAll(prepared: Seq[(TxnContext, CommitRecord)], derived: DerivedWork.Runner): Unit = {
+    val tables = prepared.groupBy(_._1.table).values.toSeq
+    def run(writes: Seq[(TxnContext, CommitRecord)]): Unit =
+      writes.foreach { case (ctx, r) => DerivedWork.apply(ctx, r, new StageTimings, derived) }
+    if (tables.size <= 1) tables.foreach(run)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(tables.size, DeriveThreads),
+        (r: Runnable) => {
+          val t = new Thread(r, "txcommit-derive")
+          t.setDaemon(true)
+          t
+        })
+      try tables.map(w => pool.submit((() => run(w)): Runnable)).foreach(_.get())
+      finally pool.shutdown()
+    }
+  }
+
+  private val DeriveThreads = 8
 
   /**
    * Rolls `g` back: an `aborted` decision, then its writes' files discarded (best effort: no
