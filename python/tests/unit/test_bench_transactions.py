@@ -43,7 +43,14 @@ def _sample(total: float, commit: float, **more: Any) -> dict[str, Any]:
 def _commits(tx_total: float = 1.4, tx_commit: float = 0.3) -> list[dict[str, Any]]:
     put = {"op": "PUT", "key": "run/t/_txcommit/groups/g.json"}
     tx = [
-        _sample(tx_total + d, tx_commit, begin_s=0.1, prepare_s=0.5, commit_requests=[put])
+        _sample(
+            tx_total + d,
+            tx_commit,
+            begin_s=0.1,
+            prepare_s=0.5,
+            commit_client_s=tx_commit + 0.05,
+            commit_requests=[put],
+        )
         for d in (0.0, 5.0, -0.1)
     ]
     return [
