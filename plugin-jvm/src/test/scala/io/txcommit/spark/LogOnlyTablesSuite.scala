@@ -122,6 +122,19 @@ class LogOnlyTablesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(a.files.nonEmpty && (a.files eq b.files) && a.leafFiles.eq(b.leafFiles) && a == b,
       "two reads of the same records: one list, its maps built once")
     assert(indexed(s"$url/k=1").files.size * 4 == a.files.size, "a partition directory: its own list")
+    // The schema inferred once for a list is one read's confs and options: others infer their own.
+    val (_, two) = newDir()
+    spark.range(3).selectExpr("id", "1 as k").write.partitionBy("k").parquet(two)
+    spark.range(3).selectExpr("id", "cast(id as string) as b", "2 as k").write.option("mergeSchema", "true")
+      .mode("append").partitionBy("k")
+      .parquet(two)
+    val merged = Seq("false", "true", "false").map { merge =>
+      spark.conf.set("spark.sql.parquet.mergeSchema", merge)
+      try spark.read.parquet(two).schema.fieldNames.toSet("b")
+      finally spark.conf.unset("spark.sql.parquet.mergeSchema")
+    }
+    assert(merged == Seq(false, true, false), "a session's mergeSchema off, on, off")
+    assert(spark.read.option("mergeSchema", "true").parquet(two).schema.fieldNames.toSet("b"), "as an option")
     spark.range(100, 104).selectExpr("id", "cast(id % 4 as int) as k").write.mode("append").partitionBy("k")
       .parquet(url)
     val c = indexed()

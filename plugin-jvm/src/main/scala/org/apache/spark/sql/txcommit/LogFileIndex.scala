@@ -60,6 +60,21 @@ final class LogFileIndex(session: SparkSession, override val rootPaths: Seq[Path
   /** The files this index reads, in the order the snapshot gave them. */
   def files: Seq[FileStatus] = state.files.list
 
+  /**
+   * The data schema `infer` finds in this index's files, inferred once for the indexes sharing
+   * them: `key` names everything else it depends on (format, options, the session's confs).
+   * Files named by a txn id are never rewritten, so the same files give the same schema; Parquet's
+   * inference alone sorts every path of the table.
+   */
+  def inferredSchema(key: Any)(infer: => Option[StructType]): Option[StructType] = {
+    val schemas = state.files.schemas
+    Option(schemas.get(key)).getOrElse {
+      val schema = infer
+      if (schemas.size < LogFileIndex.Schemas) schemas.putIfAbsent(key, schema)
+      schema
+    }
+  }
+
   override def equals(other: Any): Boolean = other match {
     case o: LogFileIndex =>
       rootPaths.toSet == o.rootPaths.toSet && ((state.files eq o.state.files) || state.files.key == o.state.files.key)
@@ -81,7 +96,11 @@ object LogFileIndex {
       mutable.LinkedHashMap.from(list.iterator.map(f => f.getPath -> f))
     lazy val byDir: Map[Path, Array[FileStatus]] = list.toArray.groupBy(_.getPath.getParent)
     lazy val key: Set[(String, Long)] = list.iterator.map(f => (f.getPath.toString, f.getLen)).toSet
+    val schemas = new java.util.concurrent.ConcurrentHashMap[Any, Option[StructType]]()
   }
+
+  // Schemas kept per file list: one per (format, options, confs) its reads used.
+  private val Schemas = 16
 
   // The last lists indexed, weakly: an index of the same list (the same object) shares its maps.
   private val recent = mutable.ArrayDeque.empty[java.lang.ref.WeakReference[Files]]
