@@ -16,7 +16,9 @@ import io.txcommit.log.{
   NetRemovals,
   ReadMode,
   RecordCodec,
-  ReplaceLog
+  ReplaceLog,
+  TableState,
+  TxnId
 }
 import io.txcommit.store.Adapters
 
@@ -74,6 +76,28 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
     val restorer = s.replaced.records.flatMap(r => r.restored.map(_.path -> r.txn)).toMap
     s.net.restored.values.foreach(f => f.txn.orElse(restorer.get(f.path)).foreach(add(_, f.path, f.size)))
     out.valuesIterator.filterNot(e => s.net.removals.names(e.path)).toVector
+  }
+
+  /**
+   * The statuses of [[committedFiles]] below `prefix` (relative to the table, "" or ending in
+   * `/`) as a file index plans from them: each data file at its path, with its recorded size and,
+   * as its time, its transaction's start. Reads that loaded equal records get the same list, so
+   * the plans of an unchanged table share one (a million-file table's statuses, once; a plan
+   * cache then holds small plans of it, not a copy of the table each).
+   */
+  def committedStatuses(t: TableSnapshot, prefix: String): Vector[FileStatus] = {
+    val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(new Path(t.root), t)))
+    val key = (t.root, prefix)
+    LogFirstReader.statuses.get(key).collect { case (st, l, files) if st == t && l == s => files }.getOrElse {
+      val table = new Path(t.root)
+      val files = committedFiles(t).iterator.collect {
+        case e if e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length)) =>
+          val p = new Path(table, e.path)
+          new FileStatus(e.size, false, 0, 0L, TxnId.startedAt(e.txn).getOrElse(0L), p)
+      }.toVector
+      LogFirstReader.statuses.put(key, (t, s, files))
+      files
+    }
   }
 
   /** Whether the table of snapshot `t` is log-only (I32): its checkpoint says so. */
@@ -199,6 +223,15 @@ object LogFirstReader {
    */
   private val cache = new BoundedCache[(String, String), Loaded](CheckpointLog.CacheMaxFiles, _.weight)
   private object LoadLock
+
+  /**
+   * The last file list each (table, prefix) planned from, with the snapshot and records it came
+   * from: records are equal only if they name the same files (a log deleted and written again
+   * has other records under the same numbers), so a hit is the same list. Weighed by files.
+   */
+  private val statuses =
+    new BoundedCache[(String, String), (TableSnapshot, Loaded, Vector[FileStatus])](CheckpointLog.CacheMaxFiles,
+      _._3.size.toLong)
 
   /** What the driver read while it took the snapshot: its listing then reads nothing again. */
   private[read] def seed(readId: String, t: TableSnapshot, checkpoint: Option[Checkpoint], replaced: ReplaceLog): Unit =

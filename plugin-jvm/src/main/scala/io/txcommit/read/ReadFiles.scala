@@ -7,7 +7,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 
 import io.txcommit.Paths
 import io.txcommit.conf.TxCommitConf
-import io.txcommit.log.{DataFileName, TableState, TxnId}
+import io.txcommit.log.{DataFileName, TableState}
 import io.txcommit.metrics.TxCommitMetrics
 import io.txcommit.store.{FileTree, Links}
 
@@ -106,16 +106,10 @@ object ReadFiles {
     val out = mutable.LinkedHashMap.empty[Path, FileStatus]
     // Spark reads a sink's log only for a read of one root, unless told to ignore it.
     val sinkLogs = roots.distinct.size == 1 && !conf.getBoolean(IgnoreSinkLog, false)
-    // The files the snapshot of log-only table `t` shows below `prefix` (relative to it).
-    def committed(t: TableSnapshot, prefix: String): Unit = {
-      val table = new Path(t.root)
-      reader.committedFiles(t).foreach { e =>
-        if (e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length))) {
-          val p = new Path(table, e.path)
-          out.getOrElseUpdate(p, new FileStatus(e.size, false, 0, 0L, TxnId.startedAt(e.txn).getOrElse(0L), p))
-        }
-      }
-    }
+    // The files the snapshot of log-only table `t` shows below `root` (a directory of it).
+    def prefixOf(t: TableSnapshot, root: Path) = Paths.relativize(new Path(t.root), root).fold("")(_ + "/")
+    def committed(t: TableSnapshot, prefix: String): Unit =
+      reader.committedStatuses(t, prefix).foreach(st => out.getOrElseUpdate(st.getPath, st))
     // A listed file's directory is checked likewise (a link below the root: [[ReadLinks]]).
     val links = new ReadLinks(conf)
     def visible(root: Path, st: FileStatus): Boolean = {
@@ -126,10 +120,10 @@ object ReadFiles {
             .isDefined))
       else reader.isVisible(st.getPath, Some(st))
     }
-    val results = roots.distinct.map { root =>
+    lazy val results = roots.distinct.map { root =>
       tableOf(handle, root).filter(logOnly) match {
         case Some(t) =>
-          committed(t, Paths.relativize(new Path(t.root), root).fold("")(_ + "/"))
+          committed(t, prefixOf(t, root))
           true
         case None if prelisted.contains(root) =>
           // A log-only table below the root: its files from its log. Another: from the listing
@@ -170,8 +164,16 @@ object ReadFiles {
           } catch { case _: java.io.FileNotFoundException if !fs.exists(root) => false }
       }
     }
-    if (!results.forall(identity)) SparkLists
-    else Files(out.valuesIterator.toVector, listed = roots.exists(r => !tableOf(handle, r).exists(logOnly)))
+    // One root in a log-only table: its list as the snapshot's records give it, shared by every
+    // read of the same records.
+    val single = roots.distinct match {
+      case Seq(root) => tableOf(handle, root).filter(logOnly).map(t => reader.committedStatuses(t, prefixOf(t, root)))
+      case _ => None
+    }
+    single.fold[Outcome](
+      if (!results.forall(identity)) SparkLists
+      else Files(out.valuesIterator.toVector, listed = roots.exists(r => !tableOf(handle, r).exists(logOnly)))
+    )(Files(_, listed = false))
   }
 
   /**

@@ -7,6 +7,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.txcommit.LogFileIndex
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -109,6 +111,41 @@ class LogOnlyTablesSuite extends AnyFunSuite with BeforeAndAfterAll {
       spark.sql("DROP TABLE log_only_tracked")
       spark.sql("DROP TABLE log_only_flat")
     }
+  }
+
+  test("plans of an unchanged log-only table share one file list; a commit, or the table written anew, gets its own") {
+    val (dir, url) = created()
+    def indexed(path: String = url) = spark.read.parquet(path).queryExecution.analyzed.collectFirst {
+      case l: LogicalRelation => l.relation
+    }.collect { case r: HadoopFsRelation => r.location }.collect { case i: LogFileIndex => i }.get
+    val (a, b) = (indexed(), indexed())
+    assert(a.files.nonEmpty && (a.files eq b.files) && a.leafFiles.eq(b.leafFiles) && a == b,
+      "two reads of the same records: one list, its maps built once")
+    assert(indexed(s"$url/k=1").files.size * 4 == a.files.size, "a partition directory: its own list")
+    // The schema inferred once for a list is one read's confs and options: others infer their own.
+    val (_, two) = newDir()
+    spark.range(3).selectExpr("id", "1 as k").write.partitionBy("k").parquet(two)
+    spark.range(3).selectExpr("id", "cast(id as string) as b", "2 as k").write.option("mergeSchema", "true")
+      .mode("append").partitionBy("k")
+      .parquet(two)
+    val merged = Seq("false", "true", "false").map { merge =>
+      spark.conf.set("spark.sql.parquet.mergeSchema", merge)
+      try spark.read.parquet(two).schema.fieldNames.toSet("b")
+      finally spark.conf.unset("spark.sql.parquet.mergeSchema")
+    }
+    assert(merged == Seq(false, true, false), "a session's mergeSchema off, on, off")
+    assert(spark.read.option("mergeSchema", "true").parquet(two).schema.fieldNames.toSet("b"), "as an option")
+    spark.range(100, 104).selectExpr("id", "cast(id % 4 as int) as k").write.mode("append").partitionBy("k")
+      .parquet(url)
+    val c = indexed()
+    assert(c.files.size == a.files.size + 4 && c != a, "a commit: the new snapshot's list")
+    assert(spark.read.parquet(url).count() == 104)
+    // The table deleted and written again (its log too) reaches the same record numbers.
+    org.apache.commons.io.FileUtils.deleteDirectory(dir.toFile)
+    spark.range(7).selectExpr("id", "cast(id % 4 as int) as k").write.partitionBy("k").parquet(url)
+    val d = indexed()
+    assert(d.files.map(_.getPath).intersect(c.files.map(_.getPath)).isEmpty, "a table written anew: its own files")
+    assert(spark.read.parquet(url).count() == 7)
   }
 
   test("a file written without txcommit into a log-only table is invisible to every reader until the log names it") {

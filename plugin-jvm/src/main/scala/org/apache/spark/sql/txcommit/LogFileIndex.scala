@@ -46,8 +46,8 @@ final class LogFileIndex(session: SparkSession, override val rootPaths: Seq[Path
 
   @volatile private var state = LogFileIndex.State(select(initial))
 
-  override def leafFiles: mutable.LinkedHashMap[Path, FileStatus] = state.leafFiles
-  override def leafDirToChildrenFiles: Map[Path, Array[FileStatus]] = state.byDir
+  override def leafFiles: mutable.LinkedHashMap[Path, FileStatus] = state.files.leafFiles
+  override def leafDirToChildrenFiles: Map[Path, Array[FileStatus]] = state.files.byDir
   override def partitionSpec(): PartitionSpec = {
     val s = state
     s.spec.getOrElse(synchronized {
@@ -68,10 +68,26 @@ final class LogFileIndex(session: SparkSession, override val rootPaths: Seq[Path
       select)
 
   /** The files this index reads, in the order the snapshot gave them. */
-  def files: Seq[FileStatus] = state.files
+  def files: Seq[FileStatus] = state.files.list
+
+  /**
+   * The data schema `infer` finds in this index's files, inferred once for the indexes sharing
+   * them: `key` names everything else it depends on (format, options, the session's confs).
+   * Files named by a txn id are never rewritten, so the same files give the same schema; Parquet's
+   * inference alone sorts every path of the table.
+   */
+  def inferredSchema(key: Any)(infer: => Option[StructType]): Option[StructType] = {
+    val schemas = state.files.schemas
+    Option(schemas.get(key)).getOrElse {
+      val schema = infer
+      if (schemas.size < LogFileIndex.Schemas) schemas.putIfAbsent(key, schema)
+      schema
+    }
+  }
 
   override def equals(other: Any): Boolean = other match {
-    case o: LogFileIndex => rootPaths.toSet == o.rootPaths.toSet && state.key == o.state.key
+    case o: LogFileIndex =>
+      rootPaths.toSet == o.rootPaths.toSet && ((state.files eq o.state.files) || state.files.key == o.state.files.key)
     case _ => false
   }
 
@@ -79,11 +95,42 @@ final class LogFileIndex(session: SparkSession, override val rootPaths: Seq[Path
 }
 
 object LogFileIndex {
-  private final case class State(files: Seq[FileStatus]) {
+
+  /**
+   * What an index derives from its file list alone, shared by every index over the same list: the
+   * plans of an unchanged table get one list ([[io.txcommit.read.LogFirstReader.committedStatuses]]),
+   * so its maps are built once, not once a plan, and a plan cache keeps one copy.
+   */
+  private final class Files(val list: Seq[FileStatus]) {
     lazy val leafFiles: mutable.LinkedHashMap[Path, FileStatus] =
-      mutable.LinkedHashMap.from(files.iterator.map(f => f.getPath -> f))
-    lazy val byDir: Map[Path, Array[FileStatus]] = files.toArray.groupBy(_.getPath.getParent)
-    lazy val key: Set[(String, Long)] = files.iterator.map(f => (f.getPath.toString, f.getLen)).toSet
+      mutable.LinkedHashMap.from(list.iterator.map(f => f.getPath -> f))
+    lazy val byDir: Map[Path, Array[FileStatus]] = list.toArray.groupBy(_.getPath.getParent)
+    lazy val key: Set[(String, Long)] = list.iterator.map(f => (f.getPath.toString, f.getLen)).toSet
+    val schemas = new java.util.concurrent.ConcurrentHashMap[Any, Option[StructType]]()
+  }
+
+  // Schemas kept per file list: one per (format, options, confs) its reads used.
+  private val Schemas = 16
+
+  // The last lists indexed, weakly: an index of the same list (the same object) shares its maps.
+  private val recent = mutable.ArrayDeque.empty[java.lang.ref.WeakReference[Files]]
+  private val Recent = 8
+
+  private def filesOf(list: Seq[FileStatus]): Files = recent.synchronized {
+    recent.iterator.map(_.get).find(f => f != null && (f.list eq list)).getOrElse {
+      val f = new Files(list)
+      recent.prepend(new java.lang.ref.WeakReference(f))
+      while (recent.size > Recent) recent.removeLast()
+      f
+    }
+  }
+
+  /** An index's files and the partitions inferred from them (by its own options: not shared). */
+  private final class State(val files: Files) {
     @volatile var spec: Option[PartitionSpec] = None
+  }
+
+  private object State {
+    def apply(list: Seq[FileStatus]): State = new State(filesOf(list))
   }
 }

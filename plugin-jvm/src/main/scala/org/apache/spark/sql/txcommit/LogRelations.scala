@@ -10,6 +10,8 @@ import org.apache.spark.sql.execution.datasources.v2.FileDataSourceV2
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.SchemaUtils
 
+import io.txcommit.conf.TxCommitConf
+
 /**
  * Builds the relation Spark's `DataSource.resolveRelation` builds for a batch read of a file
  * source, over a [[LogFileIndex]] instead of Spark's listing: the partition columns the index
@@ -57,7 +59,9 @@ object LogRelations {
     val dataSchema = userSpecifiedSchema.map(s =>
       StructType(s.filterNot(f =>
           partitionSchema.exists(p => equality(p.name, f.name)))))
-      .orElse(format.inferSchema(session, caseInsensitive - "path", inferFrom(index)))
+      .orElse(index.inferredSchema(
+          (format.getClass.getName, options - TxCommitConf.SnapshotOption, conf.getAllConfs, index.pastFiles))(
+          format.inferSchema(session, caseInsensitive - "path", inferFrom(index))))
       .getOrElse(throw QueryCompilationErrors.dataSchemaNotSpecifiedError(format.toString))
     // Spark only warns about a data column named like a partition column (existing tables do it).
     scala.util.Try(SchemaUtils.checkColumnNameDuplication((dataSchema ++ partitionSchema).map(_.name), equality))
