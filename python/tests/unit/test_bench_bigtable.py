@@ -153,6 +153,11 @@ def test_each_target_of_the_big_table_is_held_or_missed_with_its_measurement():
     assert "after a full GC 900 MB" in heap["value"]
     # four plans made, four file lists kept: the histogram says so
     assert "4.0 `FileStatus` per file of the table after 4 plans" in heap["why"]
+    assert "each plan's file list stays reachable" in heap["why"]
+    shared = _row()
+    shared["spark"]["heap_histogram"][1]["instances"] = 1_000_003
+    (heap,) = [t for t in bigtable_targets({"bigtable": [shared]}) if "heap" in t["target"]]
+    assert "1.0 `FileStatus` per file of the table after 4 plans of it: the plans" in heap["why"]
     py = found["Python reader within 2x of Spark, cold and warm"]
     assert py["held"] is True and py["value"].startswith("cold 1.50x (30.00 s vs 20.00 s)")
     # a miss is explained among the notes, with what dominated

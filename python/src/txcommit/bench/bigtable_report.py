@@ -55,13 +55,18 @@ def _held_by(r: dict[str, Any]) -> str:
     statuses = next(
         (h["instances"] for h in histogram if h["class"] == "org.apache.hadoop.fs.FileStatus"), 0
     )
+    per_file = statuses / r["files"]
+    held = (
+        "the plans share one list of the table's files (docs/readers.md)"
+        if per_file < 1.5
+        else "so each plan's file list stays reachable after the plan (Spark Connect's "
+        "per-session plan cache, `spark.connect.session.planCache.*`, keeps a plan's relation)"
+    )
     return (
         "; after the plans the live heap is mostly "
         + ", ".join(f"{h['class']} {h['mb']} MB ({h['instances']:,})" for h in histogram[:6])
-        + f": {statuses / r['files']:.1f} `FileStatus` per file of the table after {plans} "
-        "plans of it, so each plan's file list stays reachable after the plan (what holds "
-        "them is not established by this run; Spark Connect keeps a per-session plan cache, "
-        "`spark.connect.session.planCache.*`, one candidate)"
+        + f": {per_file:.1f} `FileStatus` per file of the table after {plans} plans of it: "
+        + held
     )
 
 
@@ -101,11 +106,18 @@ def bigtable_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 f"schema {warm['schema_s']:.2f} s, `inputFiles()` "
                 f"{warm['plan_s'] - warm['schema_s']:.2f} s)",
                 "why": "the decoded checkpoint is cached, and the plan reads no checkpoint (log "
-                f"requests: {_kv(warm['log_requests'])}); what is left is the file list of "
-                f"{r['files']:,} files built again from it by every plan (to the schema: a "
-                "Hadoop `Path` and `FileStatus` per file, then Spark's index of them and their "
-                f"partition values) and the {r['files']:,} names `inputFiles()` ships to the "
-                f"client; {_busy(warm.get('profile') or {})}",
+                f"requests: {_kv(warm['log_requests'])}); "
+                + (
+                    f"the plan shares the file list, its index and its schema with the plans "
+                    f"before it (to the schema {warm['schema_s']:.2f} s); what is left is the "
+                    f"{r['files']:,} names `inputFiles()` ships to the client"
+                    if warm["schema_s"] <= WARM_PLAN_S / 2
+                    else f"what is left is the file list of {r['files']:,} files built again "
+                    "from it by every plan (to the schema: a Hadoop `Path` and `FileStatus` per "
+                    "file, then Spark's index of them and their partition values) and the "
+                    f"{r['files']:,} names `inputFiles()` ships to the client"
+                )
+                + f"; {_busy(warm.get('profile') or {})}",
             }
         )
         out.append(
