@@ -188,7 +188,10 @@ def test_a_server_killed_at_each_transaction_point_leaves_all_or_nothing(
     write of each table rolls its derived work forward."""
     orders, lines = pair
     committed = point in DECIDED_POINTS
-    crashing = crashing_server(workdir / f"halt-{point}-{orders.store}", orders.store, request)
+    # In local mode on every store: the task point then halts the driver (its tasks are threads).
+    crashing = crashing_server(
+        workdir / f"halt-{point}-{orders.store}", orders.store, request, executors_matter=False
+    )
     for _ in running(crashing):
         spark = new_session(crashing.url)
         orders.prepare(spark)
@@ -264,7 +267,9 @@ def test_vacuum_rolls_back_a_dead_transaction_after_its_lease(
     store whether the log's directory existed, which an object store never says of a prefix,
     and left such a transaction undecided for ever.)"""
     orders, lines = pair
-    crashing = crashing_server(workdir / f"vacuum-dead-{orders.store}", orders.store, request)
+    crashing = crashing_server(
+        workdir / f"vacuum-dead-{orders.store}", orders.store, request, executors_matter=False
+    )
     for _ in running(crashing):
         spark = new_session(crashing.url)
         orders.prepare(spark)
