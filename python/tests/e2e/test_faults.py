@@ -31,14 +31,11 @@ from txcommit.devkit.testkit import store_test_kits
 from support.races import Span, assert_overlaps, note, point, spanning
 from support.scale import SOAK
 from support.servers import (
-    ServerProcess,
+    crashing_server,
     new_session,
     rows_per_b,
     run_until_the_server_dies,
     running,
-    server_for,
-    server_on_cluster,
-    server_with_s3,
 )
 from support.tables import STORES, TableRef, replace_records, txn_of
 from support.waiting import wait_for
@@ -165,26 +162,6 @@ def test_persistently_failing_task_makes_no_row_visible(
 # --- the server JVM killed at named points of the protocol ------------------------------------
 
 
-def crashing_server(
-    workdir: Path,
-    table: TableRef,
-    request,
-    *,
-    executors_matter: bool = True,
-) -> ServerProcess:
-    """A server to crash: on the cluster for the tables of a store whose kit says so (executor
-    JVMs writing through the store's connector when the driver dies), in local mode for the
-    others and where ``executors_matter`` is false."""
-    kit = KITS[table.store]
-    if kit.own_server:
-        emulator = request.getfixturevalue(kit.fixture) if kit.fixture else None
-        return server_for(table.store, workdir, emulator)
-    local_s3 = request.getfixturevalue("local_s3")
-    if not (kit.on_cluster and executors_matter):
-        return server_with_s3(workdir, local_s3)
-    return server_on_cluster(workdir, request.getfixturevalue("cluster"), local_s3)
-
-
 #: The points where a killed server's state differs, each store's kit's: either side of the
 #: commit point, the task point on the local file system, job.duringPublishData on
 #: s3-multipart, where tasks stage data as pending uploads. The derived-work points after the record
@@ -218,7 +195,7 @@ def test_server_killed_during_commit_shows_all_or_nothing(
     # executors), so only a task point, which halts the executors, needs the cluster.
     crashing = crashing_server(
         workdir / f"halt-{point}-{table.store}",
-        table,
+        table.store,
         request,
         executors_matter=point.startswith("task."),
     )
@@ -308,7 +285,9 @@ def test_random_kills_in_a_write_loop_never_show_part_of_a_job(
     # Rounds go on (at most 4 more) until a kill cut a job short: one that fell between jobs
     # proves nothing, and on the slower stores (Azure) that is the case one round in two.
     while round_ < rounds or (len(interrupted_jobs(table)) < INTERRUPTED and round_ < rounds + 4):
-        crashing = crashing_server(workdir / f"random-kill-{round_}-{table.store}", table, request)
+        crashing = crashing_server(
+            workdir / f"random-kill-{round_}-{table.store}", table.store, request
+        )
         round_ += 1
         for _ in running(crashing):
             spark = new_session(crashing.url)

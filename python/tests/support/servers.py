@@ -468,3 +468,21 @@ def server_on_cluster(
     workdir: Path, cluster: StandaloneCluster, local_s3: LocalS3, **confs: str
 ) -> ServerProcess:
     return server_with_s3(workdir, local_s3, cluster_confs(**confs), master=cluster.master_url)
+
+
+def crashing_server(
+    workdir: Path, store: str, request: Any, *, executors_matter: bool = True
+) -> ServerProcess:
+    """A server to crash that writes ``store``'s tables (and local and S3 ones, unless the
+    store needs a server of its own): on the cluster for a store whose kit says so (executor
+    JVMs writing through the store's connector when the driver dies), in local mode for the
+    others and where ``executors_matter`` is false. It reaches the store's emulator directly,
+    not through a proxy."""
+    kit = store_test_kits()[store]
+    if kit.own_server:
+        emulator = request.getfixturevalue(kit.fixture) if kit.fixture else None
+        return server_for(store, workdir, emulator)
+    local_s3 = request.getfixturevalue("local_s3")
+    if not (kit.on_cluster and executors_matter):
+        return server_with_s3(workdir, local_s3)
+    return server_on_cluster(workdir, request.getfixturevalue("cluster"), local_s3)

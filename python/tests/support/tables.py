@@ -39,6 +39,9 @@ from support.stores import session_confs
 
 TXN_FILE = re.compile(r".*-tid-([0-9a-z]{16})-([0-9]+)(?:[-.].*)?$")
 STORES = ("local", "s3", "s3-multipart")
+#: Every store the end-to-end tests reach: those of the shared server, and those whose tables
+#: need a server of their own.
+EVERY_STORE = (*STORES, "hdfs", "gcs", "azure")
 #: Where a feature test runs in CI when what it checks does not depend on the store's commit
 #: primitive (replace semantics, write ids, nested tables, history): the local file system and
 #: S3 through the conditional-put adapter. The soak (`.ci/soak`) adds the multipart-complete

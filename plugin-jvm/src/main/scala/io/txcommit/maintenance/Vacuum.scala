@@ -76,8 +76,10 @@ object Vacuum {
     val table = located(fs, path)
     val store = Adapters.open(table, conf)
     // A multi-table transaction whose lease ran out is decided aborted first (I34): its decision
-    // is its fence, and the snapshot below then judges its writes never committed.
-    if (!opts.dryRun && store.exists(LogLayout(table).logDir)) abortExpired(table, store, conf, now)
+    // is its fence, and the snapshot below then judges its writes never committed. Asked of the
+    // log's listings, never of `exists(<log dir>)`: on an object store a directory is no object
+    // (S3's and GCS's HEAD of the prefix say absent), and such a transaction was never decided.
+    if (!opts.dryRun) abortExpired(table, store, conf, now)
     val state = new TableState(table, store, conf)
     if (state.allFiles(LogLayout.LogDirName).isEmpty) {
       throw new NotATableException(s"VACUUM: ${Paths.display(path)} is not a txcommit table " +
