@@ -336,3 +336,74 @@ def test_vacuum_rolls_back_a_dead_transaction_after_its_lease(
     assert found == dict.fromkeys(prepared, ("aborted", "lease-expired"))
     assert ids(reader, orders.url) == list(range(6)) and ids(reader, lines.url) == list(range(6))
     reader.stop()
+
+
+#: A client that opens a transaction, writes both tables inside it, says so and waits to be killed.
+LOST_CLIENT = """
+import sys, time
+from pyspark.sql import SparkSession
+import txcommit
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+txcommit.enable(spark)
+spark.conf.set("spark.txcommit.transaction.leaseMs", "2000")
+spark.sql("TXCOMMIT BEGIN").collect()
+rows = "id", "cast(id % 3 as int) as k"
+spark.range(200, 206, 1, 2).selectExpr(*rows).write.mode("overwrite").parquet(sys.argv[2])
+spark.range(100, 106, 1, 2).selectExpr(*rows).write.mode("append").parquet(sys.argv[3])
+print("written", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("any_table", ["local"], indirect=True)
+def test_a_lost_client_and_a_cancelled_job_leave_nothing(
+    spark, server, pair: tuple[TableRef, TableRef]
+) -> None:
+    """A client killed inside its transaction (its server lives on, its session open): nothing
+    of it is visible, and past the lease VACUUM decides it aborted. A job cancelled inside a
+    transaction (``interruptAll``) fails its write; leaving the block rolls the whole back."""
+    import subprocess
+    import sys
+    import threading
+
+    orders, lines = pair
+    orders.prepare(spark)
+    rows(spark, 0, 6).write.parquet(orders.url)
+    rows(spark, 0, 6).write.parquet(lines.url)
+    client = subprocess.Popen(
+        [sys.executable, "-c", LOST_CLIENT, server.url, lines.url, orders.url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert client.stdout is not None
+        said = client.stdout.readline().strip()
+    finally:
+        client.kill()
+        _, err = client.communicate()
+    assert said == "written", [line for line in err.splitlines() if "Exception" in line][:3]
+    (prepared,) = prepared_groups(orders, lines)
+    assert ids(spark, orders.url) == list(range(6)) and ids(spark, lines.url) == list(range(6))
+    time.sleep(3.5)  # the lease, and the allowance for clocks
+    for t in (orders, lines):
+        spark.sql(f"TXCOMMIT VACUUM '{t.url}' RETAIN 0 HOURS FORCE").collect()
+    found = {d["group"]: (d["outcome"], d["decidedBy"]) for d in decisions(lines)}
+    assert found == {prepared: ("aborted", "lease-expired")}
+    assert ids(spark, orders.url) == list(range(6)) and ids(spark, lines.url) == list(range(6))
+
+    # A write cancelled while it runs: every task sleeps, the driver interrupts the job.
+    slow = spark.range(300, 306, 1, 2).selectExpr(
+        "id + length(coalesce(reflect('java.lang.Thread', 'sleep', bigint(30000)), '')) * 0 as id",
+        "cast(id % 3 as int) as k",
+    )
+    cancel = threading.Timer(8.0, spark.interruptAll)
+    with pytest.raises(Exception) as raised, txcommit.transaction(spark) as tx:
+        rows(spark, 100, 6).write.mode("append").parquet(orders.url)
+        cancel.start()
+        slow.write.mode("append").parquet(lines.url)
+    cancel.cancel()
+    assert "interrupt" in str(raised.value).lower() or "cancel" in str(raised.value).lower(), raised
+    assert tx.outcome == "aborted" and tx.writes == 1
+    assert ids(spark, orders.url) == list(range(6)) and ids(spark, lines.url) == list(range(6))
+    assert [d["outcome"] for d in decisions(orders) if d["group"] == tx.id] == ["aborted"]
