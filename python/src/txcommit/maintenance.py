@@ -44,6 +44,7 @@ HISTORY_COLUMNS = (
     "version",
     "storeTime",
     "restoredFiles",
+    "transaction",
 )
 
 
