@@ -32,4 +32,21 @@ class PathsSuite extends AnyFunSuite {
     val p = "abfss://lake@acct.dfs.core.windows.net/t"
     assert(Paths.display(new Path(p)) == p)
   }
+
+  test("a path below a directory is the one new Path(dir, rel) makes, whatever the characters") {
+    val dirs = Seq("s3a://bucket/t", "s3a://bucket/t/", "s3a://bucket/a table", "s3a://bucket/t%25x", "file:/tmp/x",
+      "file:///tmp/x", "hdfs://nn:8020/a/b", "gs://b", "abfss://c@acct.dfs.core.windows.net/t", "/local/t")
+    val rels = Seq("f.parquet", "p=1/part-00000-abc.c000.snappy.parquet", "a/b=2/c", "p=a b/f", "p=a%3Ab/f",
+      "p=x:y/f", "a//b", "./a", "a/../b", "a/./b", "p=\u00e9/f", "_SUCCESS", ".hidden/f", "a+b,c;d/f", "a/b/")
+    for (d <- dirs; r <- rels) {
+      val dir = new Path(d)
+      val expected = scala.util.Try(new Path(dir, r))
+      val got = scala.util.Try(Paths.below(dir)(r))
+      assert(got.isSuccess == expected.isSuccess, s"'$d' + '$r'")
+      for (e <- expected; g <- got) {
+        assert(g == e && g.hashCode == e.hashCode && g.toString == e.toString && g.toUri == e.toUri, s"'$d' + '$r'")
+        assert(g.getParent == e.getParent && g.getName == e.getName, s"'$d' + '$r'")
+      }
+    }
+  }
 }

@@ -89,11 +89,12 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
     val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(new Path(t.root), t)))
     val key = (t.root, prefix)
     LogFirstReader.statuses.get(key).collect { case (st, l, files) if st == t && l == s => files }.getOrElse {
-      val table = new Path(t.root)
+      val below = Paths.below(new Path(t.root))
+      val started = scala.collection.mutable.HashMap.empty[String, Long]
       val files = committedFiles(t).iterator.collect {
         case e if e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length)) =>
-          val p = new Path(table, e.path)
-          new FileStatus(e.size, false, 0, 0L, TxnId.startedAt(e.txn).getOrElse(0L), p)
+          val at = started.getOrElseUpdate(e.txn, TxnId.startedAt(e.txn).getOrElse(0L))
+          new FileStatus(e.size, false, 0, 0L, at, below(e.path))
       }.toVector
       LogFirstReader.statuses.put(key, (t, s, files))
       files

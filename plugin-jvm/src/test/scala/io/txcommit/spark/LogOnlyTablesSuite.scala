@@ -148,6 +148,25 @@ class LogOnlyTablesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(spark.read.parquet(url).count() == 7)
   }
 
+  test("a log-only read infers the data schema Spark's listing infers: the first file in path order, or all merged") {
+    // Two tables: the file with column b first in path order (k=1), or last (k=2).
+    val schemas = for (first <- Seq(1, 2)) yield {
+      val (_, url) = newDir()
+      spark.range(3).selectExpr("id", s"${3 - first} as k").write.partitionBy("k").parquet(url)
+      spark.range(3).selectExpr("id", "cast(id as string) as b", s"$first as k").write.option("mergeSchema", "true")
+        .mode("append").partitionBy("k").parquet(url)
+      def read(filter: Boolean, merge: Boolean) = {
+        spark.conf.set(TxCommitConf.ReadFilter, filter.toString)
+        try spark.read.option("mergeSchema", merge.toString).parquet(url).schema.fieldNames.toSeq
+        finally spark.conf.unset(TxCommitConf.ReadFilter)
+      }
+      for (merge <- Seq(false, true))
+        assert(read(filter = true, merge) == read(filter = false, merge), s"$first $merge")
+      read(filter = true, merge = false)
+    }
+    assert(schemas == Seq(Seq("id", "b", "k"), Seq("id", "k")), "the footer of the first file in path order")
+  }
+
   test("a file written without txcommit into a log-only table is invisible to every reader until the log names it") {
     val (dir, url) = created()
     plainFile(dir.resolve("k=1/written-without-txcommit.parquet"), 5)

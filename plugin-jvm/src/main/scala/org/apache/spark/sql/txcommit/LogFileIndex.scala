@@ -104,7 +104,14 @@ object LogFileIndex {
   private final class Files(val list: Seq[FileStatus]) {
     lazy val leafFiles: mutable.LinkedHashMap[Path, FileStatus] =
       mutable.LinkedHashMap.from(list.iterator.map(f => f.getPath -> f))
-    lazy val byDir: Map[Path, Array[FileStatus]] = list.toArray.groupBy(_.getPath.getParent)
+    // Files of one directory share its path: one `getParent` (a URI parsed) per directory, not per file.
+    lazy val byDir: Map[Path, Array[FileStatus]] = {
+      val parents = new java.util.HashMap[String, Path]()
+      list.toArray.groupBy { f =>
+        val uri = f.getPath.toUri.toString
+        parents.computeIfAbsent(uri.substring(0, uri.lastIndexOf('/') max 0), _ => f.getPath.getParent)
+      }
+    }
     lazy val key: Set[(String, Long)] = list.iterator.map(f => (f.getPath.toString, f.getLen)).toSet
     val schemas = new java.util.concurrent.ConcurrentHashMap[Any, Option[StructType]]()
   }

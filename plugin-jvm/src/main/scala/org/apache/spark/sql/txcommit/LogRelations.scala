@@ -2,10 +2,13 @@ package org.apache.spark.sql.txcommit
 
 import java.util.Locale
 
+import org.apache.hadoop.fs.FileStatus
+import org.apache.parquet.hadoop.ParquetFileWriter
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.errors.QueryCompilationErrors
 import org.apache.spark.sql.execution.datasources.{DataSource, DataSourceUtils, FileFormat, HadoopFsRelation}
+import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetOptions}
 import org.apache.spark.sql.execution.datasources.v2.FileDataSourceV2
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.SchemaUtils
@@ -61,7 +64,7 @@ object LogRelations {
           partitionSchema.exists(p => equality(p.name, f.name)))))
       .orElse(index.inferredSchema(
           (format.getClass.getName, options - TxCommitConf.SnapshotOption, conf.getAllConfs, index.pastFiles))(
-          format.inferSchema(session, caseInsensitive - "path", inferFrom(index))))
+          format.inferSchema(session, caseInsensitive - "path", inferFrom(session, format, options, index))))
       .getOrElse(throw QueryCompilationErrors.dataSchemaNotSpecifiedError(format.toString))
     // Spark only warns about a data column named like a partition column (existing tables do it).
     scala.util.Try(SchemaUtils.checkColumnNameDuplication((dataSchema ++ partitionSchema).map(_.name), equality))
@@ -73,10 +76,27 @@ object LogRelations {
     relation
   }
 
-  /** The files the data schema is inferred from: none a past snapshot may have lost, where there are others. */
-  private def inferFrom(index: LogFileIndex): Seq[org.apache.hadoop.fs.FileStatus] = {
+  /**
+   * The files the data schema is inferred from: none a past snapshot may have lost, where there
+   * are others. Parquet without `mergeSchema` reads one footer: the first summary file, else the
+   * first data file in path order (`ParquetUtils.inferSchema`), found by sorting every path as
+   * text; it is given the summary files and that first data file, found in one pass (the same
+   * footer, without sorting a million paths).
+   */
+  private def inferFrom(session: SparkSession, format: FileFormat, options: Map[String, String],
+      index: LogFileIndex): Seq[FileStatus] = {
     val all = index.allFiles()
     val kept = all.filterNot(f => index.pastFiles(f.getPath))
-    if (kept.nonEmpty) kept else all
+    val from = if (kept.nonEmpty) kept else all
+    format match {
+      case _: ParquetFileFormat
+          if !new ParquetOptions(options, session.sessionState.conf).mergeSchema && from.nonEmpty =>
+        val (summaries, data) = from.partition(f => ParquetSummaryFiles(f.getPath.getName))
+        summaries ++ data.iterator.map(f => f.getPath.toString -> f).minByOption(_._1).map(_._2)
+      case _ => from
+    }
   }
+
+  private val ParquetSummaryFiles =
+    Set(ParquetFileWriter.PARQUET_METADATA_FILE, ParquetFileWriter.PARQUET_COMMON_METADATA_FILE)
 }
