@@ -2,6 +2,9 @@ package io.txcommit.log
 
 import scala.jdk.CollectionConverters._
 
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.core.JsonToken
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
 import io.txcommit.{CorruptCheckpointException, Paths}
@@ -45,6 +48,56 @@ object CheckpointCodec {
     mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(root)
   }
 
+  /**
+   * The checkpoint's fields but `committed`, as a tree, and `committed` decoded by `transaction`
+   * while it is parsed, one transaction's subtree at a time: a million files never stand as one
+   * JSON tree (a tree of them is several times the checkpoint's bytes on the heap). A corrupt
+   * entry's error is kept, not thrown, so the header's checks come first, as on the whole tree;
+   * None when `committed` is absent, or the file is not a JSON object (then the whole tree is
+   * read, for its own error).
+   */
+  private def rootAndCommitted(bytes: Array[Byte], json: StrictJson,
+      transaction: JsonNode => (String, Vector[AddedFile]))
+      : (JsonNode, Option[Either[Exception, Vector[(String, Vector[AddedFile])]]]) = {
+    val root = mapper.createObjectNode()
+    var committed = Option.empty[Either[Exception, Vector[(String, Vector[AddedFile])]]]
+    val parsed =
+      try {
+        val p = mapper.getFactory.createParser(bytes)
+        try {
+          if (p.nextToken() != JsonToken.START_OBJECT) false
+          else {
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+              val name = p.currentName()
+              p.nextToken()
+              if (name != "committed") root.set[JsonNode](name, mapper.readTree[JsonNode](p))
+              else if (p.currentToken() != JsonToken.START_ARRAY) {
+                root.set[JsonNode](name, mapper.readTree[JsonNode](p)) // not a list: the tree's check says so
+                committed = None
+              } else {
+                val out = Vector.newBuilder[(String, Vector[AddedFile])]
+                var failed = Option.empty[Exception]
+                while (p.nextToken() != JsonToken.END_ARRAY) {
+                  val t = mapper.readTree[JsonNode](p)
+                  if (failed.isEmpty) {
+                    try out += transaction(t)
+                    catch { case e: CorruptCheckpointException => failed = Some(e) }
+                  }
+                }
+                root.remove(name)
+                committed = Some(failed.toLeft(out.result()))
+              }
+            }
+            // Tokens after the object are ignored, as the tree reader ignores them.
+            true
+          }
+        } finally p.close()
+      } catch {
+        case NonFatal(_) => false
+      }
+    if (parsed) (root, committed) else (json.root(bytes), None)
+  }
+
   /** Decodes `checkpoints/<number>.json`, stored at `where` (named in errors). */
   def decode(bytes: Array[Byte], where: String, number: Long): Checkpoint = {
     def corrupt(why: String, cause: Throwable = null) = new CorruptCheckpointException(
@@ -52,7 +105,6 @@ object CheckpointCodec {
         "the commit records, which it only summarises (reads are exact, only slower); the next " +
         "checkpoint supersedes it, or delete it.", cause)
     val json = new StrictJson((why, cause) => corrupt(why, cause.orNull))
-    val root = json.root(bytes)
     def text(node: JsonNode, field: String): String = json.text(node, field)
     def long(node: JsonNode, field: String): Long = json.long(node, field)
     def array(node: JsonNode, field: String): Vector[JsonNode] = {
@@ -71,15 +123,17 @@ object CheckpointCodec {
       }
       (p, long(f, "size"), f)
     }
-    json.header(root, Checkpoint.Format, Checkpoint.FormatVersion)
-    val recorded = long(root, "checkpoint")
-    if (recorded != number) throw corrupt(s"its file name says checkpoint $number but it records $recorded")
-    val committed = array(root, "committed").map { t =>
+    def transaction(t: JsonNode): (String, Vector[AddedFile]) = {
       if (!t.isObject) throw corrupt("an entry of 'committed' is not an object")
       val txn = text(t, "txn")
       if (!TxnId.isValid(txn)) throw corrupt(s"transaction '$txn' is not a transaction id")
       txn -> files(t, "files").map { case (p, s) => AddedFile(p, s) }
     }
+    val (root, streamed) = rootAndCommitted(bytes, json, transaction)
+    json.header(root, Checkpoint.Format, Checkpoint.FormatVersion)
+    val recorded = long(root, "checkpoint")
+    if (recorded != number) throw corrupt(s"its file name says checkpoint $number but it records $recorded")
+    val committed = streamed.getOrElse(Right(array(root, "committed").map(transaction))).fold(e => throw e, identity)
     val declaredTxns = long(root, "transactions")
     if (declaredTxns != committed.size)
       throw corrupt(s"it declares $declaredTxns transactions but lists ${committed.size}")
