@@ -140,7 +140,8 @@ def bigtable_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 f"plans, {where})",
                 "held": peak <= DRIVER_HEAP_MB,
                 "value": f"peak in use {peak:.0f} MB (checkpoint {cp['heap_peak_mb']:.0f}, "
-                f"plans {spark['heap_peak_mb']:.0f}); after a full GC {kept:.0f} MB",
+                f"plans {spark['heap_peak_mb']:.0f}); after a full GC {kept:.0f} MB"
+                + _live(cp, spark),
                 "why": "the peak is the heap in use sampled every 250 ms, uncollected garbage "
                 f"included, in a JVM given {r['driver_memory']} (so the collector lets garbage "
                 f"grow); what the JVM keeps after a full GC is {kept:.0f} MB" + _held_by(r),
@@ -301,3 +302,9 @@ COMPARISON = [
     "published time for planning or checkpointing a Delta table of about a million files was "
     "found.",
 ]
+
+
+def _live(*phases: dict[str, Any]) -> str:
+    """The largest heap a collection left during the phases, where the run measured it."""
+    live = [p["heap_live_peak_mb"] for p in phases if "heap_live_peak_mb" in p]
+    return f"; the largest heap a collection left {max(live):.0f} MB" if live else ""

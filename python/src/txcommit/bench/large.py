@@ -25,12 +25,18 @@ from txcommit.bench.protocols import Protocol
 
 
 class HeapSampler:
-    """The heap in use of one JVM, from ``jstat -gc`` (survivors, eden and old, in MB)."""
+    """The heap in use of one JVM, from ``jstat -gc`` (survivors, eden and old, in MB).
+
+    ``peak_mb`` counts uncollected garbage (eden fills until the next young collection, so it
+    moves with the collector's sizing); ``live_peak_mb`` is the largest heap a collection left
+    (survivors and old, sampled right after a collection): what the JVM held, the figure a heap
+    limit must fit."""
 
     def __init__(self, pid: int, interval_ms: int = 250) -> None:
         self.pid = pid
         self.interval_ms = interval_ms
         self.peak_mb = 0.0
+        self.live_peak_mb = 0.0
 
     @staticmethod
     def _used_mb(header: list[str], values: list[str]) -> float:
@@ -58,6 +64,7 @@ class HeapSampler:
         def read() -> None:
             assert proc.stdout is not None
             header: list[str] = []
+            collections: tuple[str, str] | None = None
             for line in proc.stdout:
                 parts = line.split()
                 if not parts:
@@ -66,6 +73,12 @@ class HeapSampler:
                     header = parts
                 elif header:
                     self.peak_mb = max(self.peak_mb, self._used_mb(header, parts))
+                    row = dict(zip(header, parts, strict=False))
+                    counts = (row["YGC"], row["FGC"])
+                    if collections is not None and counts != collections:
+                        kept = sum(float(row[k]) for k in ("S0U", "S1U", "OU")) / 1024
+                        self.live_peak_mb = max(self.live_peak_mb, kept)
+                    collections = counts
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
@@ -98,6 +111,7 @@ def large_job(bench: Any, proto: Protocol, files: int, sizes: Any) -> dict[str, 
     r.update(files=tasks * parts, tasks=tasks, partitions=parts, rows=rows)
     r["heap_before_mb"] = round(before, 1)
     r["heap_peak_mb"] = round(heap.peak_mb, 1)
+    r["heap_live_peak_mb"] = round(heap.live_peak_mb, 1)
     summary = bench._success("s3", url) or {}
     prefix = url.split("/", 3)[3]
     if summary.get("txn"):

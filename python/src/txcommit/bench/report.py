@@ -343,7 +343,13 @@ def large_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "target": f"driver heap growth <= {LARGE_HEAP_GROWTH_MB:g} MB ({where})",
                 "held": growth <= LARGE_HEAP_GROWTH_MB,
                 "value": f"{growth:+.0f} MB ({r['heap_before_mb']:.0f} MB before, "
-                f"{r['heap_peak_mb']:.0f} MB at the peak)",
+                f"{r['heap_peak_mb']:.0f} MB at the peak)"
+                + (
+                    f"; the largest heap a collection left: "
+                    f"{r['heap_live_peak_mb'] - r['heap_before_mb']:+.0f} MB"
+                    if "heap_live_peak_mb" in r
+                    else ""
+                ),
                 "why": "the peak is the heap in use, garbage not yet collected included, so it "
                 "overstates what the job kept; the driver held the manifests of "
                 f"{r.get('tasks', 0):,} tasks naming {r['files']:,} files and built a commit "
