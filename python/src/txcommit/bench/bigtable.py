@@ -453,10 +453,7 @@ def _python_reads(url: str, warmup: str, options: dict[str, Any], repeats: int) 
     once(warmup)
     cold = once()
     warm = [once() for _ in range(repeats)]
-    with view._records_lock:
-        view._records.clear()
-        view._checkpoints.clear()
-        view._checkpoint_files = 0
+    view.clear_caches()
     profiler = cProfile.Profile()
     profiler.enable()
     profiled = once()

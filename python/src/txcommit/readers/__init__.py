@@ -10,12 +10,14 @@ a polars LazyFrame, on the local file system and on S3, with no JVM.
 Each call takes one snapshot of the table (:func:`txcommit.table.view.open_table`): the files of the
 transactions committed when it listed the table, minus the files replacing commits removed.
 The dataset holds that exact file list, so a commit made later is not seen (open a new one);
-a file a VACUUM deletes while the dataset is in use fails the read, as it would in Spark.
+a file a VACUUM deletes while the dataset is in use fails the read, as it would in Spark. Calls
+with the same arguments on a log-only table nothing was committed to since share one dataset.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +62,15 @@ def dataset(
     view = open_table(
         path, storage_options, ignore_corrupt_records=ignore_corrupt_records, as_of=as_of
     )
+    # A log-only table's reads share the plan of the unchanged table (txcommit.table.view), and
+    # with it the dataset built from the same arguments: the same files, read the same way.
+    arguments = (format, partitioning, schema, dict(storage_options or {}), dataset_options)
+    plan = view.plan
+    if plan is not None:
+        with _datasets_lock:
+            for held, built in plan.datasets:
+                if _same(held, arguments):
+                    return built
     store = view.store
     filesystem: Any
     if isinstance(store, LocalStore):
@@ -68,7 +79,7 @@ def dataset(
         fs, root = store.fsspec()
         filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(fs))
     files = [join(root, f.path) for f in view.visible_files()]
-    return pads.dataset(
+    built = pads.dataset(
         files,
         schema=schema,
         format=format,
@@ -77,6 +88,33 @@ def dataset(
         partition_base_dir=root,
         **dataset_options,
     )
+    if plan is not None:
+        with _datasets_lock:
+            plan.datasets[:] = [(arguments, built)]  # the last one: a Dataset holds every path
+    return built
+
+
+_datasets_lock = threading.Lock()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether the arguments of two :func:`dataset` calls are the same: values of plain types
+    (strings, numbers, None, and tuples, lists and dicts of them) equal, anything else (a
+    ``FileFormat``, a partitioning, a schema) the very object (held by the plan, so its
+    identity is its own). Storage options are compared too: a dataset holds its file system,
+    and so the credentials it reads with."""
+    if a is b:
+        return True
+    plain = (str, int, float, bool, bytes)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, plain):
+        return bool(a == b)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return False
 
 
 def duckdb_relation(

@@ -49,7 +49,9 @@ tree, they are listed and the directories holding them listed again (a log that 
 then committed nothing this view shows). Every record it needs is read once and, because
 records and checkpoints are immutable, kept in a process-wide cache keyed by store, key, size,
 modification time and ETag (a table deleted and written anew may hold a record of the same key
-and size), so a second view of the same table reads only the records committed since.
+and size), so a second view of the same table reads only the records committed since. A
+log-only table's views that read the same checkpoint and records share its file list (the last
+few tables' are kept, :class:`_Plan`).
 """
 
 from __future__ import annotations
@@ -102,6 +104,10 @@ RECORD_CACHE_LIMIT = 200_000
 CHECKPOINT_CACHE_FILES = 2_000_000
 #: Checkpoints tried, newest first, before a view reads records only (as the JVM's).
 CHECKPOINT_TRIES = 8
+#: Log-only file lists kept in the process-wide plan cache: at most this many (table, root)
+#: pairs, and at most this many files in all (the JVM bounds its by the checkpoint cache's).
+PLAN_CACHE_TABLES = 4
+PLAN_CACHE_FILES = 2_000_000
 
 _LOG_PREFIX = LOG_DIR_NAME + "/"
 # The logger keeps the name docs/readers.md documents.
@@ -119,6 +125,83 @@ _checkpoints: dict[_CacheKey, Checkpoint] = {}
 _checkpoint_files = 0
 # A corrupt checkpoint is skipped on every view but reported once per file.
 _warned_checkpoints: set[_CacheKey] = set()
+
+
+@dataclass
+class _Plan:
+    """The files of a log-only table (I32) a view planned, and what they are a function of.
+
+    ``sources``: the log's checkpoint, each append's record (by txn) and each ``replace/`` record
+    (by sequence), the very objects the view read. They come from the process-wide caches,
+    one object per (store, key, size, mtime, ETag), so the same objects are the same records:
+    the same checkpoint number, the same committed txns (a multi-table transaction's prepared
+    record counts only once its decision committed it, so a decision appearing makes another
+    tuple), the same ``replace/`` sequences, and no log deleted and written again under the same
+    names. Records read anew (their cache emptied, or the object changed) are other objects: a
+    miss, never a stale hit. ``files``/``visible``: the view's data files and what it shows;
+    ``datasets``: the reader's last ``pyarrow.dataset`` of them, with the arguments it was built
+    from (:func:`txcommit.dataset`; a Dataset is immutable, and the data files of a committed
+    transaction are never rewritten)."""
+
+    sources: tuple[object, ...]
+    files: tuple[TableFile, ...]
+    visible: tuple[TableFile, ...]
+    datasets: list[tuple[tuple[Any, ...], Any]] = field(default_factory=list)
+
+    def holds(self, sources: tuple[object, ...]) -> bool:
+        return len(sources) == len(self.sources) and all(
+            a is b for a, b in zip(sources, self.sources, strict=True)
+        )
+
+
+# The last plan of each (table, root, lead, as_of, ignore_corrupt), least recently used first.
+# Bounded by PLAN_CACHE_TABLES and PLAN_CACHE_FILES, so a process reading many tables keeps a
+# few lists, not one per table; the entry holds its sources, so their identities stay theirs.
+_plans: dict[tuple[str, str, str, str | None, bool], _Plan] = {}
+_plans_lock = threading.Lock()
+#: How many log-only file lists were built (not served from :data:`_plans`): for tests.
+plans_built = 0
+
+
+def clear_caches() -> None:
+    """Forgets every record, checkpoint and plan read so far, as a new process would."""
+    global _checkpoint_files
+    with _records_lock:
+        _records.clear()
+        _checkpoints.clear()
+        _checkpoint_files = 0
+    with _plans_lock:
+        _plans.clear()
+
+
+def _planned(
+    key: tuple[str, str, str, str | None, bool],
+    log: _Log,
+    build: Callable[[], tuple[list[TableFile], list[TableFile]]],
+) -> _Plan:
+    """The plan of ``log`` under ``key``: the cached one if it came from the same sources,
+    else ``build()``'s (the view's files and the visible ones), cached."""
+    global plans_built
+    sources: tuple[object, ...] = (
+        log.checkpoint,
+        *(log.appends[t] for t in sorted(log.appends)),
+        *log.replacements,
+    )
+    with _plans_lock:
+        found = _plans.pop(key, None)
+        if found is not None and found.holds(sources):
+            _plans[key] = found  # most recently used last
+            return found
+    files, visible = build()
+    plan = _Plan(sources, tuple(files), tuple(visible))
+    with _plans_lock:
+        plans_built += 1
+        _plans[key] = plan
+        while len(_plans) > PLAN_CACHE_TABLES or (
+            len(_plans) > 1 and sum(len(p.files) for p in _plans.values()) > PLAN_CACHE_FILES
+        ):
+            del _plans[next(iter(_plans))]
+    return plan
 
 
 @dataclass(frozen=True)
@@ -423,6 +506,8 @@ class TableView:
         #: ``rows/<txn>.json`` by txn (read with the markers): the rows Spark counted.
         self.row_counts = dict(row_counts or {})
         self._visible: list[TableFile] | None = None
+        #: The plan a log-only view shares with the reads of the unchanged table (None: listed).
+        self.plan: _Plan | None = None
         #: The URL (without credentials) of the table the root is in; ``url`` differs for a
         #: view of a directory inside a table.
         self.table_url = table_url if table_url is not None else store.root_url
@@ -801,24 +886,45 @@ def _build(
         # takes them; nothing below the root is listed. A past snapshot is listed below (its
         # files must still be there: VACUUM may have deleted some).
         lead = "" if own_exists else above[0][1] + "/"
-        named = [
-            replace(f, path=f.path[len(lead) :])
-            for f in primary.committed_files()
-            if f.path.startswith(lead) and is_data_path(f.path[len(lead) :])
-        ]
-        report(f"read {store.root_url} from its log: {len(named)} files", force=True)
         pending, aborted, row_counts = with_markers_read()
-        return TableView(
-            store,
-            True,
-            sorted(named, key=lambda f: f.path),
-            primary,
-            pending,
-            aborted,
-            [_Judge("", lead, primary)],
-            row_counts,
-            table_url=table_store.root_url,
+
+        def view(files: list[TableFile]) -> TableView:
+            return TableView(
+                store,
+                True,
+                files,
+                primary,
+                pending,
+                aborted,
+                [_Judge("", lead, primary)],
+                row_counts,
+                table_url=table_store.root_url,
+            )
+
+        def build() -> tuple[list[TableFile], list[TableFile]]:
+            named = [
+                replace(f, path=f.path[len(lead) :])
+                for f in primary.committed_files()
+                if f.path.startswith(lead) and is_data_path(f.path[len(lead) :])
+            ]
+            files = sorted(named, key=lambda f: f.path)
+            return files, view(files).visible_files()
+
+        # An unchanged table's reads share one plan (the JVM's LogFirstReader.committedStatuses).
+        cached = (
+            table_store.root_url,
+            store.root_url,
+            lead,
+            as_of.text if as_of is not None else None,
+            ignore_corrupt,
         )
+        plan = _planned(cached, primary, build)
+        report(f"read {store.root_url} from its log: {len(plan.files)} files", force=True)
+        # Copies of the lists (a caller may change what it is given), of the shared files.
+        out = view(list(plan.files))
+        out._visible = list(plan.visible)
+        out.plan = plan
+        return out
 
     # ... then the tree, which shows where the logs inside it are (tables in a directory of
     # tables, or nested by a version without the one-log-per-path check) ...
