@@ -29,7 +29,8 @@ object Paths {
    * `..`, `.` or empty segment, no scheme, no backslash. Returns the reason it is unsafe.
    */
   def unsafeRelativePath(relative: String): Option[String] = {
-    if (relative.isEmpty) Some("it is empty")
+    if (plainRelative(relative)) None // no scheme, backslash, `.`, `..` or empty segment
+    else if (relative.isEmpty) Some("it is empty")
     else if (relative.startsWith("/")) Some("it is absolute")
     else if (relative.contains("\\")) Some("it contains a backslash")
     else if (SchemeLike.findPrefixOf(relative).isDefined) Some("it starts with a scheme")

@@ -61,9 +61,13 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
   def committedFiles(t: TableSnapshot): Vector[LogFirstReader.Entry] = {
     val root = new Path(t.root)
     val s = mine.computeIfAbsent(t.root, _ => LogFirstReader.loaded(handle.readId, t, load(root, t)))
-    val out = scala.collection.mutable.LinkedHashMap.empty[String, LogFirstReader.Entry]
+    // The first source naming a path gives its entry, in this order (a million entries: a sized
+    // set of paths and a list, not a linked map).
+    val expected = s.checkpoint.fold(0)(_.files) + 16
+    val seen = new java.util.HashSet[String](expected * 4 / 3 + 1)
+    val out = new scala.collection.mutable.ArrayBuffer[LogFirstReader.Entry](expected)
     def add(txn: String, rel: String, size: Long): Unit =
-      if (!out.contains(rel)) out(rel) = LogFirstReader.Entry(rel, size, txn)
+      if (seen.add(rel)) out += LogFirstReader.Entry(rel, size, txn)
     s.replaced.byTxn.foreach { case (txn, r) => r.added.foreach(f => add(txn, f.path, f.size)) }
     s.checkpoint.foreach(_.committed.foreach { case (txn, files) =>
       if (!s.replaced.byTxn.contains(txn)) files.foreach(f => add(txn, f.path, f.size))
@@ -75,7 +79,7 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
     // A restored file without a txn id is the restoring commit's.
     val restorer = s.replaced.records.flatMap(r => r.restored.map(_.path -> r.txn)).toMap
     s.net.restored.values.foreach(f => f.txn.orElse(restorer.get(f.path)).foreach(add(_, f.path, f.size)))
-    out.valuesIterator.filterNot(e => s.net.removals.names(e.path)).toVector
+    out.iterator.filterNot(e => s.net.removals.names(e.path)).toVector
   }
 
   /**
@@ -90,12 +94,14 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
     val key = (t.root, prefix)
     LogFirstReader.statuses.get(key).collect { case (st, l, files) if st == t && l == s => files }.getOrElse {
       val below = Paths.below(new Path(t.root))
-      val started = scala.collection.mutable.HashMap.empty[String, Long]
-      val files = committedFiles(t).iterator.collect {
-        case e if e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length)) =>
-          val at = started.getOrElseUpdate(e.txn, TxnId.startedAt(e.txn).getOrElse(0L))
-          new FileStatus(e.size, false, 0, 0L, at, below(e.path))
-      }.toVector
+      val started = new ConcurrentHashMap[String, java.lang.Long]()
+      val data =
+        committedFiles(t).filter(e => e.path.startsWith(prefix) && TableState.isData(e.path.substring(prefix.length)))
+      val files = LogFirstReader.mapInParallel(data) { e =>
+        val at =
+          started.computeIfAbsent(e.txn, (txn: String) => java.lang.Long.valueOf(TxnId.startedAt(txn).getOrElse(0L)))
+        new FileStatus(e.size, false, 0, 0L, at.longValue, 0L, LogFirstReader.FilePermission, "", "", below(e.path))
+      }
       LogFirstReader.statuses.put(key, (t, s, files))
       files
     }
@@ -204,6 +210,27 @@ final class LogFirstReader(conf: Configuration, ignoreCorrupt: Boolean, handle: 
 }
 
 object LogFirstReader {
+
+  // Below this many, one thread maps a list (the pool's hand-off would cost more than it saves).
+  private val ParallelFrom = 50000
+
+  /**
+   * `f` of each of `xs`, in order: on the common pool, a part each, when there are many (a
+   * million-file table's paths, each a URI to parse, on the driver's idle cores).
+   */
+  private def mapInParallel[A, B <: AnyRef: scala.reflect.ClassTag](xs: Vector[A])(f: A => B): Vector[B] =
+    if (xs.size < ParallelFrom) xs.map(f)
+    else {
+      val out = new Array[B](xs.size)
+      java.util.stream.IntStream.range(0, xs.size).parallel().forEach(i => out(i) = f(xs(i)))
+      Vector.from(scala.collection.immutable.ArraySeq.unsafeWrapArray(out))
+    }
+
+  /**
+   * The permission of every status planned from a log (the default a status without one gets),
+   * one instance for a million files: nothing reads it but Spark's listing-side code.
+   */
+  private val FilePermission = org.apache.hadoop.fs.permission.FsPermission.getFileDefault
 
   /** A file a snapshot shows (path relative to its table), and the transaction whose record names it. */
   final case class Entry(path: String, size: Long, txn: String)

@@ -102,10 +102,20 @@ object LogFileIndex {
    * so its maps are built once, not once a plan, and a plan cache keeps one copy.
    */
   private final class Files(val list: Seq[FileStatus]) {
-    lazy val leafFiles: mutable.LinkedHashMap[Path, FileStatus] =
-      mutable.LinkedHashMap.from(list.iterator.map(f => f.getPath -> f))
+    // Spark asks for both maps of a partitioned table's index; a large list builds them side by side.
+    private lazy val maps: (mutable.LinkedHashMap[Path, FileStatus], Map[Path, Array[FileStatus]]) =
+      if (list.size < Files.BothAtOnceFrom) (buildLeafFiles(), buildByDir())
+      else {
+        val byDir = java.util.concurrent.CompletableFuture.supplyAsync(() => buildByDir())
+        (buildLeafFiles(), byDir.join())
+      }
+    def leafFiles: mutable.LinkedHashMap[Path, FileStatus] = maps._1
+    def byDir: Map[Path, Array[FileStatus]] = maps._2
+
+    private def buildLeafFiles() = mutable.LinkedHashMap.from(list.iterator.map(f => f.getPath -> f))
+
     // Files of one directory share its path: one `getParent` (a URI parsed) per directory, not per file.
-    lazy val byDir: Map[Path, Array[FileStatus]] = {
+    private def buildByDir() = {
       val parents = new java.util.HashMap[String, Path]()
       list.toArray.groupBy { f =>
         val uri = f.getPath.toUri.toString
@@ -114,6 +124,10 @@ object LogFileIndex {
     }
     lazy val key: Set[(String, Long)] = list.iterator.map(f => (f.getPath.toString, f.getLen)).toSet
     val schemas = new java.util.concurrent.ConcurrentHashMap[Any, Option[StructType]]()
+  }
+
+  private object Files {
+    val BothAtOnceFrom = 50000
   }
 
   // Schemas kept per file list: one per (format, options, confs) its reads used.

@@ -91,8 +91,12 @@ object LogRelations {
     format match {
       case _: ParquetFileFormat
           if !new ParquetOptions(options, session.sessionState.conf).mergeSchema && from.nonEmpty =>
-        val (summaries, data) = from.partition(f => ParquetSummaryFiles(f.getPath.getName))
-        summaries ++ data.iterator.map(f => f.getPath.toString -> f).minByOption(_._1).map(_._2)
+        // A summary file's name ends the path's text; a path's text orders as its escaped URI
+        // (kept in the URI, which `inputFiles()` reuses) where no escape is in any.
+        val (summaries, data) =
+          from.partition(f => f.getPath.toUri.toString.endsWith("metadata") && ParquetSummaryFiles(f.getPath.getName))
+        val escaped = data.exists(_.getPath.toUri.toString.indexOf('%') >= 0)
+        summaries ++ data.minByOption(f => if (escaped) f.getPath.toString else f.getPath.toUri.toString)
       case _ => from
     }
   }
