@@ -317,3 +317,34 @@ def test_only_read_runs_nothing_else():
     assert sizes.read_txns == [1, 20] and sizes.read_partitions == 20
     sizes = sizes_from(build_parser().parse_args(["--only", "sweep"]))
     assert sizes.read_txns == [] and sizes.read_partitions == 0 and sizes.files
+
+
+def test_the_listing_target_judges_the_table_with_its_checkpoint_and_shows_the_one_without():
+    results = _results()
+    off = {"LIST": 4}
+    results["read"] = [r for r in results["read"] if r["case"] != "listing"] + [
+        _row("listing", 1000, 1, False, "cold", "off", 1.0, off),
+        _row(
+            "listing",
+            1000,
+            1,
+            False,
+            "cold",
+            "on",
+            4.0,
+            {"GET": 1000, **off},
+            {"GET commits": 1000},
+        ),
+        _row("listing", 1000, 1, False, "warm", "off", 1.0, off),
+        _row("listing", 1000, 1, False, "warm", "on", 1.0, off),
+        _row("listing", 1000, 1, True, "cold", "off", 1.0, off),
+        _row("listing", 1000, 1, True, "cold", "on", 1.05, off),
+        _row("listing", 1000, 1, True, "warm", "off", 1.0, off),
+        _row("listing", 1000, 1, True, "warm", "on", 1.02, off),
+    ]
+    listing = [t for t in targets(results) if t["target"].startswith("a table read by listing")]
+    assert len(listing) == 1 and "with a checkpoint" in listing[0]["target"]
+    assert listing[0]["held"] is True and "cold 1.05x" in listing[0]["value"]
+    text = render(results, [])
+    assert "| 1000 with a checkpoint | cold |" in text and "| 1000 | cold | 4.000 |" in text
+    assert "Without a checkpoint" in text and "4.00x" in text
