@@ -374,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         partial = assets / "results.partial.json"
         results = run(ns, stores, parse(ns.protocols), sizes_from(ns), partial)
         partial.unlink(missing_ok=True)
+        for r in results.get("large", []):  # its heap is the server JVM's: say what ran in it
+            r.setdefault("master", ns.master)
         if results.get("transactions"):
             from txcommit.bench.transactions_report import transactions_section
 

@@ -350,13 +350,25 @@ def large_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                     if "heap_live_peak_mb" in r
                     else ""
                 ),
-                "why": "the peak is the heap in use, garbage not yet collected included, so it "
+                "why": f"the server JVM's heap: it held the {_server_jvm(r.get('master'))}; "
+                "the peak is the heap in use, garbage not yet collected included, so it "
                 "overstates what the job kept; the driver held the manifests of "
                 f"{r.get('tasks', 0):,} tasks naming {r['files']:,} files and built a commit "
                 f"record of {r.get('record_bytes', 0) / 1e6:.1f} MB from them",
             }
         )
     return out
+
+
+def _server_jvm(master: str | None) -> str:
+    """What ran in the JVM whose heap a large row measured."""
+    if master is None:
+        return "driver and tasks"  # rows of runs before the column: local[16]
+    return (
+        f"driver ({master})"
+        if master.startswith("local-cluster")
+        else f"driver and tasks ({master})"
+    )
 
 
 def _large_section(rows: list[dict[str, Any]]) -> list[str]:
@@ -372,7 +384,9 @@ def _large_section(rows: list[dict[str, Any]]) -> list[str]:
                 r.get("commit_s"),
                 ", ".join(f"{k} {v}" for k, v in stages.items()),
                 f"{r.get('record_bytes', 0):,}",
-                f"{r['heap_before_mb']:.0f} / {r['heap_peak_mb']:.0f}",
+                f"{r['heap_before_mb']:.0f} / {r['heap_peak_mb']:.0f}"
+                + (f" / {r['heap_live_peak_mb']:.0f}" if "heap_live_peak_mb" in r else ""),
+                _server_jvm(r.get("master")),
                 f"{on.get('plan_s', 0):.2f} / {off.get('plan_s', 0):.2f}",
                 ", ".join(f"{k} {v}" for k, v in (on.get("log_requests") or {}).items()),
                 r.get("run", ""),
@@ -383,10 +397,15 @@ def _large_section(rows: list[dict[str, Any]]) -> list[str]:
         "",
         "One txcommit append (conditional put) written for real through Spark on the modelled "
         "S3, each task writing one small file in each of 100 partition directories "
-        "(`txcommit bench --only large --stores s3 --large-files 100000`, outside CI). *heap* is "
+        "(`txcommit bench --only large --stores s3 --large-files 100000 --master "
+        "'local-cluster[2,8,2048]'`, outside CI). *heap* is "
         "the server JVM's heap in use (jstat every 250 ms: survivors, eden and old, so "
         "uncollected garbage counts) before the job, after a full GC, and at its peak during "
-        "it; *plan* is `spark.read.parquet(url)`, its schema and `inputFiles()` in a session "
+        "it, and *kept* the largest heap a collection left during it (survivors and old right "
+        "after one); *server JVM* what ran in it: the driver alone (`local-cluster`: executors "
+        "in their own JVMs), or the driver and every task (`local[n]`: each task's open Parquet "
+        "writers, one per partition directory, count too); *plan* is "
+        "`spark.read.parquet(url)`, its schema and `inputFiles()` in a session "
         "that never read the table, the read filter on / off; *log requests* are the filtered "
         "plan's requests of the table's log.",
         "",
@@ -397,7 +416,8 @@ def _large_section(rows: list[dict[str, Any]]) -> list[str]:
                 "job commit s",
                 "stages (ms)",
                 "record bytes",
-                "heap MB before / peak",
+                "heap MB before / peak / kept",
+                "server JVM",
                 "plan s on / off",
                 "log requests (on)",
                 "run",
