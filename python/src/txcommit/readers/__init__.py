@@ -78,7 +78,14 @@ def dataset(
     else:
         fs, root = store.fsspec()
         filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(fs))
-    files = [join(root, f.path) for f in view.visible_files()]
+    # Each file with the size its record gives: pyarrow neither checks nor normalises a path
+    # given as a FileInfo (a million Python calls on a fsspec file system), and a Parquet scan
+    # reads its footer without asking the store the size first.
+    file_type = pafs.FileType.File
+    files = [
+        pafs.FileInfo(join(root, f.path), type=file_type, size=f.size)
+        for f in view.visible_files()
+    ]
     built = pads.dataset(
         files,
         schema=schema,

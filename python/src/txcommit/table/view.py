@@ -414,11 +414,15 @@ class _Log:
         after = [r for r in self.replacements if (r.sequence or 0) > through]
         net = fold_removals(c.removed if c is not None else (), after)
         out: dict[str, TableFile] = {}
+        started: dict[str, int | None] = {}  # per transaction, not per file
 
         def add(txn: str, path: str, size: int) -> None:
             if path not in out:
                 named = txn_of(path.rpartition("/")[2])
-                out[path] = TableFile(path, size, named, txn_started_at(txn))
+                at = started.get(txn, -1)
+                if at == -1:
+                    at = started[txn] = txn_started_at(txn)
+                out[path] = TableFile(path, size, named, at)
 
         replaced = {r.txn: r for r in after}  # a txn's newest replace/ record wins
         for txn, r in replaced.items():
@@ -573,7 +577,8 @@ class TableView:
                 judged = False
                 for prefix, lead, rule in chain:
                     if f.path.startswith(prefix):
-                        verdict = rule(replace(f, path=lead + f.path[len(prefix) :]))
+                        same = not prefix and not lead  # the file as its log names it
+                        verdict = rule(f if same else replace(f, path=lead + f.path[len(prefix) :]))
                         if verdict is not None:
                             return verdict
                         judged = True
@@ -903,7 +908,7 @@ def _build(
 
         def build() -> tuple[list[TableFile], list[TableFile]]:
             named = [
-                replace(f, path=f.path[len(lead) :])
+                replace(f, path=f.path[len(lead) :]) if lead else f
                 for f in primary.committed_files()
                 if f.path.startswith(lead) and is_data_path(f.path[len(lead) :])
             ]
