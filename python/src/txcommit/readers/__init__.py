@@ -83,8 +83,7 @@ def dataset(
     # reads its footer without asking the store the size first.
     file_type = pafs.FileType.File
     files = [
-        pafs.FileInfo(join(root, f.path), type=file_type, size=f.size)
-        for f in view.visible_files()
+        pafs.FileInfo(join(root, f.path), type=file_type, size=f.size) for f in view.visible_files()
     ]
     built = pads.dataset(
         files,
