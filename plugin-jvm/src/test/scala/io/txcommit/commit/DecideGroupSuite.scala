@@ -145,12 +145,13 @@ class DecideGroupSuite extends AnyFunSuite {
 
   test("an undecided transaction is rolled back once its lease ran out, and its COMMIT then fails naming it") {
     val a = new TempTable
-    val g = begin(leaseMs = 100L)
+    // A lease of a minute, judged now and by a judge two minutes on: no sleep that a loaded
+    // machine could outlast (a 100 ms lease expired during the job itself in a CI run).
+    val g = begin(leaseMs = 60000L)
     val (_, r) = job(a, Seq(""), group = Some(g))
     val ref = r.group.get
     assert(Groups.abortIfExpired(ref, a.store, 0L, System.currentTimeMillis(), 0L).isEmpty, "the lease still lives")
-    Thread.sleep(300)
-    val aborted = Groups.abortIfExpired(ref, a.store, 0L, System.currentTimeMillis(), 0L).get
+    val aborted = Groups.abortIfExpired(ref, a.store, 0L, System.currentTimeMillis() + 120000L, 0L).get
     assert(!aborted.committed && aborted.decidedBy == Decision.ByLeaseExpiry)
     val e = intercept[TransactionException](DecideGroup.commit(g, a.conf, DerivedWork.Inline))
     assert(e.getMessage.contains("lease") && e.getMessage.contains(g.id))
